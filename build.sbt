@@ -1,0 +1,70 @@
+// The Gazette connector for Spark Structured Streaming.
+//
+// One module, `connector-scala`, whose packages are layered:
+//   io.sparkgazette.client  -> Gazette's broker protocol over gRPC (no Spark)
+//   io.sparkgazette.message -> message semantics: UUIDs, framings, sequencing (no gRPC, no Spark)
+//   io.sparkgazette.spark   -> the DataSource V2 source and sink
+// Spark and Scala come from the runtime (pyspark); gRPC, protobuf and ScalaPB are bundled
+// and relocated into the assembly jar.
+
+ThisBuild / organization := "io.sparkgazette"
+ThisBuild / version := "0.1.0-SNAPSHOT"
+ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release:17")
+
+val grpcVersion = "1.84.0"
+val protobufVersion = "3.25.8"
+
+// Spark's own JVM module flags: spark-submit adds them, forked test JVMs need them too.
+val sparkJavaOptions = Seq(
+  "-XX:+IgnoreUnrecognizedVMOptions",
+  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "--add-opens=java.base/java.net=ALL-UNNAMED",
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/java.util=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+  "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+  "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+  "-Dio.netty.tryReflectionSetAccessible=true"
+)
+
+lazy val root = (project in file("."))
+  .aggregate(connector)
+  .settings(publish / skip := true)
+
+lazy val connector = (project in file("connector-scala"))
+  .settings(
+    name := "spark-gazette",
+    Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
+    Compile / PB.targets := Seq(
+      scalapb.gen(grpc = true, flatPackage = true) -> (Compile / sourceManaged).value / "scalapb"
+    ),
+    PB.protocVersion := protobufVersion,
+    libraryDependencies ++= Seq(
+      "com.thesamet.scalapb" %% "scalapb-runtime" % scalapb.compiler.Version.scalapbVersion % "protobuf",
+      "com.thesamet.scalapb" %% "scalapb-runtime-grpc" % scalapb.compiler.Version.scalapbVersion,
+      "com.google.protobuf" % "protobuf-java" % protobufVersion,
+      "io.grpc" % "grpc-netty-shaded" % grpcVersion,
+      "io.grpc" % "grpc-stub" % grpcVersion,
+      "io.grpc" % "grpc-protobuf" % grpcVersion,
+      // Provided by Spark at run time.
+      "org.xerial.snappy" % "snappy-java" % "1.1.10.8" % Provided,
+      "org.slf4j" % "slf4j-api" % "2.0.17" % Provided,
+      "org.scalatest" %% "scalatest" % "3.2.20" % Test,
+      "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
+      "org.slf4j" % "slf4j-simple" % "2.0.17" % Test
+    ),
+    Test / fork := true,
+    Test / javaOptions ++= sparkJavaOptions ++ Seq(
+      s"-Dsparkgazette.root=${(ThisBuild / baseDirectory).value}",
+      "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+    ),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    Test / parallelExecution := false
+  )
