@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Installs what this project needs on a fresh machine, and nothing that is already there:
+#   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
+#     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
+#     etcd-server 3.4 will not do),
+#   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
+#   - a virtualenv in .venv with python/requirements-dev.txt.
+# Downloads land in per-user caches, so a fresh clone on the same machine reuses them.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+say() { printf '[setup] %s\n' "$*"; }
+need() { command -v "$1" >/dev/null 2>&1 || { echo "[setup] '$1' is required: $2" >&2; exit 1; }; }
+
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  say "apt-get install $*"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+need java "a JDK 17 or newer"
+need go "Go 1.25 or newer (Gazette v0.103.0 needs it)"
+need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
+command -v mvn >/dev/null 2>&1 || apt_install maven
+command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
+
+# Gazette and etcd: built from the module pinned in tests/judge, whose go.sum checks every download.
+gobin="$(go env GOPATH)/bin"
+pinned() { sed -n -E "s#^(require )?[[:space:]]*$1 (v[^ ]*).*#\2#p" tests/judge/go.mod | head -1; }
+installed() { go version -m "$1" 2>/dev/null | awk -v m="$2" '$1=="mod" && $2==m {print $3}'; }
+gazette_version="$(pinned go.gazette.dev/core)"
+etcd_version="$(pinned go.etcd.io/etcd/server/v3)"
+if [ "$(installed "$gobin/gazette" go.gazette.dev/core)" != "$gazette_version" ] ||
+   [ "$(installed "$gobin/gazctl" go.gazette.dev/core)" != "$gazette_version" ]; then
+  say "building gazette and gazctl $gazette_version into $gobin"
+  (cd tests/judge && GOBIN="$gobin" go install go.gazette.dev/core/cmd/gazette go.gazette.dev/core/cmd/gazctl)
+fi
+if [ "$(installed "$gobin/etcd" go.etcd.io/etcd/server/v3)" != "$etcd_version" ]; then
+  say "building etcd $etcd_version into $gobin"
+  (cd tests/judge && go build -o "$gobin/etcd" go.etcd.io/etcd/server/v3)
+fi
+
+# sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache.
+if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then
+  say "resolving the sbt build"
+  build/sbt -Dsbt.log.noformat=true update >/dev/null
+fi
+
+# Python: a virtualenv whose packages match requirements-dev.txt (pip caches the pyspark wheel).
+req=python/requirements-dev.txt
+stamp=.venv/.requirements.sha256
+want="$(sha256sum "$req" | cut -d' ' -f1)"
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "creating .venv from $req"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r "$req"
+  echo "$want" > "$stamp"
+fi
+
+say "ready: gazette $gazette_version, etcd $etcd_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
