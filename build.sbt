@@ -56,6 +56,7 @@ lazy val connector = (project in file("connector-scala"))
       // Provided by Spark at run time.
       "org.xerial.snappy" % "snappy-java" % "1.1.10.8" % Provided,
       "org.slf4j" % "slf4j-api" % "2.0.17" % Provided,
+      "com.github.luben" % "zstd-jni" % "1.5.7-7" % Provided,
       "org.scalatest" %% "scalatest" % "3.2.20" % Test,
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
       "org.slf4j" % "slf4j-simple" % "2.0.17" % Test

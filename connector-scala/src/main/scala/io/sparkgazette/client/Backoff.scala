@@ -1,0 +1,28 @@
+package io.sparkgazette.client
+
+import scala.concurrent.duration._
+
+/** Retry pacing shared by every RPC: Gazette's own schedule (50 ms, 50 ms, 100 ms, 100 ms, 1 s,
+  * 1 s, then 5 s), bounded by an overall `timeout` after which the caller gives up.
+  */
+final class Backoff(timeout: FiniteDuration) {
+  private val schedule = Vector(50.millis, 50.millis, 100.millis, 100.millis, 1.second, 1.second, 5.seconds)
+  private val started = System.nanoTime()
+  private var attempt = 0
+
+  /** Number of waits so far. */
+  def attempts: Int = attempt
+
+  /** Sleeps before the next attempt and returns true, or returns false once `timeout` is spent. */
+  def pause(): Boolean = {
+    val remaining = timeout - (System.nanoTime() - started).nanos
+    if (remaining <= Duration.Zero) return false
+    val wait = schedule(math.min(attempt, schedule.size - 1)) min remaining
+    attempt += 1
+    Thread.sleep(wait.toMillis)
+    true
+  }
+
+  /** Starts the schedule over after progress was made. */
+  def reset(): Unit = attempt = 0
+}

@@ -1,0 +1,54 @@
+package io.sparkgazette.client
+
+import java.net.URI
+import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
+
+import io.grpc.ManagedChannel
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+
+/** gRPC channels, one per broker endpoint (`http://host:port` or `https://host:port`), shared
+  * by every RPC of a client.
+  */
+final class Channels extends AutoCloseable {
+  private val channels = new ConcurrentHashMap[String, ManagedChannel]()
+
+  def apply(endpoint: String): ManagedChannel = channels.computeIfAbsent(endpoint, open)
+
+  private def open(endpoint: String): ManagedChannel = {
+    val uri = Channels.parse(endpoint)
+    val tls = uri.getScheme == "https"
+    val port = if (uri.getPort > 0) uri.getPort else if (tls) 443 else 80
+    val b = NettyChannelBuilder
+      .forAddress(uri.getHost, port)
+      // A List of many journals can exceed gRPC's 4 MiB default, as Gazette's own tools note.
+      .maxInboundMessageSize(Channels.MaxMessageSize)
+      // Many Read streams share one connection and are drained in arbitrary order: a large
+      // window keeps a slow stream from stalling the others.
+      .flowControlWindow(Channels.FlowControlWindow)
+      .keepAliveTime(30, TimeUnit.SECONDS)
+    (if (tls) b.useTransportSecurity() else b.usePlaintext()).build()
+  }
+
+  override def close(): Unit = {
+    channels.values().forEach(c => c.shutdownNow())
+    channels.values().forEach(c => c.awaitTermination(5, TimeUnit.SECONDS))
+    channels.clear()
+  }
+}
+
+object Channels {
+  val MaxMessageSize: Int = 16 << 20
+  val FlowControlWindow: Int = 8 << 20
+
+  /** Validates a broker endpoint, naming it when it is not an http(s)://host:port URL. */
+  def parse(endpoint: String): URI = {
+    val uri =
+      try new URI(endpoint.trim)
+      catch { case e: Exception => throw new IllegalArgumentException(s"broker endpoint '$endpoint' is not a URL", e) }
+    if (!Set("http", "https").contains(uri.getScheme) || uri.getHost == null)
+      throw new IllegalArgumentException(
+        s"broker endpoint '$endpoint' must look like http://host:port or https://host:port"
+      )
+    uri
+  }
+}

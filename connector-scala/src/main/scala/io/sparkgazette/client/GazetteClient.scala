@@ -1,0 +1,160 @@
+package io.sparkgazette.client
+
+import java.util.concurrent.{TimeUnit, TimeoutException}
+
+import scala.annotation.tailrec
+
+import com.google.protobuf.ByteString
+import io.grpc.{Status => GrpcStatus, StatusRuntimeException}
+import io.sparkgazette.client.protocol._
+import org.slf4j.LoggerFactory
+
+/** A client of Gazette's broker API: List, Apply, Read, Append and ListFragments, routed to the
+  * journal's brokers when their route is known and retried the way Gazette's Go client does.
+  *
+  * Thread-safe; channels are pooled per broker endpoint. Close it to release them.
+  */
+final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
+  import GazetteClient._
+
+  private[client] val channels = new Channels
+  private[client] val routes = new Routes(config.brokers)
+
+  /** Every journal matching `selector`, with its spec and current route. */
+  def list(selector: LabelSelector): Seq[ListResponse.Journal] = {
+    val text = Selector.render(selector)
+    val journals = withRetries("List", s"selector '$text'") { endpoint =>
+      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+      Right(ListResponses.concat(text, endpoint, stub.list(ListRequest(selector = Some(selector)))))
+    }
+    journals.foreach(j => routes.learn(j.getSpec.name, j.route))
+    journals
+  }
+
+  /** [[list]] of a selector in Gazette's string syntax. */
+  def list(selector: String): Seq[ListResponse.Journal] = list(Selector.parse(selector))
+
+  /** Applies `changes` in one Etcd transaction and returns its revision. */
+  def apply(changes: Seq[ApplyRequest.Change]): Long = {
+    val names = changes.map(c => if (c.delete.nonEmpty) c.delete else c.upsert.map(_.name).getOrElse("")).mkString(",")
+    withRetries("Apply", names) { endpoint =>
+      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+      val r = stub.apply(ApplyRequest(changes))
+      if (r.status == Status.OK) Right(r.header.flatMap(_.etcd).map(_.revision).getOrElse(0L)) else Left(r.status)
+    }
+  }
+
+  /** Creates or replaces `specs`, whatever their current revision. */
+  def upsert(specs: JournalSpec*): Long =
+    apply(specs.map(s => ApplyRequest.Change(expectModRevision = -1, upsert = Some(s))))
+
+  /** The offset the journal's next append will get, asked of its primary without reading. */
+  def writeHead(journal: String): Long =
+    withRetries("Read", journal, " (write head)") { endpoint =>
+      val request = ReadRequest(journal = journal, offset = -1, metadataOnly = true)
+      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+      val responses = stub.read(request)
+      if (!responses.hasNext) throw new GazetteException(s"Read of journal $journal via $endpoint: no response")
+      val r = responses.next()
+      routes.learnFrom(journal, r.header)
+      r.status match {
+        case Status.OK | Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
+        case s                                           => Left(s)
+      }
+    }
+
+  /** Reads `[offset, endOffset)` of `journal` (`endOffset` 0: no end; `offset` -1: the write
+    * head). A non-blocking read ends at the write head; a blocking one waits for appends.
+    */
+  def read(journal: String, offset: Long, endOffset: Long = 0, block: Boolean = false): JournalReader = {
+    require(offset >= -1, s"offset of journal $journal must be >= -1, not $offset")
+    require(endOffset == 0 || endOffset >= offset, s"endOffset $endOffset of journal $journal is before offset $offset")
+    new JournalReader(this, journal, offset, endOffset, block)
+  }
+
+  /** Appends `content` atomically: all of it lands contiguously at the write head, or none does.
+    * Returns the committed fragment, whose `[begin, end)` are the offsets the content took.
+    *
+    * Like every Gazette write, this is at-least-once: when an attempt's outcome is unknown (the
+    * broker may have committed it), the retry can write the content twice.
+    */
+  def append(journal: String, content: ByteString): Fragment =
+    withRetries("Append", journal) { endpoint =>
+      val r = Append.attempt(channels(endpoint), journal, content, config.appendChunkSize, config.rpcTimeout)
+      routes.learnFrom(journal, r.header)
+      if (r.status == Status.OK) Right(r.getCommit) else Left(r.status)
+    }
+
+  def append(journal: String, content: Array[Byte]): Fragment = append(journal, ByteString.copyFrom(content))
+
+  /** Fragments of `journal` (persisted and local), in offset order, across every page. */
+  def listFragments(journal: String, beginModTime: Long = 0, endModTime: Long = 0): Seq[FragmentsResponse._Fragment] = {
+    @tailrec def pages(token: Long, acc: Vector[FragmentsResponse._Fragment]): Vector[FragmentsResponse._Fragment] = {
+      val r = withRetries("ListFragments", journal) { endpoint =>
+        val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+        val r = stub.listFragments(FragmentsRequest(
+          journal = journal, beginModTime = beginModTime, endModTime = endModTime, nextPageToken = token))
+        routes.learnFrom(journal, r.header)
+        if (r.status == Status.OK) Right(r) else Left(r.status)
+      }
+      if (r.nextPageToken == 0) acc ++ r.fragments else pages(r.nextPageToken, acc ++ r.fragments)
+    }
+    pages(0, Vector.empty)
+  }
+
+  override def close(): Unit = channels.close()
+
+  private def rpcMillis: Long = config.rpcTimeout.toMillis
+
+  /** Runs `attempt` against the journal's endpoint until it answers OK, a status that retrying
+    * cannot fix, or the retry timeout; transport failures and routing statuses are retried.
+    */
+  private def withRetries[T](rpc: String, journal: String, where: String = "")(attempt: String => Either[Status, T]): T = {
+    val backoff = new Backoff(config.retryTimeout)
+    var notFound = 0
+    while (true) {
+      val endpoint = routes.endpoint(journal)
+      val failure: Throwable =
+        try {
+          attempt(endpoint) match {
+            case Right(v) => return v
+            case Left(Status.JOURNAL_NOT_FOUND) if rpc == "Read" && notFound < 2 =>
+              notFound += 1 // Etcd may not have propagated a new journal to this broker yet.
+              new BrokerStatusException(rpc, journal, Status.JOURNAL_NOT_FOUND, endpoint, where)
+            case Left(s) if Retryable(s) => new BrokerStatusException(rpc, journal, s, endpoint, where)
+            case Left(s)                 => throw new BrokerStatusException(rpc, journal, s, endpoint, where)
+          }
+        } catch {
+          case e: StatusRuntimeException if RetryableGrpc(e.getStatus.getCode) => e
+          case e: TimeoutException                                            => e
+          case e: StatusRuntimeException =>
+            throw new GazetteException(s"$rpc of journal $journal$where via $endpoint failed: ${e.getStatus}", e)
+        }
+      routes.failed(journal, endpoint)
+      if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
+      if (!backoff.pause()) failure match {
+        case e: BrokerStatusException => throw e
+        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e)
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+}
+
+object GazetteClient {
+  private val log = LoggerFactory.getLogger(classOf[GazetteClient])
+
+  /** Statuses that a later attempt, possibly at another broker, can succeed past. */
+  private val Retryable: Set[Status] = Set(
+    Status.NO_JOURNAL_PRIMARY_BROKER,
+    Status.NOT_JOURNAL_PRIMARY_BROKER,
+    Status.INSUFFICIENT_JOURNAL_BROKERS,
+    Status.NOT_JOURNAL_BROKER,
+    Status.WRONG_ROUTE
+  )
+
+  private val RetryableGrpc: Set[GrpcStatus.Code] =
+    Set(GrpcStatus.Code.UNAVAILABLE, GrpcStatus.Code.DEADLINE_EXCEEDED)
+
+  def apply(brokers: String): GazetteClient = new GazetteClient(ClientConfig(brokers))
+}

@@ -1,0 +1,38 @@
+package io.sparkgazette.client
+
+import io.sparkgazette.client.protocol.Status
+
+/** A Gazette RPC that failed for good: retries, where allowed, did not help. Every message
+  * names the RPC, the journal (and offset, where one applies) and the broker endpoint.
+  */
+class GazetteException(message: String, cause: Throwable = null) extends RuntimeException(message, cause)
+
+/** A broker answered with a non-OK status. */
+class BrokerStatusException(
+    val rpc: String,
+    val journal: String,
+    val status: Status,
+    val endpoint: String,
+    where: String = ""
+) extends GazetteException(
+      s"$rpc of journal $journal$where via $endpoint failed: ${status.name}${BrokerStatusException.hint(status)}"
+    )
+
+object BrokerStatusException {
+  private def hint(status: Status): String = status match {
+    case Status.JOURNAL_NOT_FOUND => " (no such journal; check its name, or apply its spec first)"
+    case Status.NOT_ALLOWED       => " (the journal's flags do not allow this: it is read-only or write-only)"
+    case Status.SUSPENDED         => " (the journal is suspended)"
+    case Status.INSUFFICIENT_JOURNAL_BROKERS =>
+      " (fewer brokers are assigned than the journal's replication needs)"
+    case Status.FRAGMENT_STORE_UNHEALTHY => " (the journal's fragment store is unhealthy)"
+    case _                               => ""
+  }
+}
+
+/** No broker could be reached within the client's retry timeout. */
+class BrokerUnavailableException(rpc: String, journal: String, endpoint: String, where: String, cause: Throwable)
+    extends GazetteException(
+      s"$rpc of journal $journal$where: broker $endpoint is unreachable (${Option(cause).map(_.getMessage).orNull})",
+      cause
+    )
