@@ -67,5 +67,26 @@ lazy val connector = (project in file("connector-scala"))
       "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    Test / parallelExecution := false
+    Test / parallelExecution := false,
+    assembly / assemblyJarName := s"spark-gazette-assembly-${version.value}.jar",
+    assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    assembly / test := {},
+    // Everything bundled that Spark or a user's other jars might also carry moves under our
+    // own package, so that no version of theirs meets a version of ours.
+    assembly / assemblyShadeRules := Seq(
+      "io.grpc", "com.google.protobuf", "scalapb", "com.google.common", "com.google.thirdparty",
+      "com.google.gson", "io.perfmark", "com.google.api", "com.google.rpc", "com.google.type",
+      "com.google.longrunning", "com.google.cloud", "com.google.geo", "com.google.logging",
+      "com.google.apps", "com.google.shopping", "android.annotation", "org.codehaus.mojo.animal_sniffer",
+      "scala.collection.compat", "com.google.errorprone", "com.google.j2objc", "javax.annotation",
+      "org.checkerframework", "org.jspecify", "scala.util.control.compat", "scala.util.matching.compat"
+    ).map(p => ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll),
+    assembly / assemblyMergeStrategy := {
+      case PathList("META-INF", "services", _*)                 => MergeStrategy.filterDistinctLines
+      case x if x.endsWith("module-info.class")                 => MergeStrategy.discard
+      case PathList("META-INF", "io.netty.versions.properties") => MergeStrategy.first
+      case x if x.endsWith(".proto")                            => MergeStrategy.discard
+      case "scala-collection-compat.properties"                 => MergeStrategy.discard
+      case x => (assembly / assemblyMergeStrategy).value(x)
+    }
   )

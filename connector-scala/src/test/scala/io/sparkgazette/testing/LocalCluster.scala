@@ -29,9 +29,13 @@ final class LocalCluster private (dir: Path, env: Map[String, String]) extends A
 object LocalCluster {
   private val root = Paths.get(sys.props.getOrElse("sparkgazette.root", "."))
 
-  def start(brokers: Int = 1): LocalCluster = {
+  /** Starts `brokers` brokers and applies the journal `specs` (gazctl YAML files, relative to
+    * the project root).
+    */
+  def start(brokers: Int = 1, specs: Seq[String] = Nil): LocalCluster = {
     val dir = Files.createTempDirectory("gazette-cluster-state")
-    harness(dir, "up", "--brokers", brokers.toString, "--owner-pid", ProcessHandle.current().pid().toString)
+    val specArgs = specs.flatMap(s => Seq("--specs", root.resolve(s).toString))
+    harness(dir, Seq("up", "--brokers", brokers.toString, "--owner-pid", ProcessHandle.current().pid().toString) ++ specArgs: _*)
     val env = Files.readAllLines(dir.resolve("env")).asScala.collect {
       case line if line.contains('=') => line.takeWhile(_ != '=') -> line.dropWhile(_ != '=').drop(1)
     }.toMap
