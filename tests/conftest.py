@@ -1,0 +1,58 @@
+"""Where the Python suites find a Gazette cluster.
+
+In order: an externally managed broker named by `GAZETTE_BROKER` (the docker-compose `tests`
+service sets it); docker-compose through testcontainers when a Docker engine answers; otherwise
+the local harness, starting etcd and a broker as processes on loopback.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "harness"))
+
+from cluster import LocalCluster  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "tests" / "specs" / "examples.yaml"
+
+
+def docker_works() -> bool:
+    if not shutil.which("docker"):
+        return False
+    ok = lambda *cmd: subprocess.run(cmd, capture_output=True).returncode == 0  # noqa: E731
+    return ok("docker", "info") and ok("docker", "compose", "version")
+
+
+@pytest.fixture(scope="session")
+def gazette_broker():
+    """The endpoint of a broker serving the journals of tests/specs/examples.yaml."""
+    if os.environ.get("GAZETTE_BROKER"):
+        yield os.environ["GAZETTE_BROKER"]
+    elif docker_works():
+        from testcontainers.compose import DockerCompose
+
+        with DockerCompose(context=str(ROOT / "docker"), compose_file_name="docker-compose.yml",
+                           build=True, wait=True) as compose:
+            host, port = compose.get_service_host_and_port("gazette", 8080)
+            yield f"http://{host}:{port}"
+    else:
+        with LocalCluster(brokers=1) as cluster:
+            cluster.apply(SPECS.read_text())
+            yield cluster.broker
+
+
+def local_binaries() -> bool:
+    try:
+        LocalCluster(brokers=0)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+requires_local_binaries = pytest.mark.skipif(
+    not local_binaries(), reason="etcd/gazette are not installed here (run `make setup`)")
