@@ -1,0 +1,230 @@
+package io.sparkgazette.message
+
+import scala.collection.mutable
+
+/** Turns messages read uncommitted into the committed sequence, exactly as Gazette's Sequencer:
+  * duplicates are dropped, CONTINUE_TXN messages are held until an ACK_TXN with a larger or
+  * equal clock commits them (or an older one rolls them back), OUTSIDE_TXN messages commit at
+  * once, and one producer's open transaction never blocks another's commit.
+  *
+  * Use: [[queue]] each message read; when the outcome commits, call [[step]] until it returns
+  * None, passing [[replayRange]]'s messages to [[startReplay]] first if the outcome was
+  * [[QueueOutcome.AckCommitReplay]]. The ACK message itself is the last one stepped out;
+  * readers that hand messages to users drop it.
+  *
+  * Held messages live in a ring of `ringSize` entries. A transaction longer than the ring is
+  * committed by replaying `[begin, first entry still in the ring)` from the journal.
+  *
+  * @param offsets journal -> offset read through, as of the producer `states`
+  */
+final class Sequencer[M](
+    offsets: Map[String, Long] = Map.empty,
+    states: Seq[ProducerState] = Nil,
+    ringSize: Int = 8192
+) {
+  import QueueOutcome._
+  import Sequencer._
+
+  private val size = math.max(1, ringSize)
+  private val ring = new Array[Envelope[M]](size)
+  private val nextIndex = Array.fill(size)(-1)
+  private var head = 0
+
+  private val readThrough = mutable.Map[String, Long]() ++= offsets
+  private val partials = mutable.Map[(String, ProducerId), Partial]()
+  private val pending = mutable.Set[(String, ProducerId)]()
+
+  private var emit: Partial = _
+  private var dequeued: Envelope[M] = _
+  private var replay: Iterator[Envelope[M]] = _
+  private var replayNeeded = false
+  private var replayUntil = 0L
+
+  states.foreach { s =>
+    partials((s.journal, s.producer)) = new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
+  }
+
+  /** Classifies the next message read from a journal. Not allowed while a commit is being stepped. */
+  def queue(env: Envelope[M]): QueueOutcome = {
+    if (emit != null) throw new IllegalStateException("queue() called before step() finished the previous commit")
+    evictAtHead()
+
+    val key = (env.journal, env.producer)
+    val zero = env.clock == 0
+    val p =
+      if (zero) new Partial(env.journal, env.producer, 0, 0, -1)
+      else partials.getOrElseUpdate(key, new Partial(env.journal, env.producer, env.clock - 1, env.clock - 1, -1))
+    val flags = if (zero) Flags.OutsideTxn else env.flags
+
+    val outcome = flags match {
+      case Flags.ContinueTxn =>
+        if (env.clock <= p.minClock) ContinueAlreadyAcked
+        else if (env.clock <= p.maxClock) ContinueTxnClockLarger
+        else if (p.begin == -1) ContinueBeginSpan
+        else ContinueExtendSpan
+      case Flags.AckTxn =>
+        if (env.clock <= p.minClock) AckRollback
+        else if (p.begin == -1) AckEmpty
+        else if (p.ringStart == -1 || ring(p.ringStart).begin != p.begin) AckCommitReplay
+        else AckCommitRing
+      // Unknown flag combinations are treated as OUTSIDE_TXN, as Gazette does.
+      case _ =>
+        if (!zero && env.clock <= p.minClock) OutsideAlreadyAcked else OutsideCommit
+    }
+
+    outcome match {
+      case OutsideAlreadyAcked | ContinueAlreadyAcked | ContinueTxnClockLarger =>
+        readThrough(env.journal) = env.end
+      case ContinueBeginSpan | ContinueExtendSpan =>
+        if (outcome == ContinueBeginSpan) {
+          p.begin = env.begin
+          pending += key
+        }
+        append(p, env)
+        p.maxClock = env.clock
+        readThrough(env.journal) = env.end
+      case AckRollback =>
+        p.minClock = env.clock
+        p.maxClock = env.clock
+        p.begin = -1
+        p.ringStart = -1
+        p.ringStop = -1
+        pending -= key
+        readThrough(env.journal) = env.end
+      case _ => // A commit: the read-through offset moves only once stepping completes.
+        if (outcome == AckEmpty || outcome == OutsideCommit) {
+          p.begin = env.begin
+          if (outcome == OutsideCommit) { p.ringStart = -1; p.ringStop = -1 }
+        }
+        append(p, env)
+        p.maxClock = env.clock
+        emit = p
+        dequeued = null.asInstanceOf[Envelope[M]]
+        replayNeeded = outcome == AckCommitReplay
+        replayUntil = if (replayNeeded) ring(p.ringStart).begin else 0L
+    }
+    outcome
+  }
+
+  /** The journal range `[begin, end)` whose messages [[startReplay]] must be given. */
+  def replayRange: (String, Long, Long) = {
+    if (emit == null || !replayNeeded) throw new IllegalStateException("no replay is required")
+    (emit.journal, emit.begin, replayUntil)
+  }
+
+  /** Supplies the messages of [[replayRange]], read uncommitted. */
+  def startReplay(messages: Iterator[Envelope[M]]): Unit = {
+    if (emit == null || !replayNeeded) throw new IllegalStateException("no replay is required")
+    replay = messages
+    replayNeeded = false
+  }
+
+  /** The next committed message of the commit being stepped, or None when it is complete. */
+  def step(): Option[Envelope[M]] = {
+    if (emit == null) return None
+    if (replayNeeded) throw new IllegalStateException("startReplay() must be called before step()")
+    if (dequeued != null) emit.minClock = dequeued.clock
+
+    while (replay != null && replay.hasNext) {
+      val env = replay.next()
+      if (env.journal != emit.journal)
+        throw new ReplayException(s"replay of wrong journal ${env.journal}, wanted ${emit.journal}")
+      if (env.begin < emit.begin || env.end > replayUntil)
+        throw new ReplayException(
+          s"replay has wrong Begin/End [${env.begin}, ${env.end}) for range [${emit.begin}, $replayUntil) of ${emit.journal}")
+      if (env.producer == emit.producer && take(env)) return Some(env)
+    }
+    replay = null
+
+    while (emit.ringStart != -1) {
+      val i = emit.ringStart
+      emit.ringStart = if (i == emit.ringStop) -1 else nextIndex(i)
+      val env = ring(i)
+      if (take(env)) return Some(env)
+    }
+
+    // The commit is complete: the producer's state moves past it.
+    val last = if (dequeued != null) dequeued else null.asInstanceOf[Envelope[M]]
+    if (last != null) {
+      readThrough(emit.journal) = last.end
+      emit.minClock = last.clock
+      emit.maxClock = last.clock
+    }
+    emit.begin = -1
+    emit.ringStart = -1
+    emit.ringStop = -1
+    pending -= ((emit.journal, emit.producer))
+    emit = null
+    dequeued = null.asInstanceOf[Envelope[M]]
+    None
+  }
+
+  /** Whether any producer has an open transaction that began since the last [[checkpoint]]. */
+  def hasPending: Boolean = pending.nonEmpty
+
+  /** Offsets read through and the states of producers to keep; producers whose newest clock is
+    * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped.
+    */
+  def checkpoint(pruneHorizonNanos: Long): (Map[String, Long], Seq[ProducerState]) = {
+    val horizon = if (pruneHorizonNanos > 0) Clock.ofNanos(pruneHorizonNanos) else 0L
+    val newest = partials.values.groupBy(_.journal).map { case (j, ps) => j -> ps.map(_.minClock).max }
+    val (keep, drop) = partials.partition { case ((j, _), p) =>
+      horizon == 0 || p.maxClock >= newest(j) - horizon
+    }
+    drop.keys.foreach(partials.remove)
+    pending.clear()
+    val states = keep.values.toSeq
+      .sortBy(p => (p.journal, p.producer.value))
+      .map(p => ProducerState(p.journal, p.producer, p.minClock, p.begin))
+    (readThrough.toMap, states)
+  }
+
+  private def take(env: Envelope[M]): Boolean = {
+    val duplicate = env.clock != 0 && env.clock <= emit.minClock
+    val rolledBack = env.clock > emit.maxClock
+    if (duplicate || rolledBack) false
+    else {
+      emit.begin = env.begin
+      dequeued = env
+      true
+    }
+  }
+
+  private def append(p: Partial, env: Envelope[M]): Unit = {
+    ring(head) = env
+    nextIndex(head) = -1
+    if (p.ringStart == -1) p.ringStart = head else nextIndex(p.ringStop) = head
+    p.ringStop = head
+    head = (head + 1) % size
+  }
+
+  private def evictAtHead(): Unit = {
+    val old = ring(head)
+    if (old == null) return
+    ring(head) = null.asInstanceOf[Envelope[M]]
+    partials.get((old.journal, old.producer)).foreach { p =>
+      if (p.ringStart == head) {
+        if (p.ringStop == head) { p.ringStart = -1; p.ringStop = -1 }
+        else p.ringStart = nextIndex(head)
+      }
+    }
+  }
+}
+
+object Sequencer {
+
+  /** The sequence of one (journal, producer): clocks in (minClock, maxClock] are held. */
+  private final class Partial(
+      val journal: String,
+      val producer: ProducerId,
+      var minClock: Long,
+      var maxClock: Long,
+      var begin: Long
+  ) {
+    var ringStart: Int = -1
+    var ringStop: Int = -1
+  }
+}
+
+/** Replayed messages that do not belong to the requested range. */
+final class ReplayException(message: String) extends IllegalStateException(message)

@@ -1,0 +1,68 @@
+package io.sparkgazette.message
+
+import java.security.SecureRandom
+import java.util.UUID
+
+/** A producer's identity: the 6-byte node field of its message UUIDs, held in the low 48 bits. */
+final case class ProducerId(value: Long) extends AnyVal {
+  override def toString: String = f"$value%012x"
+}
+
+object ProducerId {
+  private val entropy = new SecureRandom()
+
+  /** A random ProducerId with the multicast bit set, as Gazette draws them: never a real MAC. */
+  def random(): ProducerId = {
+    val bytes = new Array[Byte](6)
+    entropy.nextBytes(bytes)
+    bytes(0) = (bytes(0) | 0x01).toByte
+    ProducerId(bytes.foldLeft(0L)((acc, b) => (acc << 8) | (b & 0xff)))
+  }
+}
+
+/** Transaction flags of a message, the low 10 bits of its UUID's clock-sequence field. */
+object Flags {
+
+  /** Not part of a transaction: committed as soon as it is read. */
+  val OutsideTxn: Int = 0x0
+
+  /** Part of an open transaction: visible once an ACK_TXN with a larger or equal clock is read. */
+  val ContinueTxn: Int = 0x1
+
+  /** Commits the producer's CONTINUE_TXN messages with smaller clocks; rolls back those with larger. */
+  val AckTxn: Int = 0x2
+
+  val Max: Int = 0x3ff
+}
+
+/** Gazette's message UUIDs: RFC 4122 version 1 UUIDs whose timestamp and sequence bits carry a
+  * [[Clock]], whose node carries the [[ProducerId]], and whose low 10 clock-sequence bits carry
+  * [[Flags]].
+  */
+object Uuid {
+
+  /** The UUID for `producer`, `clock` and `flags`, bit for bit as Gazette builds it. */
+  def build(producer: ProducerId, clock: Long, flags: Int): UUID = {
+    require(flags >= 0 && flags <= Flags.Max, s"flags $flags exceed 10 bits")
+    val t = clock >>> 4
+    val msb = ((t & 0xffffffffL) << 32) | (((t >>> 32) & 0xffffL) << 16) | ((t >>> 48) & 0x0fffL) | 0x1000L
+    val lsb = ((0x8000L | ((clock & 0xfL) << 10) | flags) << 48) | (producer.value & 0xffffffffffffL)
+    new UUID(msb, lsb)
+  }
+
+  def clock(uuid: UUID): Long = {
+    val msb = uuid.getMostSignificantBits
+    val t = ((msb >>> 32) & 0xffffffffL) | (((msb >>> 16) & 0xffffL) << 32) | ((msb & 0x0fffL) << 48)
+    (t << 4) | ((uuid.getLeastSignificantBits >>> 58) & 0xfL)
+  }
+
+  def flags(uuid: UUID): Int = ((uuid.getLeastSignificantBits >>> 48) & Flags.Max).toInt
+
+  def producer(uuid: UUID): ProducerId = ProducerId(uuid.getLeastSignificantBits & 0xffffffffffffL)
+
+  /** The zero UUID opts a message out of exactly-once processing. */
+  val Zero: UUID = new UUID(0L, 0L)
+
+  /** The canonical lowercase form, `8-4-4-4-12`. */
+  def parse(text: String): UUID = UUID.fromString(text)
+}

@@ -1,0 +1,201 @@
+package io.sparkgazette.message
+
+import scala.collection.mutable
+import scala.util.Random
+
+import io.sparkgazette.message.QueueOutcome._
+import org.scalatest.funsuite.AnyFunSuite
+
+/** Gazette's sequencer scenarios (`message/sequencer_test.go`), re-expressed: each message is a
+  * letter (producer) and a clock; the journal log gives replays their bytes.
+  */
+class SequencerSuite extends AnyFunSuite {
+  private val A = ProducerId(0xaaL)
+  private val B = ProducerId(0xbbL)
+  private val C = ProducerId(0xccL)
+  private val J = "a/journal"
+
+  /** An in-memory journal: envelopes laid out back to back, 10 bytes each. */
+  private final class Log {
+    val all = mutable.ArrayBuffer[Envelope[String]]()
+    def write(p: ProducerId, clock: Long, flags: Int, name: String): Envelope[String] = {
+      val begin = all.lastOption.map(_.end).getOrElse(0L)
+      val env = Envelope(J, begin, begin + 10, p, clock, flags, name)
+      all += env
+      env
+    }
+    def range(begin: Long, end: Long): Iterator[Envelope[String]] =
+      all.iterator.filter(e => e.begin >= begin && e.end <= end)
+  }
+
+  /** Queues `env` and steps out everything it commits, replaying from `log` when needed. */
+  private def feed(seq: Sequencer[String], log: Log, env: Envelope[String]): (QueueOutcome, Seq[String]) = {
+    val outcome = seq.queue(env)
+    if (outcome == AckCommitReplay) {
+      val (_, b, e) = seq.replayRange
+      seq.startReplay(log.range(b, e))
+    }
+    (outcome, Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq)
+  }
+
+  private def cont = Flags.ContinueTxn
+  private def ack = Flags.AckTxn
+  private def out = Flags.OutsideTxn
+
+  test("(a) duplicates inside a sequence are served once from the ring") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val results = Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 1, cont, "a1Dup"),
+      log.write(A, 2, cont, "a2Dup"), log.write(A, 3, ack, "a3ACK")).map(feed(seq, log, _))
+    assert(results.map(_._1) == Seq(ContinueBeginSpan, ContinueExtendSpan, ContinueTxnClockLarger,
+      ContinueTxnClockLarger, AckCommitRing))
+    assert(results.last._2 == Seq("a1", "a2", "a3ACK"))
+  }
+
+  test("(b) an ACK with nothing open emits only itself; (c) a partial ACK drops later clocks") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    assert(feed(seq, log, log.write(A, 4, ack, "a4ACK")) == (AckEmpty, Seq("a4ACK")))
+    feed(seq, log, log.write(A, 5, cont, "a5"))
+    feed(seq, log, log.write(A, 7, cont, "a7"))
+    assert(feed(seq, log, log.write(A, 6, ack, "a6ACK")) == (AckCommitRing, Seq("a5", "a6ACK")))
+    // a7 was rolled back by a6ACK: a later ACK does not resurrect it.
+    assert(feed(seq, log, log.write(A, 8, ack, "a8ACK"))._2 == Seq("a8ACK"))
+  }
+
+  test("(d) an ACK at the last acknowledged clock rolls back, while another producer stays open") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    feed(seq, log, log.write(A, 1, ack, "a1ACK"))
+    feed(seq, log, log.write(A, 2, cont, "a2"))
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    assert(feed(seq, log, log.write(A, 1, ack, "a1ACKAgain")) == (AckRollback, Nil))
+    assert(seq.hasPending)
+    assert(feed(seq, log, log.write(B, 2, ack, "b2ACK"))._2 == Seq("b1", "b2ACK"))
+    assert(feed(seq, log, log.write(A, 3, ack, "a3ACK"))._2 == Seq("a3ACK"))
+  }
+
+  test("(e) a transaction evicted from the ring is replayed, skipping other producers") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    feed(seq, log, log.write(A, 1, cont, "a1"))
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    feed(seq, log, log.write(A, 2, cont, "a2"))
+    feed(seq, log, log.write(B, 2, cont, "b2"))
+    feed(seq, log, log.write(B, 3, cont, "b3"))
+    val (outcome, emitted) = feed(seq, log, log.write(A, 3, ack, "a3ACK"))
+    assert(outcome == AckCommitReplay)
+    assert(emitted == Seq("a1", "a2", "a3ACK"))
+    assert(feed(seq, log, log.write(B, 4, ack, "b4ACK")) == (AckCommitReplay, Seq("b1", "b2", "b3", "b4ACK")))
+  }
+
+  test("(i) an ACK below the last acknowledged clock resets the producer, whose clocks are then reused") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    feed(seq, log, log.write(A, 5, ack, "a5ACK"))
+    assert(feed(seq, log, log.write(A, 2, ack, "a2ACK")) == (AckRollback, Nil))
+    assert(feed(seq, log, log.write(A, 3, cont, "a3"))._1 == ContinueBeginSpan)
+    assert(feed(seq, log, log.write(A, 4, ack, "a4ACK")) == (AckCommitRing, Seq("a3", "a4ACK")))
+  }
+
+  test("without a ring buffer every commit replays, and other producers stay pending") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 0)
+    feed(seq, log, log.write(A, 1, cont, "a1"))
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    feed(seq, log, log.write(A, 2, cont, "a2"))
+    assert(feed(seq, log, log.write(A, 3, ack, "a3ACK")) == (AckCommitReplay, Seq("a1", "a2", "a3ACK")))
+    assert(seq.hasPending)
+  }
+
+  test("OUTSIDE_TXN commits at once, drops duplicates, discards an open sequence; zero UUIDs always pass") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    assert(feed(seq, log, log.write(A, 1, out, "a1")) == (OutsideCommit, Seq("a1")))
+    assert(feed(seq, log, log.write(A, 1, out, "a1Dup")) == (OutsideAlreadyAcked, Nil))
+    feed(seq, log, log.write(A, 2, cont, "a2"))
+    assert(feed(seq, log, log.write(A, 3, out, "a3")) == (OutsideCommit, Seq("a3")))
+    assert(feed(seq, log, log.write(A, 4, 0x100, "a4Odd")) == (OutsideCommit, Seq("a4Odd")))
+    assert(feed(seq, log, log.write(A, 4, 0x100, "a4OddDup")) == (OutsideAlreadyAcked, Nil))
+    assert(feed(seq, log, log.write(ProducerId(0), 0, cont, "z1"))._2 == Seq("z1"))
+    assert(feed(seq, log, log.write(ProducerId(0), 0, cont, "z1Again"))._2 == Seq("z1Again"))
+    val (offsets, states) = seq.checkpoint(0)
+    assert(offsets(J) == log.all.last.end)
+    assert(!states.exists(_.producer == ProducerId(0)))
+  }
+
+  test("producer states round-trip: checkpoint clears pending, and a restored sequencer emits the same") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 10)
+    feed(seq, log, log.write(A, 1, cont, "a1"))
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    feed(seq, log, log.write(C, 1, out, "c1"))
+    assert(seq.hasPending)
+    val (offsets, states) = seq.checkpoint(0)
+    assert(!seq.hasPending)
+    assert(states == Seq(
+      ProducerState(J, A, 0, 0), ProducerState(J, B, 0, 10), ProducerState(J, C, 1, -1)))
+
+    val restored = new Sequencer[String](offsets, states, ringSize = 10)
+    val more = Seq(log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK"), log.write(B, 2, ack, "b2ACK"))
+    val original = more.map(feed(seq, log, _))
+    val again = more.map(feed(restored, log, _))
+    assert(original.map(_._2) == again.map(_._2))
+    // The restored producer A has an open begin, so a2 extends it; both commits replay.
+    assert(again.map(_._1) == Seq(ContinueExtendSpan, AckCommitReplay, AckCommitReplay))
+    assert(again.map(_._2) == Seq(Nil, Seq("a1", "a2", "a3ACK"), Seq("b1", "b2ACK")))
+  }
+
+  test("producers older than the horizon are pruned at checkpoint") {
+    val log = new Log; val seq = new Sequencer[String]()
+    val hour = Clock.ofNanos(3600L * 1000000000L)
+    feed(seq, log, log.write(A, 10 * hour, ack, "old"))
+    feed(seq, log, log.write(B, 12 * hour, ack, "new"))
+    feed(seq, log, log.write(C, 11 * hour + 1, ack, "middle"))
+    val (_, kept) = seq.checkpoint(3600L * 1000000000L)
+    assert(kept.map(_.producer) == Seq(B, C))
+    val (_, all) = new Sequencer[String](states = Seq(ProducerState(J, A, 10 * hour, -1))).checkpoint(0)
+    assert(all.size == 1)
+  }
+
+  test("replayed messages outside the range, or of another journal, are errors") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 1)
+    feed(seq, log, log.write(A, 1, cont, "a1"))
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    assert(seq.queue(log.write(A, 2, ack, "a2ACK")) == AckCommitReplay)
+    intercept[IllegalStateException](seq.step())
+    seq.startReplay(Iterator(log.all(0).copy(journal = "other")))
+    intercept[ReplayException](seq.step())
+  }
+
+  test("checkpoint and restore after any message yields exactly the uninterrupted output") {
+    val rnd = new Random(7)
+    for (_ <- 0 until 200) {
+      val log = script(rnd)
+      val whole = run(new Sequencer[String](ringSize = 4), log, log.all.toSeq)
+      for (cut <- 0 to log.all.size) {
+        val first = new Sequencer[String](ringSize = 4)
+        val before = run(first, log, log.all.take(cut).toSeq)
+        val (offsets, states) = first.checkpoint(0)
+        val resumeAt = offsets.getOrElse(J, 0L)
+        val after = run(new Sequencer[String](offsets, states, ringSize = 4), log, log.all.filter(_.begin >= resumeAt).toSeq)
+        assert(before ++ after == whole, s"cut at $cut of ${log.all.map(_.message)}")
+      }
+    }
+  }
+
+  private def run(seq: Sequencer[String], log: Log, envs: Seq[Envelope[String]]): Seq[String] =
+    envs.flatMap(e => feed(seq, log, e)._2)
+
+  /** Random interleavings of three producers' transactions, with re-sends and rollbacks. */
+  private def script(rnd: Random): Log = {
+    val log = new Log
+    val clocks = mutable.Map(A -> 0L, B -> 0L, C -> 0L)
+    val lastAck = mutable.Map(A -> 0L, B -> 0L, C -> 0L)
+    for (i <- 0 until 6 + rnd.nextInt(14)) {
+      val p = Seq(A, B, C)(rnd.nextInt(3))
+      rnd.nextInt(10) match {
+        case 0 | 1 | 2 | 3 => clocks(p) += 1; log.write(p, clocks(p), cont, s"$p-${clocks(p)}-$i")
+        case 4 | 5 => clocks(p) += 1; lastAck(p) = clocks(p); log.write(p, clocks(p), ack, s"$p-ack${clocks(p)}-$i")
+        case 6 => clocks(p) += 1; log.write(p, clocks(p), out, s"$p-out${clocks(p)}-$i")
+        case 7 if lastAck(p) > 0 => log.write(p, lastAck(p), ack, s"$p-rollback${lastAck(p)}-$i") // re-sent old ACK
+        case 7 =>
+        case _ => // a duplicate of an earlier message of p
+          log.all.filter(_.producer == p).lastOption.foreach(e => log.write(p, e.clock, e.flags, s"${e.message}-dup$i"))
+      }
+    }
+    log
+  }
+}
