@@ -1,0 +1,163 @@
+package io.sparkgazette.message
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+/** Finds the string at a JSON pointer (RFC 6901, e.g. `/_meta/uuid`) in one JSON document by
+  * scanning its bytes: values off the pointer's path are skipped, never materialized. This is
+  * the per-message hot path of reading ndjson journals.
+  *
+  * The scan validates only what it passes through; a document that is malformed elsewhere is
+  * not this scanner's concern.
+  */
+final class JsonPointerScanner(pointer: String) {
+  require(pointer.isEmpty || pointer.startsWith("/"), s"JSON pointer '$pointer' must be empty or start with '/'")
+
+  private val path: Array[Array[Byte]] =
+    if (pointer.isEmpty) Array.empty
+    else pointer.substring(1).split("/", -1).map(_.replace("~1", "/").replace("~0", "~").getBytes(UTF_8))
+
+  /** The string at the pointer in `doc[from, until)`: Right(Some(s)), Right(None) when absent
+    * (or not a string), or Left(reason) when the document is malformed on the way.
+    */
+  def find(doc: Array[Byte], from: Int, until: Int): Either[String, Option[String]] =
+    try Right(new Scan(doc, from, until).find())
+    catch { case e: MalformedJson => Left(e.getMessage) }
+
+  private final class MalformedJson(msg: String) extends Exception(msg, null, false, false)
+
+  private final class Scan(b: Array[Byte], from: Int, until: Int) {
+    private var i = from
+
+    def find(): Option[String] = {
+      var depth = 0
+      while (true) {
+        ws()
+        if (depth == path.length) return if (peek == '"') Some(string()) else { value(); None }
+        peek match {
+          case '{' =>
+            i += 1
+            if (!member(path(depth))) return None
+            depth += 1
+          case '[' =>
+            val index = parseIndex(path(depth)).getOrElse { value(); return None }
+            i += 1
+            var k = 0
+            ws()
+            if (peek == ']') return None
+            while (k < index) {
+              value(); ws()
+              if (peek == ']') return None
+              expect(','); k += 1
+            }
+            depth += 1
+          case _ =>
+            value(); return None
+        }
+      }
+      None
+    }
+
+    // Positions the scan at the value of `key` in the current object; false when it is absent.
+    private def member(key: Array[Byte]): Boolean = {
+      ws()
+      if (peek == '}') return false
+      while (true) {
+        ws()
+        val matched = keyEquals(key)
+        ws(); expect(':'); ws()
+        if (matched) return true
+        value(); ws()
+        if (peek == '}') return false
+        expect(',')
+      }
+      false
+    }
+
+    private def keyEquals(key: Array[Byte]): Boolean = {
+      expect('"')
+      val start = i
+      var escaped = false
+      while (i < until && b(i) != '"') {
+        if (b(i) == '\\') { escaped = true; i += 1 }
+        i += 1
+      }
+      if (i >= until) fail("unterminated string")
+      val end = i
+      i += 1
+      if (!escaped) java.util.Arrays.equals(b, start, end, key, 0, key.length)
+      else java.util.Arrays.equals(unescape(start, end).getBytes(UTF_8), key)
+    }
+
+    private def string(): String = {
+      expect('"')
+      val start = i
+      var escaped = false
+      while (i < until && b(i) != '"') {
+        if (b(i) == '\\') { escaped = true; i += 1 }
+        i += 1
+      }
+      if (i >= until) fail("unterminated string")
+      val s = if (escaped) unescape(start, i) else new String(b, start, i - start, UTF_8)
+      i += 1
+      s
+    }
+
+    private def unescape(start: Int, end: Int): String = {
+      val sb = new java.lang.StringBuilder
+      val s = new String(b, start, end - start, UTF_8)
+      var k = 0
+      while (k < s.length) {
+        val c = s.charAt(k)
+        if (c != '\\') sb.append(c)
+        else {
+          k += 1
+          s.charAt(k) match {
+            case 'u' => sb.append(Integer.parseInt(s.substring(k + 1, k + 5), 16).toChar); k += 4
+            case 'n' => sb.append('\n'); case 't' => sb.append('\t'); case 'r' => sb.append('\r')
+            case 'b' => sb.append('\b'); case 'f' => sb.append('\f'); case other => sb.append(other)
+          }
+        }
+        k += 1
+      }
+      sb.toString
+    }
+
+    // Skips one value of any kind.
+    private def value(): Unit = {
+      ws()
+      peek match {
+        case '"' =>
+          i += 1
+          while (i < until && b(i) != '"') { if (b(i) == '\\') i += 1; i += 1 }
+          if (i >= until) fail("unterminated string")
+          i += 1
+        case '{' | '[' =>
+          var depth = 0
+          var done = false
+          while (!done) {
+            if (i >= until) fail("unterminated object or array")
+            b(i) match {
+              case '"'       => value(); i -= 1
+              case '{' | '[' => depth += 1
+              case '}' | ']' => depth -= 1; if (depth == 0) done = true
+              case _         =>
+            }
+            i += 1
+          }
+        case c if c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' =>
+          while (i < until && !",}] \t\r\n".contains(b(i).toChar)) i += 1
+        case c => fail(s"unexpected '${c.toChar}'")
+      }
+    }
+
+    private def parseIndex(token: Array[Byte]): Option[Int] = {
+      val s = new String(token, UTF_8)
+      if (s.nonEmpty && s.forall(_.isDigit) && (s == "0" || s.head != '0')) s.toIntOption else None
+    }
+
+    private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) i += 1
+    private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
+    private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' at byte ${i - from}")
+    private def fail(msg: String): Nothing = throw new MalformedJson(msg)
+  }
+}

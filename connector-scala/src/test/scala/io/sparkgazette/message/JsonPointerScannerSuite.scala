@@ -1,0 +1,41 @@
+package io.sparkgazette.message
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.scalatest.funsuite.AnyFunSuite
+
+class JsonPointerScannerSuite extends AnyFunSuite {
+  private def find(pointer: String, doc: String) = {
+    val bytes = ("xx" + doc + "yy").getBytes(UTF_8) // the document sits inside a larger buffer
+    new JsonPointerScanner(pointer).find(bytes, 2, bytes.length - 2)
+  }
+
+  test("finds a nested string past values of every kind, without being fooled by look-alikes") {
+    val doc = """{"a":1.5e3,"s":"x\"_meta\"","arr":[{"_meta":{"uuid":"no"}},[],"]"],"t":true,"n":null,""" +
+      """ "_meta" : { "other": {"uuid":"nested"}, "uuid" : "9f2b7f2a-1b2c-11ef-8000-0123456789ab" } }"""
+    assert(find("/_meta/uuid", doc) == Right(Some("9f2b7f2a-1b2c-11ef-8000-0123456789ab")))
+    assert(find("/UUID", """{"UUID":"u-1","Word":"w"}""") == Right(Some("u-1")))
+  }
+
+  test("absent members, non-string values and empty documents are None") {
+    assert(find("/_meta/uuid", """{"_meta":{}}""") == Right(None))
+    assert(find("/_meta/uuid", """{"x":{"uuid":"a"}}""") == Right(None))
+    assert(find("/_meta/uuid", """{"_meta":{"uuid":42}}""") == Right(None))
+    assert(find("/_meta/uuid", """{"_meta":"flat"}""") == Right(None))
+    assert(find("/_meta/uuid", """{}""") == Right(None))
+  }
+
+  test("array indices, escaped keys and escaped strings follow RFC 6901 and JSON") {
+    assert(find("/list/1", """{"list":["a","b","c"]}""") == Right(Some("b")))
+    assert(find("/list/3", """{"list":["a","b","c"]}""") == Right(None))
+    assert(find("/a~1b/c~0d", """{"a/b":{"c~d":"yes"}}""") == Right(Some("yes")))
+    assert(find("/k", """{"\u006b":"esc\"aped\u0041"}""") == Right(Some("esc\"apedA")))
+  }
+
+  test("malformed documents on the pointer's path are reported") {
+    assert(find("/_meta/uuid", """{"_meta":{"uuid":"open""").isLeft)
+    assert(find("/_meta/uuid", """{"_meta" {"uuid":"x"}}""").isLeft)
+    assert(find("/_meta/uuid", """{"a":[1,2""").isLeft)
+    assert(find("/_meta/uuid", """""").isLeft)
+  }
+}
