@@ -74,21 +74,18 @@ final class JsonPointerScanner(pointer: String) {
     }
 
     private def keyEquals(key: Array[Byte]): Boolean = {
-      expect('"')
-      val start = i
-      var escaped = false
-      while (i < until && b(i) != '"') {
-        if (b(i) == '\\') { escaped = true; i += 1 }
-        i += 1
-      }
-      if (i >= until) fail("unterminated string")
-      val end = i
-      i += 1
+      val (start, end, escaped) = stringBounds()
       if (!escaped) java.util.Arrays.equals(b, start, end, key, 0, key.length)
       else java.util.Arrays.equals(unescape(start, end).getBytes(UTF_8), key)
     }
 
     private def string(): String = {
+      val (start, end, escaped) = stringBounds()
+      if (escaped) unescape(start, end) else new String(b, start, end - start, UTF_8)
+    }
+
+    // Consumes a string token and returns the bounds of its contents.
+    private def stringBounds(): (Int, Int, Boolean) = {
       expect('"')
       val start = i
       var escaped = false
@@ -97,9 +94,8 @@ final class JsonPointerScanner(pointer: String) {
         i += 1
       }
       if (i >= until) fail("unterminated string")
-      val s = if (escaped) unescape(start, i) else new String(b, start, i - start, UTF_8)
       i += 1
-      s
+      (start, i - 1, escaped)
     }
 
     private def unescape(start: Int, end: Int): String = {
@@ -126,11 +122,7 @@ final class JsonPointerScanner(pointer: String) {
     private def value(): Unit = {
       ws()
       peek match {
-        case '"' =>
-          i += 1
-          while (i < until && b(i) != '"') { if (b(i) == '\\') i += 1; i += 1 }
-          if (i >= until) fail("unterminated string")
-          i += 1
+        case '"' => stringBounds()
         case '{' | '[' =>
           var depth = 0
           var done = false
