@@ -23,6 +23,19 @@ final class JsonPointerScanner(pointer: String) {
     try Right(new Scan(doc, from, until).find())
     catch { case e: MalformedJson => Left(e.getMessage) }
 
+  /** Where the pointer's string would be inserted into the object `doc[from, until)`: the
+    * deepest object on the pointer's path that exists, as (its depth, the index just after its
+    * `{`, whether it is empty). Left when the document is not an object, a value on the path is
+    * not an object, or the pointer's member is already present.
+    */
+  def insertionPoint(doc: Array[Byte], from: Int, until: Int): Either[String, (Int, Int, Boolean)] =
+    try new Scan(doc, from, until).locate()
+    catch { case e: MalformedJson => Left(e.getMessage) }
+
+  /** The members still missing below depth `depth`, as JSON text wrapping `value` (a JSON value). */
+  def nest(depth: Int, value: String): String =
+    path.drop(depth).foldRight(value)((key, inner) => "{" + JsonPointerScanner.quote(new String(key, UTF_8)) + ":" + inner + "}")
+
   private final class MalformedJson(msg: String) extends Exception(msg, null, false, false)
 
   private final class Scan(b: Array[Byte], from: Int, until: Int) {
@@ -56,6 +69,28 @@ final class JsonPointerScanner(pointer: String) {
       }
       None
     }
+
+    def locate(): Either[String, (Int, Int, Boolean)] = {
+      if (path.isEmpty) return Left("the empty pointer names the whole document")
+      var depth = 0
+      while (true) {
+        ws()
+        if (peek != '{')
+          return Left(if (depth == 0) "the message is not a JSON object"
+                      else s"${pointerPrefix(depth)} is not an object")
+        i += 1
+        val open = i
+        ws()
+        val empty = peek == '}'
+        if (!member(path(depth))) return Right((depth, open, empty))
+        depth += 1
+        if (depth == path.length) return Left(s"${pointerPrefix(depth)} is already present")
+      }
+      Left("unreachable")
+    }
+
+    private def pointerPrefix(depth: Int): String =
+      path.take(depth).map(k => "/" + new String(k, UTF_8).replace("~", "~0").replace("/", "~1")).mkString
 
     // Positions the scan at the value of `key` in the current object; false when it is absent.
     private def member(key: Array[Byte]): Boolean = {
@@ -151,5 +186,20 @@ final class JsonPointerScanner(pointer: String) {
     private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
     private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' at byte ${i - from}")
     private def fail(msg: String): Nothing = throw new MalformedJson(msg)
+  }
+}
+
+object JsonPointerScanner {
+
+  /** `s` as a JSON string literal. */
+  def quote(s: String): String = {
+    val sb = new java.lang.StringBuilder(s.length + 2).append('"')
+    s.foreach {
+      case '"'           => sb.append("\\\"")
+      case '\\'          => sb.append("\\\\")
+      case c if c < 0x20 => sb.append(f"\\u${c.toInt}%04x")
+      case c             => sb.append(c)
+    }
+    sb.append('"').toString
   }
 }

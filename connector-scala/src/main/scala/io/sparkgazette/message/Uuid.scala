@@ -63,6 +63,34 @@ object Uuid {
   /** The zero UUID opts a message out of exactly-once processing. */
   val Zero: UUID = new UUID(0L, 0L)
 
-  /** The canonical lowercase form, `8-4-4-4-12`. */
-  def parse(text: String): UUID = UUID.fromString(text)
+  /** Parses the forms Gazette's UUID library accepts: canonical `8-4-4-4-12` (any case), with
+    * `urn:uuid:` or braces around it, or 32 hex digits. None for anything else.
+    */
+  def parse(text: String): Option[UUID] = {
+    val hex = text.length match {
+      case 36 => canonical(text)
+      case 38 if text.head == '{' && text.last == '}' => canonical(text.substring(1, 37))
+      case 45 if text.regionMatches(true, 0, "urn:uuid:", 0, 9) => canonical(text.substring(9))
+      case 32 => Some(text)
+      case _ => None
+    }
+    hex.filter(h => h.forall(c => Character.digit(c, 16) >= 0)).map { h =>
+      new UUID(java.lang.Long.parseUnsignedLong(h.substring(0, 16), 16), java.lang.Long.parseUnsignedLong(h.substring(16), 16))
+    }
+  }
+
+  private def canonical(s: String): Option[String] =
+    if (s.charAt(8) == '-' && s.charAt(13) == '-' && s.charAt(18) == '-' && s.charAt(23) == '-')
+      Some(s.substring(0, 8) + s.substring(9, 13) + s.substring(14, 18) + s.substring(19, 23) + s.substring(24))
+    else None
+
+  /** The UUID in the 16 bytes at `b[from]`, most significant first. */
+  def fromBytes(b: Array[Byte], from: Int): UUID = {
+    val bb = java.nio.ByteBuffer.wrap(b, from, 16)
+    new UUID(bb.getLong, bb.getLong)
+  }
+
+  /** The 16 bytes of `uuid`, most significant first, as Gazette stores UUIDs in protobuf. */
+  def toBytes(uuid: UUID): Array[Byte] =
+    java.nio.ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits).putLong(uuid.getLeastSignificantBits).array()
 }

@@ -25,7 +25,7 @@ class UuidSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     forAll(Gen.chooseNum(0L, 0xffffffffffffL), Gen.chooseNum(1L, Long.MaxValue), Gen.chooseNum(0, Flags.Max)) {
       (p, clock, flags) =>
         whenever(p >= 0 && p <= 0xffffffffffffL && clock > 0 && flags >= 0 && flags <= Flags.Max) {
-          val uuid = Uuid.parse(Uuid.build(ProducerId(p), clock, flags).toString)
+          val uuid = Uuid.parse(Uuid.build(ProducerId(p), clock, flags).toString).get
           assert(Uuid.producer(uuid) == ProducerId(p))
           assert(Uuid.clock(uuid) == clock)
           assert(Uuid.flags(uuid) == flags)

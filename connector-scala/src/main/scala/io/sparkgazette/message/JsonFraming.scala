@@ -1,0 +1,90 @@
+package io.sparkgazette.message
+
+import java.io.ByteArrayOutputStream
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
+
+/** `application/x-ndjson`: one JSON document per line, its UUID the string at `uuidPointer`.
+  *
+  * Every line must be one well-formed JSON value (Gazette's decoder rejects anything else); the
+  * UUID is found by scanning, without building the document.
+  */
+final class JsonFraming(val uuidPointer: String) extends Framing {
+  private val scanner = new JsonPointerScanner(uuidPointer)
+
+  override def contentType: String = Framing.JsonLines
+
+  override def toString: String = s"JsonFraming($uuidPointer)"
+
+  override private[message] def newUnpacker(): Unpacker = new Unpacker {
+    // How much of the current line has been searched for its newline, so that long lines
+    // arriving in many chunks are scanned once.
+    private var scanned = 0
+
+    override def restart(): Unit = scanned = 0
+
+    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
+      var i = from + scanned
+      while (i < until && b(i) != '\n') i += 1
+      if (i == until) {
+        scanned = i - from
+        if (atEnd) Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data")
+        else Unpacked.NeedMore
+      } else {
+        scanned = 0
+        val length = i + 1 - from
+        JsonSyntax.check(b, from, i) match {
+          case Some(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
+          case None =>
+            scanner.find(b, from, i) match {
+              case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
+              case Right(None)   => Unpacked.Message(length, from, i, Uuid.Zero)
+              case Right(Some(text)) =>
+                if (text.isEmpty) Unpacked.Message(length, from, i, Uuid.Zero)
+                else
+                  Uuid.parse(text) match {
+                    case Some(uuid) => Unpacked.Message(length, from, i, uuid)
+                    case None       => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
+                  }
+            }
+        }
+      }
+    }
+  }
+
+  override def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit = {
+    JsonSyntax.check(payload, 0, payload.length).foreach(p => throw new MessageFormatException(s"invalid JSON: $p"))
+    val (depth, at, empty) = scanner.insertionPoint(payload, 0, payload.length) match {
+      case Right(point)  => point
+      case Left(problem) => throw new MessageFormatException(s"cannot set the UUID at $uuidPointer: $problem")
+    }
+    val member = scanner.nest(depth, JsonPointerScanner.quote(uuid.toString))
+    // nest() wraps the innermost missing member in braces; inside an existing object only the
+    // member itself is written.
+    val inner = member.substring(1, member.length - 1).getBytes(UTF_8)
+    writeOneLine(payload, 0, at, out)
+    out.write(inner)
+    if (!empty) out.write(',')
+    writeOneLine(payload, at, payload.length, out)
+    out.write('\n')
+  }
+
+  override def frameAck(uuid: UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit =
+    frame("{}".getBytes(UTF_8), uuid, out)
+
+  // A valid JSON document has newlines only as whitespace (strings cannot hold raw control
+  // characters), so replacing them keeps the document and its one-line framing.
+  private def writeOneLine(b: Array[Byte], from: Int, until: Int, out: ByteArrayOutputStream): Unit = {
+    var start = from
+    var i = from
+    while (i < until) {
+      if (b(i) == '\n' || b(i) == '\r') {
+        out.write(b, start, i - start)
+        out.write(' ')
+        start = i + 1
+      }
+      i += 1
+    }
+    out.write(b, start, until - start)
+  }
+}

@@ -1,0 +1,123 @@
+package io.sparkgazette.message
+
+/** Checks that bytes hold exactly one well-formed JSON value (RFC 8259), in one pass and without
+  * building anything. Reading ndjson, Gazette rejects a line its decoder cannot parse; so do we,
+  * without paying for a tree.
+  */
+object JsonSyntax {
+
+  /** None when `b[from, until)` is one JSON value with optional surrounding whitespace; otherwise
+    * what is wrong and at which byte, counted from `from`.
+    */
+  def check(b: Array[Byte], from: Int, until: Int): Option[String] = {
+    val s = new Check(b, from, until)
+    try { s.document(); None }
+    catch { case e: Malformed => Some(e.getMessage) }
+  }
+
+  private final class Malformed(msg: String) extends Exception(msg, null, false, false)
+
+  private final class Check(b: Array[Byte], from: Int, until: Int) {
+    private var i = from
+    // Open containers, innermost last: true for an object. Iterative, so nesting depth cannot
+    // overflow the stack.
+    private var stack = new Array[Boolean](16)
+    private var depth = 0
+
+    def document(): Unit = {
+      ws()
+      if (i >= until) fail("empty document")
+      value()
+      while (depth > 0) {
+        ws()
+        val inObject = stack(depth - 1)
+        peek match {
+          case ',' =>
+            i += 1; ws()
+            if (inObject) { string(); ws(); expect(':') }
+            value()
+          case '}' if inObject  => i += 1; depth -= 1
+          case ']' if !inObject => i += 1; depth -= 1
+          case c                => fail(s"expected ',' or '${if (inObject) '}' else ']'}' but found ${show(c)}")
+        }
+      }
+      ws()
+      if (i < until) fail(s"unexpected ${show(b(i))} after the document")
+    }
+
+    // One value; a container is opened and its first member read, the rest is left to document().
+    private def value(): Unit = {
+      ws()
+      peek match {
+        case '{' =>
+          i += 1; ws()
+          if (peek == '}') i += 1
+          else { push(true); string(); ws(); expect(':'); value() }
+        case '[' =>
+          i += 1; ws()
+          if (peek == ']') i += 1
+          else { push(false); value() }
+        case '"'                               => string()
+        case 't'                               => literal("true")
+        case 'f'                               => literal("false")
+        case 'n'                               => literal("null")
+        case c if c == '-' || (c >= '0' && c <= '9') => number()
+        case c                                 => fail(s"unexpected ${show(c)}")
+      }
+    }
+
+    private def push(obj: Boolean): Unit = {
+      if (depth == stack.length) stack = java.util.Arrays.copyOf(stack, depth * 2)
+      stack(depth) = obj
+      depth += 1
+    }
+
+    private def string(): Unit = {
+      expect('"')
+      while (true) {
+        if (i >= until) fail("unterminated string")
+        val c = b(i) & 0xff
+        if (c == '"') { i += 1; return }
+        if (c < 0x20) fail(s"control character 0x${Integer.toHexString(c)} in a string")
+        if (c == '\\') {
+          i += 1
+          peek match {
+            case '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' => i += 1
+            case 'u' =>
+              i += 1
+              for (_ <- 0 until 4) { if (Character.digit(peek, 16) < 0) fail("bad \\u escape"); i += 1 }
+            case other => fail(s"bad escape \\${other.toChar}")
+          }
+        } else i += 1
+      }
+    }
+
+    private def number(): Unit = {
+      if (peek == '-') i += 1
+      if (peek == '0') i += 1 else digits()
+      if (i < until && b(i) == '.') { i += 1; digits() }
+      if (i < until && (b(i) == 'e' || b(i) == 'E')) {
+        i += 1
+        if (i < until && (b(i) == '+' || b(i) == '-')) i += 1
+        digits()
+      }
+    }
+
+    private def digits(): Unit = {
+      if (!isDigit(peek)) fail(s"expected a digit but found ${show(peek)}")
+      while (i < until && isDigit(b(i))) i += 1
+    }
+
+    private def literal(word: String): Unit = {
+      var k = 0
+      while (k < word.length) { if (peek != word.charAt(k)) fail(s"invalid literal, expected '$word'"); i += 1; k += 1 }
+    }
+
+    private def isDigit(c: Int): Boolean = c >= '0' && c <= '9'
+    private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) i += 1
+    private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
+    private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' but found ${show(peek)}")
+    private def show(c: Int): String = if (c >= 0x20 && c < 0x7f) s"'${c.toChar}'" else s"byte 0x${Integer.toHexString(c & 0xff)}"
+    private def fail(msg: String): Nothing = throw new Malformed(s"$msg at byte ${i - from}")
+  }
+}

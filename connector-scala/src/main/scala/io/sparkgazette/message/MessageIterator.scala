@@ -1,0 +1,108 @@
+package io.sparkgazette.message
+
+import java.nio.ByteBuffer
+import java.util.UUID
+
+/** Bytes of a journal beginning at `offset`: what a journal read delivers. */
+final case class JournalBytes(offset: Long, data: ByteBuffer)
+
+/** A message's bytes as stored in the journal, without framing, and the UUID found in it
+  * ([[Uuid.Zero]] when it has none).
+  */
+final class RawMessage(val bytes: Array[Byte], val uuid: UUID) {
+  override def toString: String = s"RawMessage(${bytes.length} bytes, $uuid)"
+}
+
+/** Bytes at `[begin, end)` of `journal` that are not a well-formed message, and why. */
+final case class MalformedMessage(journal: String, begin: Long, end: Long, reason: String) {
+  def describe: String = s"malformed message in journal $journal at offset $begin (${end - begin} bytes): $reason"
+}
+
+/** Thrown when a malformed message is met and the reader was asked to fail. */
+final class MalformedMessageException(val malformed: MalformedMessage) extends RuntimeException(malformed.describe)
+
+/** Splits a journal's bytes into messages with `framing`: each is either an [[Envelope]] of a
+  * [[RawMessage]] with the byte offsets it occupies, or a [[MalformedMessage]] covering the
+  * bytes skipped to resume at the next message.
+  *
+  * `chunks` must be contiguous except where the journal itself jumps forward (a removed
+  * fragment); bytes left unfinished before a jump are reported as malformed.
+  */
+final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes])
+    extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
+
+  private val unpacker = framing.newUnpacker()
+  private var buf = new Array[Byte](64 * 1024)
+  private var pos = 0
+  private var lim = 0
+  private var at = -1L // journal offset of buf(pos)
+  private var atEnd = false
+  private var held: JournalBytes = _ // a chunk past an offset jump, appended once the gap is reported
+  private var ready: Either[MalformedMessage, Envelope[RawMessage]] = _
+
+  /** The offset just past the last message or malformed range returned (-1 before any bytes). */
+  def offset: Long = at
+
+  override def hasNext: Boolean = ready != null || advance()
+
+  override def next(): Either[MalformedMessage, Envelope[RawMessage]] = {
+    if (!hasNext) throw new NoSuchElementException(s"no more messages in $journal")
+    val r = ready
+    ready = null
+    r
+  }
+
+  private def advance(): Boolean = {
+    while (ready == null) {
+      if (held != null) { val c = held; held = null; append(c) }
+      else if (pos < lim) {
+        unpacker.unpack(buf, pos, lim, atEnd) match {
+          case Unpacked.NeedMore => fill()
+          case Unpacked.Skip(n)  => consume(n)
+          case Unpacked.Malformed(n, reason) =>
+            ready = Left(MalformedMessage(journal, at, at + n, reason))
+            consume(n)
+          case Unpacked.Message(n, from, until, uuid) =>
+            val bytes = java.util.Arrays.copyOfRange(buf, from, until)
+            ready = Right(Envelope(journal, at, at + n, Uuid.producer(uuid), Uuid.clock(uuid), Uuid.flags(uuid), new RawMessage(bytes, uuid)))
+            consume(n)
+        }
+      } else if (atEnd) return false
+      else fill()
+    }
+    true
+  }
+
+  private def consume(n: Int): Unit = { pos += n; at += n }
+
+  private def fill(): Unit = {
+    if (!chunks.hasNext) { atEnd = true; return }
+    val c = chunks.next()
+    if (at == -1L) at = c.offset
+    val expected = at + (lim - pos)
+    if (c.offset == expected) append(c)
+    else if (c.offset < expected)
+      throw new IllegalStateException(s"journal $journal: bytes at offset ${c.offset} overlap those read through $expected")
+    else if (pos < lim) {
+      ready = Left(MalformedMessage(journal, at, expected, s"truncated message: the journal jumps from offset $expected to ${c.offset}"))
+      pos = 0; lim = 0; at = c.offset
+      unpacker.restart()
+      held = c
+    } else {
+      at = c.offset
+      append(c)
+    }
+  }
+
+  private def append(c: JournalBytes): Unit = {
+    val data = c.data.duplicate()
+    val n = data.remaining()
+    if (pos > 0) {
+      System.arraycopy(buf, pos, buf, 0, lim - pos)
+      lim -= pos; pos = 0
+    }
+    if (lim + n > buf.length) buf = java.util.Arrays.copyOf(buf, math.max(buf.length * 2, lim + n))
+    data.get(buf, lim, n)
+    lim += n
+  }
+}

@@ -1,0 +1,104 @@
+package io.sparkgazette.message
+
+import java.io.ByteArrayOutputStream
+import java.time.Instant
+
+import scala.collection.mutable
+
+/** The framed ACK message that commits one producer's transaction in `journal`. Store it
+  * durably before appending it, and append it again after any failure: a repeated ACK is
+  * harmless.
+  */
+final case class AckIntent(journal: String, intent: Array[Byte]) {
+  override def toString: String = s"AckIntent($journal, ${intent.length} bytes)"
+}
+
+/** Publishes messages as one producer, as Gazette's Publisher does, into per-journal buffers of
+  * framed bytes that the caller appends (in order, each journal's bytes in one or more appends).
+  *
+  * One [[ProducerId]] and one clock serve all journals; every message and every ACK takes its
+  * own tick, so ACKs commit everything published before them.
+  *
+  * @param clock updated from `now` before each message, never moving backwards
+  */
+final class Publisher(
+    val producer: ProducerId = ProducerId.random(),
+    clock: MonotonicClock = new MonotonicClock(),
+    now: () => Instant = () => Instant.now()
+) {
+  private val buffers = mutable.LinkedHashMap[String, ByteArrayOutputStream]()
+  // Journals written uncommitted since the last ACKs, in first-use order, with a payload to
+  // shape their acknowledgement after.
+  private val open = mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
+  // The clock before the open transaction's first message: an ACK at this clock rolls it back.
+  private var txnStart = -1L
+
+  /** Publishes `payload` to `journal` outside any transaction: readers see it at once. */
+  def publishCommitted(journal: String, framing: Framing, payload: Array[Byte]): Unit =
+    publish(journal, framing, payload, Flags.OutsideTxn)
+
+  /** Publishes `payload` to `journal` within the open transaction: readers see it once the
+    * ACK intents built next are appended.
+    */
+  def publishUncommitted(journal: String, framing: Framing, payload: Array[Byte]): Unit = {
+    if (txnStart == -1L) { clock.update(now()); txnStart = clock.current }
+    publish(journal, framing, payload, Flags.ContinueTxn)
+    if (!open.contains(journal)) open(journal) = (framing, payload)
+  }
+
+  /** Framed bytes published to each journal since the last call, in publishing order. */
+  def drain(): Seq[(String, Array[Byte])] = {
+    val out = buffers.iterator.collect { case (j, b) if b.size > 0 => j -> b.toByteArray }.toSeq
+    buffers.clear()
+    out
+  }
+
+  /** Bytes published to `journal` and not yet drained. */
+  def buffered(journal: String): Int = buffers.get(journal).fold(0)(_.size)
+
+  /** Takes what was published to `journal` and not yet drained. */
+  def drain(journal: String): Array[Byte] = buffers.remove(journal).fold(Array.emptyByteArray)(_.toByteArray)
+
+  /** ACKs committing the open transaction in every journal it wrote to, each with its own
+    * clock tick, in first-use order; the next uncommitted message opens a new transaction.
+    */
+  def buildAckIntents(): Seq[AckIntent] = {
+    val intents = open.toSeq.map { case (journal, (framing, like)) =>
+      val out = new ByteArrayOutputStream(64)
+      framing.frameAck(Uuid.build(producer, clock.tick(), Flags.AckTxn), like, out)
+      AckIntent(journal, out.toByteArray)
+    }
+    open.clear()
+    txnStart = -1L
+    intents
+  }
+
+  /** ACKs that roll back the open transaction in every journal it wrote to: their clock
+    * precedes all of its messages, so readers discard them. Nothing is rolled back that an
+    * earlier ACK committed.
+    */
+  def buildRollbackIntents(): Seq[AckIntent] = {
+    val intents = open.toSeq.map { case (journal, (framing, like)) =>
+      val out = new ByteArrayOutputStream(64)
+      framing.frameAck(Uuid.build(producer, txnStart, Flags.AckTxn), like, out)
+      AckIntent(journal, out.toByteArray)
+    }
+    open.clear()
+    txnStart = -1L
+    intents
+  }
+
+  private def publish(journal: String, framing: Framing, payload: Array[Byte], flags: Int): Unit = {
+    clock.update(now())
+    val out = buffers.getOrElseUpdate(journal, new ByteArrayOutputStream())
+    val mark = out.size
+    try framing.frame(payload, Uuid.build(producer, clock.tick(), flags), out)
+    catch {
+      case e: MessageFormatException =>
+        // Keep the buffer to whole messages.
+        val kept = java.util.Arrays.copyOf(out.toByteArray, mark)
+        out.reset(); out.write(kept)
+        throw e
+    }
+  }
+}

@@ -1,0 +1,173 @@
+package io.sparkgazette.message
+
+import java.io.ByteArrayOutputStream
+import java.nio.ByteBuffer
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.scalacheck.Gen
+import org.scalatest.funsuite.AnyFunSuite
+import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
+
+/** Each framing frames and unpacks its messages bit for bit, and reports every malformed case
+  * with the offset where it begins and a reason.
+  */
+class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
+  private val Json = new JsonFraming(Framing.DefaultUuidPointer)
+  private val Fixed = new FixedFraming(Framing.DefaultUuidField)
+  private val producer = ProducerId(0x0123456789abL)
+  private def uuid(clock: Long, flags: Int = Flags.ContinueTxn) = Uuid.build(producer, clock << 4, flags)
+
+  /** Reads `bytes` as a journal starting at offset 100, delivered in chunks of `chunk` bytes. */
+  private def read(framing: Framing, bytes: Array[Byte], chunk: Int = Int.MaxValue) = {
+    val chunks = bytes.grouped(math.max(1, math.min(chunk, bytes.length max 1))).zipWithIndex.map { case (c, i) =>
+      JournalBytes(100L + i.toLong * math.min(chunk, bytes.length), ByteBuffer.wrap(c))
+    }
+    new MessageIterator("j", framing, chunks).toList
+  }
+
+  private def framed(framing: Framing, payloads: Seq[(String, java.util.UUID)]): Array[Byte] = {
+    val out = new ByteArrayOutputStream()
+    payloads.foreach { case (p, u) => framing.frame(p.getBytes(UTF_8), u, out) }
+    out.toByteArray
+  }
+
+  private def text(e: Envelope[RawMessage]) = new String(e.message.bytes, UTF_8)
+
+  test("ndjson: the UUID is set at the pointer, creating or joining its parents, and read back") {
+    val bytes = framed(Json, Seq(
+      """{"a":1}""" -> uuid(1),
+      """{"_meta":{"op":"c"},"b":[1,2]}""" -> uuid(2),
+      "{\n \"pretty\": true\n}" -> uuid(3, Flags.AckTxn),
+      "{}" -> uuid(4, Flags.OutsideTxn)))
+    val lines = new String(bytes, UTF_8).split("\n", -1).toList
+    assert(lines.head == s"""{"_meta":{"uuid":"${uuid(1)}"},"a":1}""")
+    assert(lines(1) == s"""{"_meta":{"uuid":"${uuid(2)}","op":"c"},"b":[1,2]}""")
+    assert(lines(3) == s"""{"_meta":{"uuid":"${uuid(4, Flags.OutsideTxn)}"}}""")
+    val msgs = read(Json, bytes).map(_.toOption.get)
+    assert(msgs.map(_.message.uuid) == Seq(uuid(1), uuid(2), uuid(3, Flags.AckTxn), uuid(4, Flags.OutsideTxn)))
+    assert(msgs.map(_.clock) == Seq(1L << 4, 2L << 4, 3L << 4, 4L << 4))
+    assert(msgs.map(_.flags) == Seq(Flags.ContinueTxn, Flags.ContinueTxn, Flags.AckTxn, Flags.OutsideTxn))
+    assert(msgs.head.begin == 100 && msgs.last.end == 100 + bytes.length)
+    msgs.zip(msgs.tail).foreach { case (a, b) => assert(a.end == b.begin) }
+    assert(text(msgs.head) == lines.head)
+  }
+
+  test("ndjson: another pointer, and messages without a UUID are outside any transaction") {
+    val byKey = new JsonFraming("/UUID")
+    val bytes = framed(byKey, Seq("""{"Word":"w"}""" -> uuid(7)))
+    assert(new String(bytes, UTF_8) == s"""{"UUID":"${uuid(7)}","Word":"w"}""" + "\n")
+    val plain = "{\"x\":1}\n{\"_meta\":{\"uuid\":\"\"}}\n[1,2]\n\"s\"\n{\"_meta\":{\"uuid\":\"00000000-0000-0000-0000-000000000000\"}}\n"
+    val msgs = read(Json, plain.getBytes(UTF_8)).map(_.toOption.get)
+    assert(msgs.size == 5 && msgs.forall(m => m.clock == 0 && m.flags == 0 && m.message.uuid == Uuid.Zero))
+  }
+
+  test("ndjson: framing refuses a payload that is not an object, is invalid, or already has a UUID") {
+    def refuse(p: String) = intercept[MessageFormatException](framed(Json, Seq(p -> uuid(1)))).getMessage
+    assert(refuse("[1]").contains("not a JSON object"))
+    assert(refuse("""{"a":""").contains("invalid JSON"))
+    assert(refuse(s"""{"_meta":{"uuid":"x"}}""").contains("/_meta/uuid is already present"))
+    assert(refuse("""{"_meta":5}""").contains("/_meta is not an object"))
+  }
+
+  test("ndjson: malformed lines, bad UUIDs and a truncated last line are reported at their offsets") {
+    val good = s"""{"_meta":{"uuid":"${uuid(1)}"}}"""
+    val input = Seq(good, """{"a":tru}""", good, """{"_meta":{"uuid":"not-a-uuid"}}""", "", good, """{"open":1""").mkString("\n")
+    val out = read(Json, input.getBytes(UTF_8))
+    val malformed = out.collect { case Left(m) => m }
+    assert(out.count(_.isRight) == 3)
+    assert(malformed.map(_.reason.takeWhile(_ != ':')) == Seq("invalid JSON", "'not-a-uuid' at /_meta/uuid is not a UUID", "invalid JSON", "truncated message"))
+    val starts = input.split("\n", -1).scanLeft(100L)((o, l) => o + l.length + 1)
+    assert(malformed.map(_.begin) == Seq(starts(1), starts(3), starts(4), starts(6)))
+    assert(malformed.head.describe.contains(s"journal j at offset ${starts(1)}"))
+  }
+
+  test("csv: the UUID is the first column; quoted fields, blank lines and CRLF follow RFC 4180") {
+    val bytes = framed(CsvFraming, Seq("a,b" -> uuid(1), "\"x,y\",\"say \"\"hi\"\"\nthere\"" -> uuid(2), "c,d\r\n" -> uuid(3)))
+    assert(new String(bytes, UTF_8).startsWith(s"${uuid(1)},a,b\n${uuid(2)},"))
+    val withBlank = bytes ++ "\r\n\n".getBytes(UTF_8) ++ framed(CsvFraming, Seq("e,f" -> uuid(4))) ++ "\n".getBytes(UTF_8)
+    val msgs = read(CsvFraming, withBlank).map(_.toOption.get)
+    assert(msgs.map(_.message.uuid) == Seq(uuid(1), uuid(2), uuid(3), uuid(4)))
+    assert(CsvFraming.fields(msgs(1).message.bytes) == Right(IndexedSeq(uuid(2).toString, "x,y", "say \"hi\"\nthere")))
+    assert(text(msgs(2)) == s"${uuid(3)},c,d")
+    // Blank lines belong to the record that follows them, as Go's reader counts offsets.
+    assert(msgs(3).begin == msgs(2).end && text(msgs(3)) == s"${uuid(4)},e,f")
+    val ack = new ByteArrayOutputStream()
+    CsvFraming.frameAck(uuid(5, Flags.AckTxn), "a,b".getBytes(UTF_8), ack)
+    assert(ack.toString(UTF_8) == s"${uuid(5, Flags.AckTxn)},,\n")
+  }
+
+  test("csv: wrong field counts, stray quotes, bad UUIDs and truncation are malformed; empty UUID is outside") {
+    val u = uuid(1).toString
+    val input = s"$u,a,b\n$u,a\n$u,a\"b,c\n$u,\"a\"b,c\nnope,a,b\n,a,b\n$u,\"open"
+    val out = read(CsvFraming, input.getBytes(UTF_8))
+    val reasons = out.collect { case Left(m) => m.reason }
+    assert(reasons.size == 5, out)
+    assert(reasons(0) == "record has 2 fields, expected 3")
+    assert(reasons(1).startsWith("bare \" in non-quoted field"))
+    assert(reasons(2).startsWith("extraneous or missing \" in quoted field"))
+    assert(reasons(3) == "first column 'nope' is not a UUID")
+    assert(reasons(4).startsWith("unterminated quoted field"))
+    assert(out.collect { case Right(e) => e.clock } == Seq(Uuid.clock(uuid(1)), 0L))
+  }
+
+  test("protobuf-fixed: header, payload and the 16 UUID bytes in the configured field") {
+    val payload = Array[Byte](0x08, 0x96.toByte, 0x01, 0x12, 0x02, 'h', 'i') // field 1 varint, field 2 "hi"
+    val f3 = new FixedFraming(3)
+    val out = new ByteArrayOutputStream()
+    f3.frame(payload, uuid(9), out)
+    f3.frameAck(uuid(10, Flags.AckTxn), payload, out)
+    val bytes = out.toByteArray
+    assert(bytes.take(4).sameElements(FixedFraming.MagicWord))
+    assert(bytes(4) == payload.length + 18 && bytes(5) == 0 && bytes(6) == 0 && bytes(7) == 0)
+    val msgs = read(f3, bytes).map(_.toOption.get)
+    assert(msgs.map(_.message.uuid) == Seq(uuid(9), uuid(10, Flags.AckTxn)))
+    assert(msgs.head.message.bytes.take(payload.length).sameElements(payload))
+    assert(intercept[MessageFormatException](Fixed.frame(payload, uuid(1), new ByteArrayOutputStream())).getMessage
+      .contains("wire type 0"))
+    val noUuid = new ByteArrayOutputStream()
+    noUuid.write(FixedFraming.MagicWord); noUuid.write(Array[Byte](2, 0, 0, 0)); noUuid.write(Array[Byte](0x10, 0x01))
+    assert(read(Fixed, noUuid.toByteArray :+ '\n'.toByte).map(_.toOption.get.clock) == Seq(0L))
+  }
+
+  test("protobuf-fixed: desync skips to the next magic word; bad UUID lengths and truncation are malformed") {
+    val good = new ByteArrayOutputStream()
+    Fixed.frame(Array.emptyByteArray, uuid(1), good)
+    val g = good.toByteArray
+    val shortUuid = FixedFraming.MagicWord ++ Array[Byte](4, 0, 0, 0, 0x0a, 2, 1, 2)
+    val input = g ++ "garbage".getBytes(UTF_8) ++ g ++ shortUuid ++ g.take(10)
+    val out = read(Fixed, input)
+    assert(out.collect { case Right(e) => e.begin } == Seq(100L, 100L + g.length + 7))
+    val bad = out.collect { case Left(m) => m }
+    assert(bad.map(_.reason.takeWhile(_ != ':')) == Seq("desynchronized", "uuid field 1 has 2 bytes, expected 16", "truncated message"))
+    assert(bad.head.begin == 100 + g.length && bad.head.end == 100 + g.length + 7)
+  }
+
+  test("every framing splits identically whatever the chunk boundaries") {
+    val json = framed(Json, (1 to 20).map(i => s"""{"i":$i,"s":"${"x" * i}"}""" -> uuid(i)))
+    val csv = framed(CsvFraming, (1 to 20).map(i => s"""$i,"q,${"\n" * (i % 3)}"""" -> uuid(i)))
+    val fixedOut = new ByteArrayOutputStream()
+    (1 to 20).foreach(i => Fixed.frame(Array[Byte](0x1a, i.toByte) ++ Array.fill(i)(0x55.toByte), uuid(i), fixedOut))
+    for ((framing, bytes) <- Seq(Json -> json, CsvFraming -> csv, Fixed -> fixedOut.toByteArray)) {
+      val whole = read(framing, bytes).map(_.map(e => (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq)))
+      assert(whole.size == 20 && whole.forall(_.isRight), s"$framing: $whole")
+      forAll(Gen.choose(1, 64)) { chunk =>
+        assert(read(framing, bytes, chunk).map(_.map(e => (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq))) == whole)
+      }
+    }
+  }
+
+  test("an offset jump reports the unfinished message before it and resumes after it") {
+    val a = framed(Json, Seq("""{"a":1}""" -> uuid(1)))
+    val b = framed(Json, Seq("""{"b":2}""" -> uuid(2)))
+    val chunks = Iterator(JournalBytes(0, ByteBuffer.wrap(a ++ b.take(3))), JournalBytes(1000, ByteBuffer.wrap(b)))
+    val out = new MessageIterator("j", Json, chunks).toList
+    assert(out.map(_.fold(m => ("bad", m.begin, m.end), e => ("ok", e.begin, e.end))) ==
+      Seq(("ok", 0L, a.length.toLong), ("bad", a.length.toLong, a.length + 3L), ("ok", 1000L, 1000L + b.length)))
+  }
+
+  test("unknown content types are refused with the value named") {
+    assert(Framing.forContentType("application/json") == Left(
+      "unrecognized content-type (application/json); expected one of application/x-ndjson, text/csv, application/x-protobuf-fixed"))
+    assert(Framing.forContentType(null).isLeft)
+  }
+}
