@@ -3,6 +3,7 @@
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
 #     etcd-server 3.4 will not do),
+#   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
 #   - a virtualenv in .venv with python/requirements-dev.txt.
 # Downloads land in per-user caches, so a fresh clone on the same machine reuses them.
@@ -42,6 +43,9 @@ if [ "$(installed "$gobin/etcd" go.etcd.io/etcd/server/v3)" != "$etcd_version" ]
   say "building etcd $etcd_version into $gobin"
   (cd tests/judge && go build -o "$gobin/etcd" go.etcd.io/etcd/server/v3)
 fi
+
+# The interop judge (Gazette's own Publisher and iterators); go build is incremental.
+(cd tests/judge && go build -o bin/judge .)
 
 # sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache.
 if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then

@@ -36,7 +36,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
 
   /** Applies `changes` in one Etcd transaction and returns its revision. */
   def apply(changes: Seq[ApplyRequest.Change]): Long = {
-    val names = changes.map(c => if (c.delete.nonEmpty) c.delete else c.upsert.map(_.name).getOrElse("")).mkString(",")
+    val all = changes.map(c => if (c.delete.nonEmpty) c.delete else c.upsert.map(_.name).getOrElse(""))
+    val names = if (all.size <= 4) all.mkString(",") else s"${all.take(3).mkString(",")} and ${all.size - 3} more"
     withRetries("Apply", names) { endpoint =>
       val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
       val r = stub.apply(ApplyRequest(changes))

@@ -32,7 +32,7 @@ object Journals {
 
   /** Applies `specs` and waits until each journal has a write head, i.e. is assigned to brokers. */
   def create(client: GazetteClient, specs: JournalSpec*): Unit = {
-    client.upsert(specs: _*)
+    specs.grouped(64).foreach(group => client.upsert(group: _*)) // etcd caps operations per transaction
     val deadline = 30.seconds.fromNow
     specs.foreach { s =>
       while (client.list(s"name=${s.name}").forall(_.route.forall(r => r.primary < 0 || r.members.size < s.replication))) {

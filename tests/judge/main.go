@@ -1,0 +1,174 @@
+// Command judge is the interop harness: it writes journals with Gazette's own Publisher and
+// reads them with Gazette's own iterators, so that the connector's message layer can be checked
+// against Gazette itself.
+//
+//	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED)
+//	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks]
+//	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
+//	judge scenarios                          (lists the named scenarios)
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand"
+	"os"
+	"strings"
+
+	log "github.com/sirupsen/logrus"
+	"go.gazette.dev/core/broker/client"
+	pb "go.gazette.dev/core/broker/protocol"
+	"go.gazette.dev/core/labels"
+	"go.gazette.dev/core/message"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+func main() {
+	log.SetLevel(log.ErrorLevel)
+	if len(os.Args) < 2 {
+		fail("usage: judge publish|read|map|scenarios [flags]")
+	}
+	var cmd, args = os.Args[1], os.Args[2:]
+	var fs = flag.NewFlagSet(cmd, flag.ExitOnError)
+	var broker = fs.String("broker", "http://127.0.0.1:8080", "broker endpoint")
+	var journal = fs.String("journal", "", "journal name")
+	var scenario = fs.String("scenario", "", "named scenario to publish")
+	var seed = fs.Int64("random", -1, "publish a random interleaving drawn with this seed")
+	var committed = fs.Bool("committed", false, "read committed (the default)")
+	var uncommitted = fs.Bool("uncommitted", false, "read uncommitted")
+	var ring = fs.Int("ring", 8192, "sequencer ring size")
+	var acks = fs.Bool("acks", false, "also print ACK messages")
+	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
+	_ = fs.Parse(args)
+	_ = committed
+
+	switch cmd {
+	case "scenarios":
+		fmt.Println(strings.Join(scenarioNames(), "\n"))
+	case "publish":
+		publish(*broker, pb.Journal(*journal), *scenario, *seed)
+	case "read":
+		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks)
+	case "map":
+		mapKeys(strings.Split(*journals, ","))
+	default:
+		fail("unknown command " + cmd)
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(2)
+}
+
+func connect(ctx context.Context, broker string) pb.RoutedJournalClient {
+	var conn, err = grpc.NewClient(pb.Endpoint(broker).GRPCAddr(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fail(err.Error())
+	}
+	return pb.NewRoutedJournalClient(pb.NewJournalClient(conn), pb.NoopDispatchRouter{})
+}
+
+func publish(broker string, journal pb.Journal, scenario string, seed int64) {
+	var ctx = context.Background()
+	var rjc = connect(ctx, broker)
+	var spec, err = client.GetJournal(ctx, rjc, journal)
+	if err != nil {
+		fail(fmt.Sprintf("journal %s: %v", journal, err))
+	}
+	var ct = spec.LabelSet.ValueOf(labels.ContentType)
+	framing, err := message.FramingByContentType(ct)
+	if err != nil {
+		fail(err.Error())
+	}
+	var w = &writer{ctx: ctx, as: client.NewAppendService(ctx, rjc), journal: journal,
+		contentType: ct, framing: framing, rng: rand.New(rand.NewSource(seed))}
+
+	if seed >= 0 {
+		random(w)
+	} else if run, ok := scenarios[scenario]; ok {
+		run(w)
+	} else {
+		fail(fmt.Sprintf("unknown scenario %q; known: %s", scenario, strings.Join(scenarioNames(), ", ")))
+	}
+	for op := range w.as.PendingExcept("") {
+		if err := op.Err(); err != nil {
+			fail(err.Error())
+		}
+	}
+}
+
+// record is one message as the judge prints it.
+type record struct {
+	Journal string `json:"journal"`
+	Begin   int64  `json:"begin"`
+	End     int64  `json:"end"`
+	UUID    string `json:"uuid"`
+	Flags   int    `json:"flags"`
+	Payload string `json:"payload"`
+}
+
+func read(broker string, journal pb.Journal, committed bool, ring int, acks bool) {
+	var ctx = context.Background()
+	var rr = client.NewRetryReader(ctx, connect(ctx, broker), pb.ReadRequest{Journal: journal, Block: false})
+	var it message.Iterator
+	if committed {
+		it = message.NewReadCommittedIter(rr, newDocFunc, message.NewSequencer(nil, nil, ring))
+	} else {
+		it = message.NewReadUncommittedIter(rr, newDocFunc)
+	}
+	var out = bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	var enc = json.NewEncoder(out)
+
+	for {
+		var env, err = it.Next()
+		if err == io.EOF || errors.Is(err, client.ErrOffsetNotYetAvailable) {
+			return
+		} else if err != nil {
+			out.Flush()
+			fail(fmt.Sprintf("reading %s: %v", journal, err))
+		}
+		var d = env.Message.(*doc)
+		var flags = message.GetFlags(d.uuid)
+		if message.GetClock(d.uuid) == 0 {
+			flags = message.Flag_OUTSIDE_TXN
+		} else if flags == message.Flag_ACK_TXN && !acks {
+			continue
+		}
+		var u = ""
+		if d.uuid != (message.UUID{}) {
+			u = d.uuid.String()
+		}
+		_ = enc.Encode(record{string(journal), env.Begin, env.End, u, int(flags), d.payload()})
+	}
+}
+
+// mapKeys prints the journal Gazette's ModuloMapping and RendezvousMapping pick for each key.
+func mapKeys(journals []string) {
+	var lr = &pb.ListResponse{}
+	for _, j := range journals {
+		lr.Journals = append(lr.Journals, pb.ListResponse_Journal{Spec: pb.JournalSpec{Name: pb.Journal(j)}})
+	}
+	var partitions = func() *pb.ListResponse { return lr }
+	var key = func(m message.Mappable, w io.Writer) { _, _ = w.(hash.Hash32).Write([]byte(m.(string))) }
+	var modulo = message.ModuloMapping(key, partitions)
+	var rendezvous = message.RendezvousMapping(key, partitions)
+
+	var in = bufio.NewScanner(os.Stdin)
+	var out = bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for in.Scan() {
+		var m, _, _ = modulo(in.Text())
+		var r, _, _ = rendezvous(in.Text())
+		fmt.Fprintf(out, "%s\t%s\n", m, r)
+	}
+}
