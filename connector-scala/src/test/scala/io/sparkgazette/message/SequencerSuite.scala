@@ -72,7 +72,49 @@ class SequencerSuite extends AnyFunSuite {
     assert(feed(seq, log, log.write(A, 3, ack, "a3ACK"))._2 == Seq("a3ACK"))
   }
 
-  test("(e) a transaction evicted from the ring is replayed, skipping other producers") {
+  test("ring add and evict: evicting a producer's first entries moves its replay range; offsets follow every CONTINUE") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 5)
+    Seq(log.write(A, 1, cont, "a1"), log.write(B, 1, cont, "b1"), log.write(A, 2, cont, "a2"),
+      log.write(B, 2, cont, "b2"), log.write(A, 3, cont, "a3")).foreach { e =>
+      seq.queue(e)
+      assert(seq.checkpoint(0)._1(J) == e.end)
+    }
+    // The ring is full: b3 evicts a1, b4 evicts b1 and the ACK itself evicts a2, so only a3 is left.
+    seq.queue(log.write(B, 3, cont, "b3"))
+    seq.queue(log.write(B, 4, cont, "b4"))
+    assert(seq.queue(log.write(A, 4, ack, "a4ACK")) == AckCommitReplay)
+    assert(seq.replayRange == ((J, log.all(0).begin, log.all(4).begin)))
+    seq.startReplay(log.range(log.all(0).begin, log.all(4).begin))
+    assert(Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a1", "a2", "a3", "a4ACK"))
+    // Once all of a producer's entries are evicted, its range ends at the ACK, the ring's only entry.
+    Seq("c1", "c2", "c3", "c4", "c5").zipWithIndex.foreach { case (n, i) => seq.queue(log.write(C, i + 1L, cont, n)) }
+    assert(seq.queue(log.write(B, 5, ack, "b5ACK")) == AckCommitReplay)
+    assert(seq.replayRange == ((J, log.all(1).begin, log.all.last.begin)))
+  }
+
+  test("(f) a replay holding duplicates from before and within the sequence emits each message once") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    feed(seq, log, log.write(A, 1, ack, "a1ACK"))
+    assert(feed(seq, log, log.write(A, 2, cont, "a2"))._1 == ContinueBeginSpan)
+    assert(feed(seq, log, log.write(A, 1, cont, "a1Dup"))._1 == ContinueAlreadyAcked)
+    assert(feed(seq, log, log.write(A, 3, cont, "a3"))._1 == ContinueExtendSpan)
+    assert(feed(seq, log, log.write(A, 2, cont, "a2Dup"))._1 == ContinueTxnClockLarger)
+    feed(seq, log, log.write(B, 1, cont, "b1"))
+    feed(seq, log, log.write(B, 2, cont, "b2"))
+    feed(seq, log, log.write(A, 3, cont, "a3Dup"))
+    assert(feed(seq, log, log.write(A, 4, ack, "a4ACK")) == (AckCommitReplay, Seq("a2", "a3", "a4ACK")))
+  }
+
+  test("(g) a partial rollback: every ring entry is beyond the ACK's clock") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    feed(seq, log, log.write(A, 1, ack, "a1ACK"))
+    feed(seq, log, log.write(A, 3, cont, "a3"))
+    feed(seq, log, log.write(A, 4, cont, "a4"))
+    assert(feed(seq, log, log.write(A, 2, ack, "a2ACK")) == (AckCommitRing, Seq("a2ACK")))
+    assert(feed(seq, log, log.write(A, 5, ack, "a5ACK"))._2 == Seq("a5ACK"))
+  }
+
+  test("(e, h) transactions evicted from the ring are replayed, each its own range, skipping other producers") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 1, cont, "a1"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
@@ -136,6 +178,40 @@ class SequencerSuite extends AnyFunSuite {
     // The restored producer A has an open begin, so a2 extends it; both commits replay.
     assert(again.map(_._1) == Seq(ContinueExtendSpan, AckCommitReplay, AckCommitReplay))
     assert(again.map(_._2) == Seq(Nil, Seq("a1", "a2", "a3ACK"), Seq("b1", "b2ACK")))
+  }
+
+  test("a checkpoint taken mid-dequeue excludes the ACK and is tightened to the messages consumed") {
+    val log = new Log; val seq = new Sequencer[String](ringSize = 12)
+    Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK")).foreach(feed(seq, log, _))
+    val a4 = log.write(A, 4, cont, "a4"); val a5 = log.write(A, 5, cont, "a5"); val a6ACK = log.write(A, 6, ack, "a6ACK")
+    seq.queue(a4); seq.queue(a5)
+    assert(seq.queue(a6ACK) == AckCommitRing)
+    assert(seq.step().map(_.message) == Some("a4"))
+    assert(seq.step().map(_.message) == Some("a5")) // consumed a4; crash before a5 is processed
+    val (offsets, states) = seq.checkpoint(0)
+    val twice = new Sequencer[String](offsets, states, 12).checkpoint(0)
+    assert(twice == ((offsets, states)))
+    assert(offsets == Map(J -> a5.end))
+    assert(states == Seq(ProducerState(J, A, 4, a5.begin)))
+    val restored = new Sequencer[String](offsets, states, 12)
+    assert(restored.queue(a6ACK) == AckCommitReplay)
+    assert(restored.replayRange == ((J, a5.begin, a6ACK.begin)))
+    restored.startReplay(log.range(a5.begin, a6ACK.begin))
+    assert(Iterator.continually(restored.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a5", "a6ACK"))
+  }
+
+  test("duplicates straddling a checkpoint extend the restored span, yet each message is emitted once") {
+    val log = new Log; val seq1 = new Sequencer[String](ringSize = 12)
+    Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, cont, "a3")).foreach(feed(seq1, log, _))
+    val (offsets, states) = seq1.checkpoint(0)
+    val seq2 = new Sequencer[String](offsets, states, 12)
+    val rest = Seq(log.write(A, 1, cont, "a1Dup"), log.write(A, 2, cont, "a2Dup"), log.write(A, 3, cont, "a3Dup"), log.write(A, 4, ack, "a4ACK"))
+    val first = rest.map(feed(seq1, log, _))
+    val second = rest.map(feed(seq2, log, _))
+    assert(first.map(_._1) == Seq(ContinueTxnClockLarger, ContinueTxnClockLarger, ContinueTxnClockLarger, AckCommitRing))
+    assert(second.map(_._1) == Seq(ContinueExtendSpan, ContinueExtendSpan, ContinueExtendSpan, AckCommitReplay))
+    assert(first.last._2 == Seq("a1", "a2", "a3", "a4ACK"))
+    assert(second.last._2 == Seq("a1", "a2", "a3", "a4ACK"))
   }
 
   test("producers older than the horizon are pruned at checkpoint") {
