@@ -156,6 +156,32 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("round trips: any payload framed with any UUID reads back with that UUID and its content") {
+    val texts = Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf(',', '"', '\n', ' ', '\\', '/', 'é', '\u0001'))).map(_.mkString)
+    val uuids = for (p <- Gen.choose(0L, 0xffffffffffffL); c <- Gen.choose(1L, 1L << 58); f <- Gen.oneOf(0, 1, 2)) yield Uuid.build(ProducerId(p), c, f)
+    def jsonString(s: String) = JsonPointerScanner.quote(s)
+    forAll(Gen.listOfN(3, texts), uuids) { (values, u) =>
+      val doc = values.zipWithIndex.map { case (v, i) => s"${jsonString(s"k$i")}:${jsonString(v)}" }.mkString("{", ",", "}")
+      val json = read(Json, framed(Json, Seq(doc -> u))).map(_.toOption.get)
+      assert(json.map(_.message.uuid) == Seq(u))
+      values.foreach(v => assert(text(json.head).contains(jsonString(v))))
+
+      val record = values.map(v => if (v.exists(",\"\n".contains(_)) || v.isEmpty) "\"" + v.replace("\"", "\"\"") + "\"" else v).mkString(",")
+      val csv = read(CsvFraming, framed(CsvFraming, Seq(record -> u))).map(_.toOption.get)
+      assert(csv.map(_.message.uuid) == Seq(u))
+      assert(CsvFraming.fields(csv.head.message.bytes) == Right(u.toString +: values.toIndexedSeq))
+
+      val proto = values.map(_.getBytes(UTF_8)).foldLeft(Array.emptyByteArray)((acc, v) => acc ++ Array[Byte](0x12, v.length.toByte) ++ v)
+      whenever(values.forall(_.getBytes(UTF_8).length < 128)) {
+        val out = new ByteArrayOutputStream()
+        Fixed.frame(proto, u, out)
+        val fixed = read(Fixed, out.toByteArray).map(_.toOption.get)
+        assert(fixed.map(_.message.uuid) == Seq(u))
+        assert(fixed.head.message.bytes.take(proto.length).sameElements(proto))
+      }
+    }
+  }
+
   test("an offset jump reports the unfinished message before it and resumes after it") {
     val a = framed(Json, Seq("""{"a":1}""" -> uuid(1)))
     val b = framed(Json, Seq("""{"b":2}""" -> uuid(2)))
