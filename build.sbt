@@ -34,6 +34,11 @@ val sparkJavaOptions = Seq(
   "-Dio.netty.tryReflectionSetAccessible=true"
 )
 
+// Spark itself comes from the pyspark in .venv (made by `make setup`): the very jars the
+// Python tests and users run on, downloaded once, and never bundled.
+def pysparkJars(base: File): Seq[File] =
+  ((base / ".venv" / "lib") * "python3*" / "site-packages" / "pyspark" / "jars" * "*.jar").get
+
 lazy val root = (project in file("."))
   .aggregate(connector)
   .settings(publish / skip := true)
@@ -61,6 +66,8 @@ lazy val connector = (project in file("connector-scala"))
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
       "org.slf4j" % "slf4j-simple" % "2.0.17" % Test
     ),
+    Compile / unmanagedJars ++= Attributed.blankSeq(pysparkJars((ThisBuild / baseDirectory).value)),
+    assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter(_.data.getPath.contains("/pyspark/jars/")),
     Test / fork := true,
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       s"-Dsparkgazette.root=${(ThisBuild / baseDirectory).value}",

@@ -64,6 +64,24 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       }
     }
 
+  /** The first offset at or after `offset` that the journal still holds (retention may have
+    * removed older fragments), asked of the broker without reading; the write head if none.
+    */
+  def readableFrom(journal: String, offset: Long = 0): Long =
+    withRetries("Read", journal, s" (first offset from $offset)") { endpoint =>
+      val request = ReadRequest(journal = journal, offset = offset, metadataOnly = true)
+      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+      val responses = stub.read(request)
+      if (!responses.hasNext) throw new GazetteException(s"Read of journal $journal via $endpoint: no response")
+      val r = responses.next()
+      routes.learnFrom(journal, r.header)
+      r.status match {
+        case Status.OK                       => Right(math.max(offset, r.offset))
+        case Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
+        case s                               => Left(s)
+      }
+    }
+
   /** Reads `[offset, endOffset)` of `journal` (`endOffset` 0: no end; `offset` -1: the write
     * head). A non-blocking read ends at the write head; a blocking one waits for appends.
     */

@@ -40,6 +40,13 @@ final class Sequencer[M](
   private var replayNeeded = false
   private var replayUntil = 0L
 
+  private var discardedCount = 0L
+
+  /** Messages discarded as rolled back so far: held messages of a transaction an older ACK
+    * rolled back or an OUTSIDE_TXN message abandoned, and messages beyond an ACK's clock.
+    */
+  def discarded: Long = discardedCount
+
   states.foreach { s =>
     partials((s.journal, s.producer)) = new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
   }
@@ -84,6 +91,7 @@ final class Sequencer[M](
         p.maxClock = env.clock
         readThrough(env.journal) = env.end
       case AckRollback =>
+        discardedCount += held(p)
         p.minClock = env.clock
         p.maxClock = env.clock
         p.begin = -1
@@ -94,7 +102,7 @@ final class Sequencer[M](
       case _ => // A commit: the read-through offset moves only once stepping completes.
         if (outcome == AckEmpty || outcome == OutsideCommit) {
           p.begin = env.begin
-          if (outcome == OutsideCommit) { p.ringStart = -1; p.ringStop = -1 }
+          if (outcome == OutsideCommit) { discardedCount += held(p); p.ringStart = -1; p.ringStop = -1 }
         }
         append(p, env)
         p.maxClock = env.clock
@@ -182,12 +190,21 @@ final class Sequencer[M](
   private def take(env: Envelope[M]): Boolean = {
     val duplicate = env.clock != 0 && env.clock <= emit.minClock
     val rolledBack = env.clock > emit.maxClock
+    if (rolledBack && !duplicate) discardedCount += 1
     if (duplicate || rolledBack) false
     else {
       emit.begin = env.begin
       dequeued = env
       true
     }
+  }
+
+  // The partial's messages still in the ring.
+  private def held(p: Partial): Int = {
+    var n = 0
+    var i = p.ringStart
+    while (i != -1) { n += 1; i = if (i == p.ringStop) -1 else nextIndex(i) }
+    n
   }
 
   private def append(p: Partial, env: Envelope[M]): Unit = {

@@ -1,0 +1,50 @@
+package io.sparkgazette.spark
+
+import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
+
+/** A batch read of `[startingOffsets, endingOffsets)` of every journal, one task per journal.
+  * No state precedes it: a transaction whose first messages lie before the starting offset is
+  * not emitted, exactly as a Gazette reader starting there would not.
+  */
+final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration) extends Batch {
+
+  private lazy val ranges: Array[InputPartition] = {
+    val client = new GazetteClient(ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot))
+    val directory = new JournalDirectory(client, options.target)
+    try {
+      val journals = directory.journals()
+      val names = journals.keys
+      val start = options.startingOffsets match {
+        case OffsetSpec.Earliest => directory.earliest(names)
+        case OffsetSpec.Latest   => directory.writeHeads(names)
+        case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
+      }
+      val end = options.endingOffsets match {
+        case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
+        case _                          => directory.writeHeads(names)
+      }
+      names.toSeq.sorted.flatMap { j =>
+        if (start(j) < end(j)) Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j))) else None
+      }.toArray
+    } finally {
+      directory.close()
+      client.close()
+    }
+  }
+
+  // Explicit offsets, with -2 and -1 resolved and journals the JSON leaves out at `default`.
+  private def resolve(directory: JournalDirectory, explicit: Map[String, Long], journals: Iterable[String], option: String,
+      default: Long): Map[String, Long] = {
+    explicit.keys.find(j => !journals.exists(_ == j)).foreach(j => throw GazetteErrors.unknownJournal(j, option))
+    val wanted = journals.map(j => j -> explicit.getOrElse(j, default)).toMap
+    val earliest = directory.earliest(wanted.filter(_._2 == OffsetSpec.EarliestOffset).keys)
+    val latest = directory.writeHeads(wanted.filter(_._2 == OffsetSpec.LatestOffset).keys)
+    wanted.map { case (j, o) => j -> (if (o >= 0) o else earliest.getOrElse(j, latest.getOrElse(j, 0L))) }
+  }
+
+  override def planInputPartitions(): Array[InputPartition] = ranges
+
+  override def createReaderFactory(): PartitionReaderFactory =
+    new JournalRangeReaderFactory(ReaderConfig(options, None, hadoopConf))
+}

@@ -1,0 +1,41 @@
+package io.sparkgazette.spark
+
+/** Every error the connector reports to users, worded in one place: each names what was wrong
+  * and where (option, journal, offset), and how to proceed where there is a way.
+  */
+object GazetteErrors {
+
+  def unknownOption(name: String, known: Iterable[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Unknown Gazette option '$name'. Known options: ${known.toSeq.sorted.mkString(", ")}")
+
+  def missingOption(name: String, why: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Gazette option '$name' is required: $why")
+
+  def invalidOption(name: String, value: String, expected: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Gazette option '$name' has invalid value '$value': expected $expected")
+
+  def conflictingOptions(a: String, b: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Gazette options '$a' and '$b' cannot be used together; give one of them")
+
+  def noJournals(target: String): IllegalStateException =
+    new IllegalStateException(s"No Gazette journals match $target")
+
+  def unknownJournal(journal: String, option: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Journal '$journal' named in option '$option' does not exist or is not selected")
+
+  def unsupportedFraming(journal: String, problem: String): IllegalStateException =
+    new IllegalStateException(s"Journal $journal cannot be read: $problem")
+
+  def dataLoss(journal: String, what: String): IllegalStateException =
+    new IllegalStateException(
+      s"Data loss in journal $journal: $what. Some messages may have been missed. If you want the query to " +
+        "continue anyway (skipping what is gone and counting it), set the source option 'failOnDataLoss' to 'false'.")
+
+  def missingSequencerState(journal: String, offset: Long, dir: String): IllegalStateException =
+    new IllegalStateException(
+      s"Sequencer state of journal $journal at offset $offset is missing from $dir, although other states of the " +
+        "journal exist there: the checkpoint is incomplete. Restore it, or start the query with a new checkpoint.")
+
+  def offsetsWentBackwards(journal: String, from: Long, to: Long): IllegalStateException =
+    new IllegalStateException(s"Offset of journal $journal went backwards from $from to $to")
+}

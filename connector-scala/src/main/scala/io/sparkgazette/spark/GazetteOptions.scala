@@ -1,0 +1,206 @@
+package io.sparkgazette.spark
+
+import java.util.Locale
+
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+import scala.util.Try
+
+import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.message.{Framing, JsonPointerScanner}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/** Where a read starts or ends in each journal. */
+sealed trait OffsetSpec
+
+object OffsetSpec {
+  case object Earliest extends OffsetSpec
+  case object Latest extends OffsetSpec
+
+  /** Explicit byte offsets; [[EarliestOffset]] and [[LatestOffset]] stand for either end. */
+  final case class Specific(offsets: Map[String, Long]) extends OffsetSpec
+
+  val EarliestOffset: Long = -2L
+  val LatestOffset: Long = -1L
+}
+
+/** Which journals a query reads. */
+sealed trait JournalTarget {
+  def describe: String
+}
+
+object JournalTarget {
+
+  /** Journals matching a label selector, discovered again at every trigger. */
+  final case class BySelector(selector: String) extends JournalTarget {
+    override def describe: String = s"selector '$selector'"
+  }
+
+  /** A fixed list of journals. */
+  final case class ByName(journals: Seq[String]) extends JournalTarget {
+    override def describe: String = s"journals ${journals.mkString(", ")}"
+  }
+}
+
+/** The source's options, parsed and validated once. The README's option table documents each. */
+final case class SourceOptions(
+    broker: String,
+    target: JournalTarget,
+    startingOffsets: OffsetSpec,
+    endingOffsets: OffsetSpec,
+    readCommitted: Boolean,
+    maxBytesPerTrigger: Option[Long],
+    minBytesPerTrigger: Option[Long],
+    maxTriggerDelay: FiniteDuration,
+    failOnDataLoss: Boolean,
+    failOnMalformed: Boolean,
+    uuidPointer: String,
+    uuidField: Int,
+    producerPruneHorizon: FiniteDuration,
+    includeLabels: Boolean,
+    sequencerRingSize: Int,
+    fragmentRoot: Option[String]
+)
+
+object GazetteOptions {
+  val Broker = "broker"
+  val Selector = "selector"
+  val Journals = "journals"
+  val StartingOffsets = "startingOffsets"
+  val EndingOffsets = "endingOffsets"
+  val ReadCommitted = "readCommitted"
+  val MaxBytesPerTrigger = "maxBytesPerTrigger"
+  val MinBytesPerTrigger = "minBytesPerTrigger"
+  val MaxTriggerDelay = "maxTriggerDelay"
+  val FailOnDataLoss = "failOnDataLoss"
+  val FailOnMalformed = "failOnMalformed"
+  val UuidPointer = "uuidPointer"
+  val UuidField = "uuidField"
+  val ProducerPruneHorizon = "producerPruneHorizon"
+  val IncludeLabels = "includeLabels"
+  val SequencerRingSize = "sequencerRingSize"
+  val FragmentRoot = "fragmentRoot"
+
+  private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, ReadCommitted,
+    MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
+    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, FragmentRoot)
+
+  /** Parses the source's options; `streaming` picks the default starting offsets. */
+  def source(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
+    val o = new Reader(options.asCaseSensitiveMap().asScala.toMap, sourceOptions)
+    val target = (o.get(Selector), o.get(Journals)) match {
+      case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Selector, Journals)
+      case (Some(s), None) =>
+        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
+        JournalTarget.BySelector(s)
+      case (None, Some(j)) =>
+        val names = j.split(',').map(_.trim).filter(_.nonEmpty).toSeq
+        if (names.isEmpty) throw GazetteErrors.invalidOption(Journals, j, "a comma-separated list of journal names")
+        JournalTarget.ByName(names.distinct)
+      case (None, None) => throw GazetteErrors.missingOption(s"$Selector' or '$Journals", "which journals to read")
+    }
+    val ending = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
+    if (streaming && ending.isDefined)
+      throw GazetteErrors.invalidOption(EndingOffsets, o.get(EndingOffsets).get, "no value: endingOffsets applies to batch queries only")
+    if (ending.contains(OffsetSpec.Earliest))
+      throw GazetteErrors.invalidOption(EndingOffsets, "earliest", "'latest' or a JSON object of offsets")
+    val maxBytes = o.get(MaxBytesPerTrigger).map(positiveLong(MaxBytesPerTrigger, _))
+    val minBytes = o.get(MinBytesPerTrigger).map(positiveLong(MinBytesPerTrigger, _))
+    for (max <- maxBytes; min <- minBytes if min > max)
+      throw GazetteErrors.invalidOption(MinBytesPerTrigger, min.toString, s"at most $MaxBytesPerTrigger ($max)")
+    if (o.get(MaxTriggerDelay).isDefined && minBytes.isEmpty)
+      throw GazetteErrors.invalidOption(MaxTriggerDelay, o.get(MaxTriggerDelay).get, s"to be given together with $MinBytesPerTrigger")
+    SourceOptions(
+      broker = broker(o),
+      target = target,
+      startingOffsets = o.get(StartingOffsets).map(offsets(StartingOffsets, _))
+        .getOrElse(if (streaming) OffsetSpec.Latest else OffsetSpec.Earliest),
+      endingOffsets = ending.getOrElse(OffsetSpec.Latest),
+      readCommitted = o.boolean(ReadCommitted, default = true),
+      maxBytesPerTrigger = maxBytes,
+      minBytesPerTrigger = minBytes,
+      maxTriggerDelay = o.get(MaxTriggerDelay).map(duration(MaxTriggerDelay, _)).getOrElse(15.minutes),
+      failOnDataLoss = o.boolean(FailOnDataLoss, default = true),
+      failOnMalformed = o.boolean(FailOnMalformed, default = true),
+      uuidPointer = uuidPointer(o),
+      uuidField = uuidField(o),
+      producerPruneHorizon = o.get(ProducerPruneHorizon).map(duration(ProducerPruneHorizon, _)).getOrElse(24.hours),
+      includeLabels = o.boolean(IncludeLabels, default = false),
+      sequencerRingSize = o.get(SequencerRingSize).map(positiveLong(SequencerRingSize, _))
+        .map(n => if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216") else n.toInt)
+        .getOrElse(8192),
+      fragmentRoot = o.get(FragmentRoot)
+    )
+  }
+
+  private[spark] def broker(o: Reader): String = {
+    val b = o.get(Broker).getOrElse(throw GazetteErrors.missingOption(Broker, "the broker address, e.g. http://127.0.0.1:8080"))
+    Try(ClientConfig(b)).failed.foreach(e => throw GazetteErrors.invalidOption(Broker, b, e.getMessage))
+    b
+  }
+
+  private[spark] def uuidPointer(o: Reader): String = {
+    val p = o.get(UuidPointer).getOrElse(Framing.DefaultUuidPointer)
+    Try(new JsonPointerScanner(p)).failed.foreach(_ => throw GazetteErrors.invalidOption(UuidPointer, p, "a JSON pointer such as /_meta/uuid"))
+    if (p.isEmpty) throw GazetteErrors.invalidOption(UuidPointer, p, "a JSON pointer such as /_meta/uuid")
+    p
+  }
+
+  private[spark] def uuidField(o: Reader): Int =
+    o.get(UuidField).map { v =>
+      v.toIntOption.filter(n => n >= 1 && n <= (1 << 29) - 1)
+        .getOrElse(throw GazetteErrors.invalidOption(UuidField, v, "a protobuf field number from 1 to 536870911"))
+    }.getOrElse(Framing.DefaultUuidField)
+
+  /** `earliest`, `latest`, or a JSON object of journal offsets. */
+  def offsets(option: String, value: String): OffsetSpec = value.trim.toLowerCase(Locale.ROOT) match {
+    case "earliest" => OffsetSpec.Earliest
+    case "latest"   => OffsetSpec.Latest
+    case _ =>
+      val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
+        throw GazetteErrors.invalidOption(option, value, """'earliest', 'latest' or JSON such as {"a/journal": 1024} (-2 earliest, -1 latest)"""))
+      parsed.find(_._2 < -2).foreach { case (j, off) =>
+        throw GazetteErrors.invalidOption(option, value, s"offsets >= 0, or -2 (earliest) or -1 (latest); journal $j has $off")
+      }
+      OffsetSpec.Specific(parsed)
+  }
+
+  private[spark] def positiveLong(option: String, value: String): Long =
+    value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a positive whole number"))
+
+  /** `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds. */
+  def duration(option: String, value: String): FiniteDuration = {
+    val m = """(?i)\s*(\d+)\s*(ms|s|m|min|h|d)?\s*""".r
+    value match {
+      case m(n, unit) =>
+        val amount = n.toLong
+        Option(unit).map(_.toLowerCase(Locale.ROOT)).getOrElse("ms") match {
+          case "ms"         => amount.millis
+          case "s"          => amount.seconds
+          case "m" | "min"  => amount.minutes
+          case "h"          => amount.hours
+          case _            => amount.days
+        }
+      case _ => throw GazetteErrors.invalidOption(option, value, "a duration such as 250ms, 30s, 15m, 24h or 7d")
+    }
+  }
+
+  /** Option values by case-insensitive name, refusing names outside `known`. */
+  private[spark] final class Reader(options: Map[String, String], known: Seq[String]) {
+    private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
+    private val values: Map[String, String] = options.map { case (k, v) =>
+      val name = byLower.getOrElse(k.toLowerCase(Locale.ROOT), throw GazetteErrors.unknownOption(k, known))
+      name -> v
+    }
+
+    def get(name: String): Option[String] = values.get(name)
+
+    def boolean(name: String, default: Boolean): Boolean = values.get(name).map { v =>
+      v.trim.toLowerCase(Locale.ROOT) match {
+        case "true"  => true
+        case "false" => false
+        case _       => throw GazetteErrors.invalidOption(name, v, "true or false")
+      }
+    }.getOrElse(default)
+  }
+}

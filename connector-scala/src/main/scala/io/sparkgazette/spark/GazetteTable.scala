@@ -1,0 +1,42 @@
+package io.sparkgazette.spark
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.catalog.{SupportsRead, TableCapability}
+import org.apache.spark.sql.connector.metric.CustomMetric
+import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder}
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/** Gazette journals as a table: read as a stream or a batch. */
+final class GazetteTable(tableSchema: StructType) extends SupportsRead {
+  override def name(): String = "gazette"
+
+  override def schema(): StructType = tableSchema
+
+  override def capabilities(): util.Set[TableCapability] =
+    Set(TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_READ).asJava
+
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = () => new GazetteScan(options)
+}
+
+/** The scan of one query; options are parsed here, where batch and streaming defaults differ. */
+final class GazetteScan(options: CaseInsensitiveStringMap) extends Scan {
+  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
+  private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
+
+  override def readSchema(): StructType = MessageToRow.schema(includeLabels)
+
+  override def description(): String = s"Gazette(${options.asCaseSensitiveMap().asScala.toSeq.sorted.map { case (k, v) => s"$k=$v" }.mkString(", ")})"
+
+  override def toBatch: Batch = new GazetteBatch(GazetteOptions.source(options, streaming = false), hadoopConf)
+
+  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
+    new GazetteMicroBatchStream(GazetteOptions.source(options, streaming = true), checkpointLocation, hadoopConf)
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = SourceMetrics.supported
+}

@@ -1,0 +1,52 @@
+package io.sparkgazette.spark
+
+import java.util.concurrent.{Executors, ThreadFactory}
+
+import scala.concurrent.duration.Duration
+import scala.concurrent.{Await, ExecutionContext, Future}
+
+import io.sparkgazette.client.GazetteClient
+
+/** A journal as the source plans it: its framing and labels. */
+final case class JournalInfo(name: String, contentType: String, labels: Map[String, Seq[String]])
+
+/** The driver's only view of the cluster: which journals a query reads, their write heads and
+  * their first readable offsets, asked concurrently.
+  */
+final class JournalDirectory(client: GazetteClient, target: JournalTarget) extends AutoCloseable {
+  private val pool = Executors.newFixedThreadPool(8, new ThreadFactory {
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "gazette-journal-directory")
+      t.setDaemon(true)
+      t
+    }
+  })
+  private implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
+
+  /** The journals the target names now, by name. */
+  def journals(): Map[String, JournalInfo] = target match {
+    case JournalTarget.BySelector(s) => client.list(s).map(j => info(j.spec)).map(i => i.name -> i).toMap
+    case JournalTarget.ByName(names) =>
+      parallel(names) { n =>
+        client.list(s"name=$n").headOption.map(j => info(j.spec)).getOrElse(throw GazetteErrors.unknownJournal(n, GazetteOptions.Journals))
+      }.map(i => i.name -> i).toMap
+  }
+
+  def writeHeads(journals: Iterable[String]): Map[String, Long] =
+    parallel(journals.toSeq)(j => j -> client.writeHead(j)).toMap
+
+  /** The first offset each journal still holds. */
+  def earliest(journals: Iterable[String]): Map[String, Long] =
+    parallel(journals.toSeq)(j => j -> client.readableFrom(j, 0)).toMap
+
+  private def parallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
+    Await.result(Future.traverse(items)(a => Future(f(a))), Duration.Inf)
+
+  private def info(spec: Option[io.sparkgazette.client.protocol.JournalSpec]): JournalInfo = {
+    val s = spec.getOrElse(throw new IllegalStateException("List returned a journal without a spec"))
+    val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
+    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels)
+  }
+
+  override def close(): Unit = pool.shutdownNow()
+}

@@ -1,0 +1,51 @@
+package io.sparkgazette.spark
+
+/** Pure planning of a trigger's byte ranges: where each journal's range ends, given where it
+  * starts, the write heads, and the rate limits. No I/O, so it is unit-tested on its own.
+  */
+object JournalRangePlanner {
+
+  /** End offsets that read at most `maxBytes` in total, split across journals in proportion to
+    * their backlog; every journal with a backlog gets at least one byte, so that it reads at
+    * least the message beginning at its start (a range holds the messages that begin in it).
+    */
+  def capped(start: Map[String, Long], heads: Map[String, Long], maxBytes: Long): Map[String, Long] = {
+    val backlog = heads.map { case (j, h) => j -> math.max(0L, h - start.getOrElse(j, h)) }
+    val total = backlog.values.sum
+    if (total <= maxBytes) heads
+    else
+      heads.map { case (j, h) =>
+        val b = backlog(j)
+        if (b == 0) j -> h
+        else {
+          val share = math.max(1L, (BigInt(b) * maxBytes / total).toLong)
+          j -> (start(j) + math.min(b, share))
+        }
+      }
+  }
+
+  /** Bytes between `start` and `heads`, journal by journal (journals absent from `start` count
+    * from zero).
+    */
+  def behind(start: Map[String, Long], heads: Map[String, Long]): Map[String, Long] =
+    heads.map { case (j, h) => j -> math.max(0L, h - start.getOrElse(j, 0L)) }
+
+  /** Whether a trigger with `available` new bytes should wait for more: fewer than `minBytes`
+    * and the last batch was planned less than `maxDelayMs` ago.
+    */
+  def shouldWait(available: Long, minBytes: Option[Long], sinceLastBatchMs: Long, maxDelayMs: Long): Boolean =
+    minBytes.exists(min => available < min && sinceLastBatchMs < maxDelayMs)
+
+  /** The source's progress metrics: bytes between the consumed offsets and the last write heads
+    * seen, in total, at most and on average per journal, and the number of journals.
+    */
+  def metrics(consumed: Map[String, Long], heads: Map[String, Long]): Map[String, String] = {
+    val behindBy = behind(consumed, heads).values
+    Map(
+      "bytesBehindHead" -> behindBy.sum.toString,
+      "maxBytesBehindHead" -> (if (behindBy.isEmpty) 0L else behindBy.max).toString,
+      "avgBytesBehindHead" -> String.format(java.util.Locale.ROOT, "%.1f", Double.box(if (behindBy.isEmpty) 0.0 else behindBy.sum.toDouble / behindBy.size)),
+      "journals" -> heads.size.toString
+    )
+  }
+}

@@ -1,0 +1,48 @@
+package io.sparkgazette.spark
+
+import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
+
+/** Task metrics of the source, summed over tasks and shown in the SQL UI. */
+object SourceMetrics {
+  val BytesRead = "bytesRead"
+  val MessagesEmitted = "messagesEmitted"
+  val DuplicatesDropped = "duplicatesDropped"
+  val RolledBackMessages = "rolledBackMessages"
+  val ReplayedBytes = "replayedBytes"
+  val MalformedSkipped = "malformedMessagesSkipped"
+  val LostBytes = "lostBytes"
+
+  private val descriptions = Seq(
+    BytesRead -> "bytes read from journals",
+    MessagesEmitted -> "messages emitted",
+    DuplicatesDropped -> "duplicate messages dropped",
+    RolledBackMessages -> "rolled-back messages discarded",
+    ReplayedBytes -> "bytes re-read to replay transactions",
+    MalformedSkipped -> "malformed messages skipped",
+    LostBytes -> "bytes lost to retention and skipped"
+  )
+
+  def supported: Array[CustomMetric] = Array(
+    new BytesReadMetric, new MessagesEmittedMetric, new DuplicatesDroppedMetric, new RolledBackMessagesMetric,
+    new ReplayedBytesMetric, new MalformedSkippedMetric, new LostBytesMetric)
+
+  def task(values: Map[String, Long]): Array[CustomTaskMetric] = values.toArray.map { case (n, v) =>
+    new CustomTaskMetric {
+      override def name(): String = n
+      override def value(): Long = v
+    }
+  }
+
+  /** Spark instantiates metrics by class name, so each needs a class with a no-argument constructor. */
+  abstract class Metric(metric: String) extends CustomSumMetric {
+    override def name(): String = metric
+    override def description(): String = descriptions.toMap.apply(metric)
+  }
+  final class BytesReadMetric extends Metric(BytesRead)
+  final class MessagesEmittedMetric extends Metric(MessagesEmitted)
+  final class DuplicatesDroppedMetric extends Metric(DuplicatesDropped)
+  final class RolledBackMessagesMetric extends Metric(RolledBackMessages)
+  final class ReplayedBytesMetric extends Metric(ReplayedBytes)
+  final class MalformedSkippedMetric extends Metric(MalformedSkipped)
+  final class LostBytesMetric extends Metric(LostBytes)
+}
