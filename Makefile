@@ -8,11 +8,12 @@ BROKERS ?= 1
 setup:
 	@build/setup.sh
 
-# Scala suites (unit + integration) then Python suites; a summary line closes the run.
+# The assembly jar (the Python suites load it), Scala suites (unit + integration), then Python
+# suites; a summary line closes the run.
 test: setup
 	@rm -rf connector-scala/target/test-reports target/pytest
 	@status=0; \
-	  $(SBT) test || status=1; \
+	  $(SBT) connector/assembly test || status=1; \
 	  $(PYTHON) -m pytest -q tests --junitxml=target/pytest/junit.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
 	  exit $$status
@@ -21,6 +22,7 @@ test-scala: setup
 	$(SBT) test
 
 test-python: setup
+	$(SBT) connector/assembly
 	$(PYTHON) -m pytest -q tests
 
 demo: setup
