@@ -1,0 +1,54 @@
+package io.sparkgazette.spark
+
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import org.scalatest.funsuite.AnyFunSuite
+
+class GazetteOptionsSuite extends AnyFunSuite {
+  private def parse(streaming: Boolean, kv: (String, String)*) =
+    GazetteOptions.source(new CaseInsensitiveStringMap(kv.toMap.asJava), streaming)
+  private def error(streaming: Boolean, kv: (String, String)*) =
+    intercept[IllegalArgumentException](parse(streaming, kv: _*)).getMessage
+  private val base = Seq("broker" -> "http://127.0.0.1:8080", "selector" -> "prefix=events/")
+
+  test("defaults follow Kafka's: latest for streams, earliest for batches; read committed; fail on data loss") {
+    val s = parse(streaming = true, base: _*)
+    assert(s.startingOffsets == OffsetSpec.Latest && s.readCommitted && s.failOnDataLoss)
+    assert(s.producerPruneHorizon == 24.hours && s.uuidPointer == "/_meta/uuid" && s.uuidField == 1)
+    assert(parse(streaming = false, base: _*).startingOffsets == OffsetSpec.Earliest)
+  }
+
+  test("option names are case-insensitive; offsets, durations and journal lists are parsed") {
+    val o = parse(streaming = false, "BROKER" -> "http://a:1,http://b:2", "journals" -> "x, y,x",
+      "startingoffsets" -> """{"x": -2, "y": 17}""", "endingOffsets" -> "latest", "maxBytesPerTrigger" -> "100",
+      "minBytesPerTrigger" -> "10", "maxTriggerDelay" -> "30s", "producerPruneHorizon" -> "7d")
+    assert(o.target == JournalTarget.ByName(Seq("x", "y")))
+    assert(o.startingOffsets == OffsetSpec.Specific(Map("x" -> -2L, "y" -> 17L)))
+    assert(o.maxTriggerDelay == 30.seconds && o.producerPruneHorizon == 7.days)
+  }
+
+  test("each bad value fails naming its option") {
+    assert(error(true, "selector" -> "app=b") contains "'broker' is required")
+    assert(error(true, "broker" -> "http://x:1") contains "'selector' or 'journals'")
+    assert(error(true, base :+ ("readCommitted" -> "maybe"): _*) contains "'readCommitted' has invalid value 'maybe': expected true or false")
+    assert(error(true, base :+ ("maxBytesPerTrigger" -> "-5"): _*) contains "'maxBytesPerTrigger'")
+    assert(error(true, base ++ Seq("maxBytesPerTrigger" -> "5", "minBytesPerTrigger" -> "6"): _*) contains "'minBytesPerTrigger'")
+    assert(error(true, base :+ ("maxTriggerDelay" -> "5s"): _*) contains "together with minBytesPerTrigger")
+    assert(error(true, base :+ ("endingOffsets" -> "latest"): _*) contains "batch queries only")
+    assert(error(false, base :+ ("endingOffsets" -> "earliest"): _*) contains "'endingOffsets'")
+    assert(error(true, base :+ ("startingOffsets" -> """{"a": -3}"""): _*) contains "journal a has -3")
+    assert(error(true, base :+ ("uuidField" -> "0"): _*) contains "'uuidField'")
+    assert(error(true, base :+ ("uuidPointer" -> "meta"): _*) contains "'uuidPointer'")
+    assert(error(true, base :+ ("producerPruneHorizon" -> "soon"): _*) contains "'producerPruneHorizon'")
+    assert(error(true, base :+ ("typo" -> "1"): _*) contains "Unknown Gazette option 'typo'")
+  }
+
+  test("offsets round-trip through JSON") {
+    val o = JournalOffsets(Map("b/1" -> 5L, "a/2" -> (1L << 40)))
+    assert(o.json() == """{"a/2":1099511627776,"b/1":5}""")
+    assert(JournalOffsets.fromJson(o.json()) == o)
+    intercept[IllegalArgumentException](JournalOffsets.fromJson("""{"a": 1.5}"""))
+  }
+}
