@@ -12,15 +12,19 @@ import scala.collection.mutable
   * [[QueueOutcome.AckCommitReplay]]. The ACK message itself is the last one stepped out;
   * readers that hand messages to users drop it.
   *
-  * Held messages live in a ring of `ringSize` entries. A transaction longer than the ring is
-  * committed by replaying `[begin, first entry still in the ring)` from the journal.
+  * Held messages live in a ring of at most `ringSize` entries weighing at most `ringBytes` in
+  * all (by `weigh`). A transaction longer than the ring is committed by replaying
+  * `[begin, first entry still in the ring)` from the journal, so memory stays bounded whatever
+  * the transaction's length.
   *
   * @param offsets journal -> offset read through, as of the producer `states`
   */
 final class Sequencer[M](
     offsets: Map[String, Long] = Map.empty,
     states: Seq[ProducerState] = Nil,
-    ringSize: Int = 8192
+    ringSize: Int = 8192,
+    ringBytes: Long = Long.MaxValue,
+    weigh: M => Long = (_: M) => 0L
 ) {
   import QueueOutcome._
   import Sequencer._
@@ -29,6 +33,8 @@ final class Sequencer[M](
   private val ring = new Array[Envelope[M]](size)
   private val nextIndex = Array.fill(size)(-1)
   private var head = 0
+  private var count = 0
+  private var bytes = 0L
 
   private val readThrough = mutable.Map[String, Long]() ++= offsets
   private val partials = mutable.Map[(String, ProducerId), Partial]()
@@ -54,7 +60,7 @@ final class Sequencer[M](
   /** Classifies the next message read from a journal. Not allowed while a commit is being stepped. */
   def queue(env: Envelope[M]): QueueOutcome = {
     if (emit != null) throw new IllegalStateException("queue() called before step() finished the previous commit")
-    evictAtHead()
+    makeRoom(weigh(env.message))
 
     val key = (env.journal, env.producer)
     val zero = env.clock == 0
@@ -213,19 +219,26 @@ final class Sequencer[M](
     if (p.ringStart == -1) p.ringStart = head else nextIndex(p.ringStop) = head
     p.ringStop = head
     head = (head + 1) % size
+    count += 1
+    bytes += weigh(env.message)
   }
 
-  private def evictAtHead(): Unit = {
-    val old = ring(head)
-    if (old == null) return
-    ring(head) = null.asInstanceOf[Envelope[M]]
-    partials.get((old.journal, old.producer)).foreach { p =>
-      if (p.ringStart == head) {
-        if (p.ringStop == head) { p.ringStart = -1; p.ringStop = -1 }
-        else p.ringStart = nextIndex(head)
+  // Evicts the oldest entries until a message of `weight` fits: the ring's oldest entry is the
+  // one at `head` when it is full, as in Gazette, and an older one when bytes run out first.
+  private def makeRoom(weight: Long): Unit =
+    while (count == size || (count > 0 && bytes + weight > ringBytes)) {
+      val oldest = Math.floorMod(head - count, size)
+      val old = ring(oldest)
+      ring(oldest) = null.asInstanceOf[Envelope[M]]
+      count -= 1
+      bytes -= weigh(old.message)
+      partials.get((old.journal, old.producer)).foreach { p =>
+        if (p.ringStart == oldest) {
+          if (p.ringStop == oldest) { p.ringStart = -1; p.ringStop = -1 }
+          else p.ringStart = nextIndex(oldest)
+        }
       }
     }
-  }
 }
 
 object Sequencer {

@@ -59,6 +59,7 @@ final case class SourceOptions(
     producerPruneHorizon: FiniteDuration,
     includeLabels: Boolean,
     sequencerRingSize: Int,
+    sequencerRingBytes: Long,
     fragmentRoot: Option[String]
 )
 
@@ -79,11 +80,12 @@ object GazetteOptions {
   val ProducerPruneHorizon = "producerPruneHorizon"
   val IncludeLabels = "includeLabels"
   val SequencerRingSize = "sequencerRingSize"
+  val SequencerRingBytes = "sequencerRingBytes"
   val FragmentRoot = "fragmentRoot"
 
   private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, ReadCommitted,
     MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
-    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, FragmentRoot)
+    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot)
 
   /** Parses the source's options; `streaming` picks the default starting offsets. */
   def source(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
@@ -129,6 +131,7 @@ object GazetteOptions {
       sequencerRingSize = o.get(SequencerRingSize).map(positiveLong(SequencerRingSize, _))
         .map(n => if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216") else n.toInt)
         .getOrElse(8192),
+      sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
       fragmentRoot = o.get(FragmentRoot)
     )
   }

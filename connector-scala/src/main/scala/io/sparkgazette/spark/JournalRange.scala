@@ -22,6 +22,7 @@ final case class ReaderConfig(
     producerPruneHorizon: FiniteDuration,
     includeLabels: Boolean,
     sequencerRingSize: Int,
+    sequencerRingBytes: Long,
     stateDir: Option[String],
     hadoopConf: SerializableConfiguration
 )
@@ -30,5 +31,5 @@ object ReaderConfig {
   def apply(o: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration): ReaderConfig =
     ReaderConfig(ClientConfig(o.broker).copy(fragmentRoot = o.fragmentRoot), o.readCommitted, o.failOnDataLoss,
       o.failOnMalformed, o.uuidPointer, o.uuidField, o.producerPruneHorizon, o.includeLabels, o.sequencerRingSize,
-      stateDir, hadoopConf)
+      o.sequencerRingBytes, stateDir, hadoopConf)
 }

@@ -41,7 +41,8 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   // A batch cut inside a message resumes where the previous batch finished reading it.
   private var position = math.max(range.start, saved.map(_.resume).getOrElse(range.start))
   private val sequencer =
-    new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), config.sequencerRingSize)
+    new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), config.sequencerRingSize,
+      config.sequencerRingBytes, m => m.bytes.length + EnvelopeOverhead)
   private lazy val messages = open(position, 0, replay = false)
   private var current: Envelope[RawMessage] = _
   private var finished = false
@@ -125,4 +126,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
 
 object JournalRangeReader {
   private val log = LoggerFactory.getLogger(classOf[JournalRangeReader])
+
+  // What a held message costs beyond its bytes: the envelope, its UUID and the array header.
+  private val EnvelopeOverhead = 128
 }

@@ -252,6 +252,16 @@ class SequencerSuite extends AnyFunSuite {
     }
   }
 
+  test("a byte-bounded ring evicts its oldest entries and replays, emitting exactly what an unbounded one does") {
+    val rnd = new Random(11)
+    for (_ <- 0 until 200) {
+      val log = script(rnd)
+      val unbounded = run(new Sequencer[String](), log, log.all.toSeq)
+      val byBytes = new Sequencer[String](ringBytes = 3 * 12L, weigh = (m: String) => m.length.toLong)
+      assert(run(byBytes, log, log.all.toSeq) == unbounded, s"script ${log.all.map(_.message)}")
+    }
+  }
+
   private def run(seq: Sequencer[String], log: Log, envs: Seq[Envelope[String]]): Seq[String] =
     envs.flatMap(e => feed(seq, log, e)._2)
 
