@@ -134,6 +134,35 @@ class SourceIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(keys(df).sortBy(_._2) == all.map(r => (r.journal, r.begin, r.end, r.uuid)))
   }
 
+  test("a batch over explicit offsets is deterministic, and a range that ends mid-message finishes it") {
+    val journal = "source/explicit/part-000"
+    Journals.create(client, Journals.spec(journal))
+    Judge.publishScenario(cluster.broker, journal, "many-producers")
+    val all = Judge.read(cluster.broker, journal, committed = false)
+    val (from, to) = (all(5).begin, all(all.size / 2).begin + 1) // `to` falls inside a message
+    def read() = keys(spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
+      .option("readCommitted", "false").option("startingOffsets", s"""{"$journal": $from}""")
+      .option("endingOffsets", s"""{"$journal": $to}""").load()).sortBy(_._2)
+    val first = read()
+    assert(first == read())
+    assert(first.map(_._2) == all.filter(r => r.begin >= from && r.begin < to).map(_.begin))
+  }
+
+  test("a journal that vanishes fails the stream naming it, unless failOnDataLoss is false") {
+    val journal = "source/vanishing/part-000"
+    Journals.create(client, Journals.spec(journal), Journals.spec("source/vanishing/part-001"))
+    Judge.publishScenario(cluster.broker, journal, "committed")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val options = Map("broker" -> cluster.broker, "selector" -> "prefix=source/vanishing/", "startingOffsets" -> "earliest")
+    val batches = new ConcurrentHashMap[Long, Seq[Key]]()
+    runStream(options, checkpoint, into = batches)
+    assert(batches.values().asScala.flatten.size == 30)
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = journal)))
+    val e = intercept[Exception](runStream(options, checkpoint, into = batches))
+    assert(e.getMessage.contains(s"Data loss in journal $journal") && e.getMessage.contains("'failOnDataLoss'"))
+    runStream(options + ("failOnDataLoss" -> "false"), checkpoint, into = batches)
+  }
+
   test("bad options fail naming the option") {
     def error(options: (String, String)*): String = intercept[IllegalArgumentException](
       spark.read.format("gazette").options(options.toMap).load().collect()).getMessage
