@@ -113,6 +113,32 @@ class SourceIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assertSame(rows, expected)
   }
 
+  test("a running stream follows appends and a journal created after it started, each message once") {
+    val batches = new ConcurrentHashMap[Long, Seq[Key]]()
+    Journals.create(client, Journals.spec("source/live/part-030"), Journals.spec("source/live/part-031"))
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=source/live/")
+      .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "5000").load()
+      .writeStream.option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.ProcessingTime(100))
+      .foreachBatch { (df: DataFrame, id: Long) => batches.put(id, keys(df)); () }
+      .start()
+    try {
+      Judge.publishRandom(cluster.broker, "source/live/part-030", 30)
+      Journals.create(client, Journals.spec("source/live/part-032", labels = Seq("content-type" -> Framing.Csv)))
+      Judge.publishRandom(cluster.broker, "source/live/part-031", 31)
+      Judge.publishRandom(cluster.broker, "source/live/part-032", 32)
+      val expected = Seq(30, 31, 32).map(i => s"source/live/part-0$i")
+        .map(j => j -> Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid))).toMap
+      val total = expected.values.map(_.size).sum
+      val deadline = System.currentTimeMillis() + 60000
+      while (batches.values().asScala.map(_.size).sum < total && System.currentTimeMillis() < deadline) Thread.sleep(100)
+      q.processAllAvailable()
+      val rows = batches.values().asScala.toSeq.flatten
+      assert(rows.distinct.size == rows.size, "a message was emitted twice")
+      assertSame(rows, expected)
+    } finally q.stop()
+  }
+
   test("a batch read equals Gazette's read; columns carry producer, clock, publish time and labels") {
     val expected = publish("source/batch", 20 until 23)
     val df = spark.read.format("gazette").option("broker", cluster.broker).option("selector", "prefix=source/batch/")
