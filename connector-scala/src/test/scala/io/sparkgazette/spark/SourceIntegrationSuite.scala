@@ -150,6 +150,28 @@ class SourceIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(row.getMap[String, scala.collection.Seq[String]](4)("app").toSeq == Seq("source-test"))
   }
 
+  test("task metrics reach the SQL UI: bytes read, messages emitted, duplicates dropped, rolled-back messages") {
+    val journal = "source/metrics/part-000"
+    Journals.create(client, Journals.spec(journal))
+    Judge.publishScenario(cluster.broker, journal, "duplicates")
+    Judge.publishScenario(cluster.broker, journal, "rollback")
+    val rows = spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().collect()
+    val store = spark.sharedState.statusStore
+    def metrics(): Map[String, String] = {
+      val exec = store.executionsList().maxBy(_.executionId)
+      val names = store.planGraph(exec.executionId).allNodes.flatMap(_.metrics).map(m => m.accumulatorId -> m.name).toMap
+      store.executionMetrics(exec.executionId).flatMap { case (id, v) => names.get(id).map(_ -> v) }
+    }
+    val deadline = System.currentTimeMillis() + 10000
+    while (!metrics().contains("messages emitted") && System.currentTimeMillis() < deadline) Thread.sleep(100)
+    val m = metrics()
+    assert(m("messages emitted") == rows.length.toString)
+    assert(m("bytes read from journals").toLong == client.writeHead(journal))
+    // Two OUTSIDE_TXN re-sends, two inside the open transaction and two after its ACK.
+    assert(m("duplicate messages dropped") == "6")
+    assert(m("rolled-back messages discarded") == "4")
+  }
+
   test("read uncommitted emits every message as read, ACKs included") {
     val journal = "source/uncommitted/part-000"
     Journals.create(client, Journals.spec(journal))
