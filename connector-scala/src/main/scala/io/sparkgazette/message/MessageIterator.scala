@@ -43,6 +43,9 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   /** The offset just past the last message or malformed range returned (-1 before any bytes). */
   def offset: Long = at
 
+  /** Whether bytes of an unfinished message are held, waiting for more chunks. */
+  def holdsPartial: Boolean = pos < lim
+
   override def hasNext: Boolean = ready != null || advance()
 
   override def next(): Either[MalformedMessage, Envelope[RawMessage]] = {

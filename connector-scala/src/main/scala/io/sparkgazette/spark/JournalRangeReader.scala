@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 
 import scala.collection.mutable
 
-import io.sparkgazette.client.{Chunk, JournalReader}
+import io.sparkgazette.client.{Backoff, Chunk, JournalReader}
 import io.sparkgazette.message._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
@@ -43,7 +43,8 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   private val sequencer =
     new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), config.sequencerRingSize,
       config.sequencerRingBytes, m => m.bytes.length + EnvelopeOverhead)
-  private lazy val messages = open(position, 0, replay = false)
+  private lazy val messages: MessageIterator =
+    open(position, 0, replay = false, more = offset => offset < range.end || messages.holdsPartial)
   private var current: Envelope[RawMessage] = _
   private var finished = false
 
@@ -87,22 +88,46 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
       case QueueOutcome.AckCommitReplay =>
         val (_, begin, end) = sequencer.replayRange
         replayedBytes += end - begin
-        sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true), onMalformed))
+        sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true, more = _ < end), onMalformed))
       case QueueOutcome.OutsideAlreadyAcked | QueueOutcome.ContinueAlreadyAcked | QueueOutcome.ContinueTxnClockLarger =>
         duplicates += 1
       case _ =>
     }
 
-  private def open(from: Long, until: Long, replay: Boolean): MessageIterator = {
-    val reader = client.read(journal, from, until)
-    readers += reader
-    new MessageIterator(journal, framing, checked(reader, from, replay).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())))
-  }
+  private def open(from: Long, until: Long, replay: Boolean, more: Long => Boolean): MessageIterator =
+    new MessageIterator(journal, framing, chunks(from, until, replay, more).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())))
 
-  // Chunks as read, with a jump past bytes retention removed turned into a data-loss decision.
-  private def checked(reader: JournalReader, from: Long, replay: Boolean): Iterator[Chunk] = {
-    var expected = from
-    reader.map { c =>
+  /** Chunks from `from` (to `until`, if > 0) while `more` says bytes are still needed. A
+    * non-blocking read can end short of bytes that exist: after a failover, the replica serving
+    * it may not have caught up with the head the driver saw. The read is then opened again
+    * until the bytes arrive or the client's retry timeout passes. A jump past bytes retention
+    * removed becomes a data-loss decision.
+    */
+  private def chunks(from: Long, until: Long, replay: Boolean, more: Long => Boolean): Iterator[Chunk] = new Iterator[Chunk] {
+    private var expected = from
+    private var reader = read(from)
+    private val backoff = new Backoff(config.client.retryTimeout)
+
+    private def read(offset: Long): JournalReader = {
+      val r = client.read(journal, offset, until)
+      readers += r
+      r
+    }
+
+    override def hasNext: Boolean = {
+      while (!reader.hasNext && more(expected)) {
+        if (!backoff.pause())
+          throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
+            s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
+        log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
+        reader.close()
+        reader = read(expected)
+      }
+      reader.hasNext
+    }
+
+    override def next(): Chunk = {
+      val c = reader.next()
       if (c.offset > expected) {
         val what = s"bytes [$expected, ${c.offset}) were removed before they were ${if (replay) "replayed" else "read"}"
         if (config.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
@@ -110,6 +135,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
         lostBytes += c.offset - expected
       }
       expected = c.end
+      backoff.reset()
       if (!replay) bytesRead += c.content.size()
       c
     }
