@@ -26,7 +26,7 @@ final class GazetteTable(tableSchema: StructType) extends SupportsRead {
 
 /** The scan of one query; options are parsed here, where batch and streaming defaults differ. */
 final class GazetteScan(options: CaseInsensitiveStringMap) extends Scan {
-  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
+  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sparkContext.hadoopConfiguration)
   private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
 
   override def readSchema(): StructType = MessageToRow.schema(includeLabels)
