@@ -78,15 +78,21 @@ final class Publisher(
     * earlier ACK committed.
     */
   def buildRollbackIntents(): Seq[AckIntent] = {
-    val intents = open.toSeq.map { case (journal, (framing, like)) =>
-      val out = new ByteArrayOutputStream(64)
-      framing.frameAck(Uuid.build(producer, txnStart, Flags.AckTxn), like, out)
-      AckIntent(journal, out.toByteArray)
-    }
+    val intents = rollbackIntents()
     open.clear()
     txnStart = -1L
     intents
   }
+
+  /** The intents [[buildRollbackIntents]] would build, leaving the transaction open: kept so
+    * that a transaction can still be rolled back after its ACK intents were built.
+    */
+  def rollbackIntents(): Seq[AckIntent] =
+    open.toSeq.map { case (journal, (framing, like)) =>
+      val out = new ByteArrayOutputStream(64)
+      framing.frameAck(Uuid.build(producer, txnStart, Flags.AckTxn), like, out)
+      AckIntent(journal, out.toByteArray)
+    }
 
   private def publish(journal: String, framing: Framing, payload: Array[Byte], flags: Int): Unit = {
     clock.update(now())

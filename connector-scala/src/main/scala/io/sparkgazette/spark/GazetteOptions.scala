@@ -63,6 +63,33 @@ final case class SourceOptions(
     fragmentRoot: Option[String]
 )
 
+/** Which journals a write goes to. */
+sealed trait WriteTarget
+object WriteTarget {
+  final case class OneJournal(journal: String) extends WriteTarget
+  final case class BySelector(selector: String) extends WriteTarget
+}
+
+/** The sink's options, parsed and validated once. */
+final case class SinkOptions(
+    broker: String,
+    target: WriteTarget,
+    mapping: Option[String],
+    exactlyOnce: Boolean,
+    uuidPointer: String,
+    uuidField: Int,
+    checkpointLocation: Option[String],
+    flushBytes: Int,
+    testFault: Option[SinkFault]
+)
+
+/** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
+  * `point:epoch`): `task-after-half` fails a task's first attempt after it appended half its
+  * rows; `driver-before-persist`, `driver-after-persist` and `driver-after-some-acks` fail the
+  * driver's commit there.
+  */
+final case class SinkFault(point: String, epoch: Long)
+
 object GazetteOptions {
   val Broker = "broker"
   val Selector = "selector"
@@ -82,6 +109,60 @@ object GazetteOptions {
   val SequencerRingSize = "sequencerRingSize"
   val SequencerRingBytes = "sequencerRingBytes"
   val FragmentRoot = "fragmentRoot"
+
+  val Journal = "journal"
+  val Mapping = "mapping"
+  val DeliveryGuarantee = "deliveryGuarantee"
+  val CheckpointLocation = "checkpointLocation"
+  val FlushBytes = "flushBytes"
+  val TestFault = "testFault"
+
+  private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
+    CheckpointLocation, FlushBytes, TestFault)
+
+  /** Parses the sink's options; streaming writes need `checkpointLocation`. */
+  def sink(options: Map[String, String], streaming: Boolean): SinkOptions = {
+    // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
+    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkOptions)
+    val target = (o.get(Journal).orElse(options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }), o.get(Selector)) match {
+      case (Some(_), Some(_)) => throw conflicting(Journal, Selector)
+      case (Some(j), None) =>
+        if (j.trim.isEmpty || j.contains(',')) throw GazetteErrors.invalidOption(Journal, j, "one journal name (use 'selector' for several)")
+        WriteTarget.OneJournal(j.trim)
+      case (None, Some(s)) =>
+        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
+        WriteTarget.BySelector(s)
+      case (None, None) => throw GazetteErrors.missingOption(s"$Journal' or '$Selector", "which journals to write")
+    }
+    val mapping = o.get(Mapping).map { m =>
+      val name = m.trim.toLowerCase(Locale.ROOT)
+      if (!Set("modulo", "rendezvous", "random").contains(name))
+        throw GazetteErrors.invalidOption(Mapping, m, "modulo, rendezvous or random")
+      name
+    }
+    val exactlyOnce = o.get(DeliveryGuarantee).map(_.trim.toLowerCase(Locale.ROOT)) match {
+      case None | Some("exactly-once") => true
+      case Some("at-least-once")       => false
+      case Some(other)                 => throw GazetteErrors.invalidOption(DeliveryGuarantee, other, "exactly-once or at-least-once")
+    }
+    val checkpoint = o.get(CheckpointLocation)
+    if (streaming && exactlyOnce && checkpoint.isEmpty)
+      throw GazetteErrors.missingOption(CheckpointLocation,
+        "an exactly-once streaming write keeps its ACK intents there. Set it with " +
+          "writeStream.option(\"checkpointLocation\", ...): Spark does not show the session-wide default " +
+          "(spark.sql.streaming.checkpointLocation) to sinks. Or set deliveryGuarantee=at-least-once")
+    val fault = o.get(TestFault).map { f =>
+      f.split(':') match {
+        case Array(point, epoch) if Set("task-after-half", "driver-before-persist", "driver-after-persist",
+            "driver-after-some-acks").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+        case _ => throw GazetteErrors.invalidOption(TestFault, f, "point:epoch, e.g. driver-after-persist:1")
+      }
+    }
+    SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
+      o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault)
+  }
+
+  private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)
 
   private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, ReadCommitted,
     MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,

@@ -5,23 +5,27 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.catalog.{SupportsRead, TableCapability}
+import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** Gazette journals as a table: read as a stream or a batch. */
-final class GazetteTable(tableSchema: StructType) extends SupportsRead {
+/** Gazette journals as a table: read and written as a stream or a batch. */
+final class GazetteTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
   override def name(): String = "gazette"
 
   override def schema(): StructType = tableSchema
 
   override def capabilities(): util.Set[TableCapability] =
-    Set(TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_READ).asJava
+    Set(TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE,
+      TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.ACCEPT_ANY_SCHEMA).asJava
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = () => new GazetteScan(options)
+
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new GazetteWriteBuilder(info)
 }
 
 /** The scan of one query; options are parsed here, where batch and streaming defaults differ. */
