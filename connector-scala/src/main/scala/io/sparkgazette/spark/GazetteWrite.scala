@@ -7,10 +7,12 @@ import io.sparkgazette.message.AckIntent
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.slf4j.LoggerFactory
 
 /** Builds the sink's write: append (and update, read as append); complete mode is refused. */
-final class GazetteWriteBuilder(info: LogicalWriteInfo) extends WriteBuilder with SupportsTruncate {
+final class GazetteWriteBuilder(info: LogicalWriteInfo)
+    extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
   private var truncating = false
 
   override def truncate(): WriteBuilder = { truncating = true; this }
