@@ -51,4 +51,28 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(JournalOffsets.fromJson(o.json()) == o)
     intercept[IllegalArgumentException](JournalOffsets.fromJson("""{"a": 1.5}"""))
   }
+
+  test("sink options: one journal or a selector, mappings, delivery guarantees, and checkpointLocation for streams") {
+    val b = "broker" -> "http://127.0.0.1:8080"
+    val o = GazetteOptions.sink(Map(b, "selector" -> "prefix=out/", "MAPPING" -> "Modulo", "checkpointLocation" -> "/c"), streaming = true)
+    assert(o.target == WriteTarget.BySelector("prefix=out/") && o.mapping.contains("modulo") && o.exactlyOnce)
+    assert(GazetteOptions.sink(Map(b, "path" -> "out/a"), streaming = false).target == WriteTarget.OneJournal("out/a"))
+    def sinkError(kv: (String, String)*) = intercept[IllegalArgumentException](GazetteOptions.sink(kv.toMap, streaming = true)).getMessage
+    assert(sinkError(b, "journal" -> "a", "selector" -> "prefix=x/") contains "'journal' and 'selector' cannot be used together")
+    assert(sinkError(b, "journal" -> "a,b", "checkpointLocation" -> "/c") contains "'journal'")
+    assert(sinkError(b, "journal" -> "a", "mapping" -> "hash", "checkpointLocation" -> "/c") contains "modulo, rendezvous or random")
+    assert(sinkError(b, "journal" -> "a", "deliveryGuarantee" -> "once", "checkpointLocation" -> "/c") contains "'deliveryGuarantee'")
+    assert(sinkError(b, "journal" -> "a") contains "session-wide default")
+    assert(GazetteOptions.sink(Map(b, "journal" -> "a", "deliveryGuarantee" -> "at-least-once"), streaming = true).checkpointLocation.isEmpty)
+    assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "testFault" -> "sometime") contains "'testFault'")
+  }
+
+  test("sink columns: value with journal and key, or JSON rows; anything else is named") {
+    import org.apache.spark.sql.types._
+    val ok = SinkColumns(StructType.fromDDL("value STRING, journal STRING, key BINARY"))
+    assert(ok.value == 0 && ok.journal == 1 && ok.key == 2 && !ok.jsonRows)
+    assert(SinkColumns(StructType.fromDDL("a INT, b STRING")).jsonRows)
+    assert(intercept[IllegalArgumentException](SinkColumns(StructType.fromDDL("value STRING, extra INT"))).getMessage contains "Column 'extra'")
+    assert(intercept[IllegalArgumentException](SinkColumns(StructType.fromDDL("value INT"))).getMessage contains "string or binary")
+  }
 }
