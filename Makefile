@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: setup test test-scala test-python demo assembly cluster-up cluster-down clean
+.PHONY: setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -13,7 +13,8 @@ setup:
 test: setup
 	@rm -rf connector-scala/target/test-reports target/pytest
 	@status=0; \
-	  $(SBT) connector/assembly test || status=1; \
+	  $(SBT) connector/assembly connector/publishM2 test || status=1; \
+	  $(MAKE) -s python-package || status=1; \
 	  $(PYTHON) -m pytest -q tests --junitxml=target/pytest/junit.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
 	  exit $$status
@@ -22,16 +23,29 @@ test-scala: setup
 	$(SBT) test
 
 test-python: setup
-	$(SBT) connector/assembly
+	$(SBT) connector/assembly connector/publishM2
+	$(MAKE) -s python-package
 	$(PYTHON) -m pytest -q tests
 
 demo: setup
 	$(SBT) "connector/Test/runMain io.sparkgazette.demo.ClientDemo"
 
-# The connector's shaded jar; its path is the last line printed.
+# The connector's shaded jar, also copied into the Python package; its path is the last line printed.
 assembly: setup
 	@$(SBT) connector/assembly >&2
+	@$(MAKE) -s python-package >&2
 	@ls connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar
+
+# The Python package with the assembly inside, installed into .venv (pip install ./python).
+python-package:
+	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars
+	@cp connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar python/spark_gazette/jars/
+	@$(PYTHON) -m pip install -q --no-deps --force-reinstall ./python >&2
+
+# The assembly and a dependency-free POM into ~/.m2, for `spark-submit --packages
+# io.sparkgazette:spark-gazette_2.13:0.1.0-SNAPSHOT`.
+publish-local: setup
+	$(SBT) connector/publishM2
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --specs tests/specs/examples.yaml

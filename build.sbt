@@ -76,6 +76,20 @@ lazy val connector = (project in file("connector-scala"))
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Test / parallelExecution := false,
     assembly / assemblyJarName := s"spark-gazette-assembly-${version.value}.jar",
+    // What `publishM2` publishes is the shaded assembly, with a POM that lists no dependencies:
+    // everything the connector needs is inside it or comes with Spark.
+    Compile / packageBin / publishArtifact := false,
+    Compile / packageDoc / publishArtifact := false,
+    Compile / packageSrc / publishArtifact := false,
+    Compile / assembly / artifact := (Compile / assembly / artifact).value.withClassifier(None),
+    addArtifact(Compile / assembly / artifact, assembly),
+    pomPostProcess := { node =>
+      import scala.xml.{Node => XNode, NodeSeq}
+      import scala.xml.transform.{RewriteRule, RuleTransformer}
+      new RuleTransformer(new RewriteRule {
+        override def transform(n: XNode): Seq[XNode] = if (n.label == "dependencies") NodeSeq.Empty else n
+      }).transform(node).head
+    },
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
     assembly / test := {},
     // Everything bundled that Spark or a user's other jars might also carry moves under our

@@ -1,0 +1,59 @@
+"""Administration through the session's JVM (py4j): list journals with their write heads, apply
+journal specs in gazctl's YAML form, and publish test messages. These need a classic session;
+under Spark Connect they raise a RuntimeError."""
+
+import base64
+import json
+
+from spark_gazette.options import _check
+
+
+def _admin(spark):
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        raise RuntimeError("spark_gazette.admin needs a classic SparkSession (it calls the connector through "
+                           "py4j); under Spark Connect use gazctl, or read and write with spark_gazette's helpers")
+    return jvm.io.sparkgazette.spark.Admin
+
+
+def list_journals(spark, broker: str, selector: str = "") -> list[dict]:
+    """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches."""
+    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector))
+
+
+def flatten_specs(tree: dict, parent: dict | None = None) -> list[dict]:
+    """gazctl's hierarchical spec (children inherit labels, replication and fragment) as a flat
+    list of journal specs; labels as [name, value] pairs."""
+    parent = parent or {}
+    node = {
+        "name": tree["name"],
+        "replication": tree.get("replication", parent.get("replication", 1)),
+        "labels": parent.get("labels", []) + [[l["name"], l.get("value", "")] for l in tree.get("labels", [])],
+        "fragment": {**parent.get("fragment", {}), **tree.get("fragment", {})},
+    }
+    if tree.get("children"):
+        return [spec for child in tree["children"] for spec in flatten_specs(child, node)]
+    return [node]
+
+
+def apply_specs(spark, broker: str, specs) -> list[str]:
+    """Creates or updates journals from gazctl-style YAML text (needs PyYAML) or an already
+    parsed dict, waiting until each accepts appends; returns the journal names."""
+    if isinstance(specs, str):
+        import yaml
+        docs = [d for d in yaml.safe_load_all(specs) if d]
+    else:
+        docs = [specs]
+    flat = [s for d in docs for s in flatten_specs(d)]
+    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat))
+    return [s["name"] for s in flat]
+
+
+def publish(spark, broker: str, journal: str, messages, uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1) -> int:
+    """Publishes messages (dicts as JSON, str or bytes as they are) as committed messages with
+    UUIDs, in one append; returns the journal's write head after it."""
+    payloads = []
+    for m in messages:
+        raw = json.dumps(m).encode() if isinstance(m, dict) else m.encode() if isinstance(m, str) else bytes(m)
+        payloads.append(base64.b64encode(raw).decode())
+    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field))

@@ -1,0 +1,66 @@
+"""Reading and writing journals: thin helpers that only set the connector's string options."""
+
+from spark_gazette import options as _options
+
+
+def read_stream(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
+                max_bytes_per_trigger: int | None = None, min_bytes_per_trigger: int | None = None,
+                max_trigger_delay=None, read_committed: bool | None = None, fail_on_data_loss: bool | None = None,
+                fail_on_malformed: bool | None = None, uuid_pointer: str | None = None, uuid_field: int | None = None,
+                producer_prune_horizon=None, include_labels: bool | None = None,
+                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None):
+    """A streaming DataFrame of the journals' messages, one row per message:
+    `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
+
+    Give `selector` (e.g. "prefix=events/") or `journals` (names). `starting_offsets` is
+    "earliest", "latest" (the default) or a dict of journal offsets. Read committed (the default),
+    every acknowledged message appears exactly once; rolled-back and duplicate ones never.
+
+        events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
+                             starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
+    """
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
+    return spark.readStream.format("gazette").options(**opts).load()
+
+
+def read(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
+         ending_offsets=None, read_committed: bool | None = None, fail_on_malformed: bool | None = None,
+         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None):
+    """A batch DataFrame of the journals' messages between `starting_offsets` (default
+    "earliest") and `ending_offsets` (default "latest"); same columns as `read_stream`."""
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
+    return spark.read.format("gazette").options(**opts).load()
+
+
+def write_stream(df, broker: str, journal: str | None = None, selector: str | None = None,
+                 checkpoint_location: str | None = None, mapping: str | None = None,
+                 delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
+                 uuid_field: int | None = None, flush_bytes: int | None = None):
+    """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
+    (rows mapped by their `key` column, or their own `journal` column), exactly once.
+
+    `df` has a `value` column (string or binary) and optionally `journal` and `key`; without
+    `value`, rows are written as JSON objects of all their columns. Exactly-once streams need
+    `checkpoint_location`. Call `.start()` on the result.
+
+        write_stream(rollups, broker=b, selector="prefix=rollups/", checkpoint_location="/ckpt").start()
+    """
+    opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
+    if opts.get("deliveryGuarantee", "exactly-once") == "exactly-once" and "checkpointLocation" not in opts:
+        raise ValueError("write_stream needs checkpoint_location for exactly-once delivery: Spark does not show "
+                         "the session-wide spark.sql.streaming.checkpointLocation to sinks")
+    return df.writeStream.format("gazette").options(**opts)
+
+
+def write(df, broker: str, journal: str | None = None, selector: str | None = None,
+          checkpoint_location: str | None = None, mapping: str | None = None,
+          delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
+          uuid_field: int | None = None, flush_bytes: int | None = None) -> None:
+    """Appends the batch DataFrame `df` as one transaction: its messages become visible together
+    when the job commits."""
+    opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
+    df.write.format("gazette").options(**opts).mode("append").save()
+
+
+def _without(args: dict, *names: str) -> dict:
+    return {k: v for k, v in args.items() if k not in names}

@@ -1,0 +1,139 @@
+"""The Python package as users meet it: pip-installed with the connector jar inside, the
+configure function, the options-only helpers, the admin helpers, and the Maven coordinates
+through `spark-submit --packages`."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, requires_local_binaries
+from cluster import LocalCluster
+import judge
+
+pytestmark = requires_local_binaries
+
+SPECS = """
+name: pkg/
+replication: 1
+labels:
+  - name: content-type
+    value: application/x-ndjson
+fragment:
+  length: 1048576
+  compression_codec: SNAPPY
+  stores: ["file:///"]
+  refresh_interval: 1m0s
+children:
+  - name: pkg/in/part-0
+  - name: pkg/in/part-1
+  - name: pkg/out/part-0
+  - name: pkg/out/part-1
+  - name: pkg/admin/part-0
+    labels:
+      - name: team
+        value: data
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(brokers=1) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+    from spark_gazette import configure_spark_with_gazette
+    session = configure_spark_with_gazette(
+        SparkSession.builder.master("local[2]").appName("test_python_package")
+        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")).getOrCreate()
+    yield session
+    session.stop()
+
+
+def test_the_installed_package_bundles_the_connector_jar():
+    import spark_gazette
+    jar = Path(spark_gazette.jar_path())
+    assert jar.exists() and jar.stat().st_size > 1_000_000
+    assert "site-packages" in str(jar), "the package should be installed, not imported from the source tree"
+
+
+def test_admin_helpers_apply_list_and_publish(cluster, spark):
+    from spark_gazette import admin
+    names = admin.apply_specs(spark, cluster.broker, SPECS)
+    assert "pkg/admin/part-0" in names and len(names) == 5
+    head = admin.publish(spark, cluster.broker, "pkg/admin/part-0", [{"n": i} for i in range(10)])
+    listed = {j["name"]: j for j in admin.list_journals(spark, cluster.broker, "prefix=pkg/")}
+    assert listed["pkg/admin/part-0"]["writeHead"] == head > 0
+    assert listed["pkg/admin/part-0"]["labels"]["team"] == ["data"]
+    assert listed["pkg/admin/part-0"]["labels"]["content-type"] == ["application/x-ndjson"]
+    got = judge.read(cluster.broker, "pkg/admin/part-0")
+    assert [json.loads(r["payload"])["n"] for r in got] == list(range(10))
+    assert all(r["flags"] == 0 and r["uuid"] for r in got)
+
+
+def test_helpers_read_and_write_exactly_once(cluster, spark, tmp_path):
+    from spark_gazette import admin, parse_json, read, read_stream, write, write_stream
+    admin.apply_specs(spark, cluster.broker, SPECS)
+    for i in range(2):
+        judge.publish(cluster.broker, f"pkg/in/part-{i}", seed=300 + i)
+    want = {(r["journal"], r["begin"]) for i in range(2) for r in judge.read(cluster.broker, f"pkg/in/part-{i}")}
+
+    events = read_stream(spark, broker=cluster.broker, selector="prefix=pkg/in/", starting_offsets="earliest",
+                         max_bytes_per_trigger=4000)
+    query = write_stream(events.selectExpr("journal AS src", "begin", "journal AS key"), broker=cluster.broker,
+                         selector="prefix=pkg/out/", checkpoint_location=str(tmp_path / "ckpt")) \
+        .trigger(availableNow=True).start()
+    query.awaitTermination()
+
+    out = parse_json(read(spark, broker=cluster.broker, selector="prefix=pkg/out/"), "src STRING, begin LONG")
+    rows = [(r.message.src, r.message.begin) for r in out.select("message").collect()]
+    assert len(rows) == len(set(rows)) and set(rows) == want
+
+    write(spark.createDataFrame([("x",)], ["value"]).selectExpr("to_json(named_struct('v', value)) AS value"),
+          broker=cluster.broker, journal="pkg/out/part-0")
+    assert any(json.loads(r["payload"]).get("v") == "x" for r in judge.read(cluster.broker, "pkg/out/part-0"))
+
+
+def test_helpers_check_values_before_spark_does():
+    from spark_gazette import read_stream, write_stream
+    with pytest.raises(ValueError, match="exactly one of selector, journals"):
+        read_stream(None, broker="http://b:1")
+    with pytest.raises(ValueError, match="'broker' has invalid value 'b:1'"):
+        read_stream(None, broker="b:1", selector="prefix=x/")
+    with pytest.raises(ValueError, match="'max_bytes_per_trigger' has invalid value -1"):
+        read_stream(None, broker="http://b:1", selector="prefix=x/", max_bytes_per_trigger=-1)
+    with pytest.raises(ValueError, match="'starting_offsets'"):
+        read_stream(None, broker="http://b:1", journals=["a"], starting_offsets={"a": -3})
+    with pytest.raises(ValueError, match="checkpoint_location"):
+        write_stream(None, broker="http://b:1", journal="a")
+    with pytest.raises(ValueError, match="'mapping'"):
+        write_stream(None, broker="http://b:1", selector="prefix=a/", mapping="hash", checkpoint_location="/c")
+
+
+def test_spark_submit_packages_resolves_the_connector_from_the_local_maven_repository(cluster, spark, tmp_path):
+    from spark_gazette import MAVEN_COORDINATES, admin
+    admin.apply_specs(spark, cluster.broker, SPECS)
+    admin.publish(spark, cluster.broker, "pkg/admin/part-0", [{"submitted": True}])
+    job = tmp_path / "job.py"
+    job.write_text(textwrap.dedent(f"""
+        from pyspark.sql import SparkSession
+        spark = SparkSession.builder.master("local[1]").getOrCreate()
+        n = spark.read.format("gazette").option("broker", {cluster.broker!r}).option("journals", "pkg/admin/part-0").load().count()
+        print("MESSAGES", n)
+        spark.stop()
+    """))
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    out = subprocess.run([str(submit), "--packages", MAVEN_COORDINATES, "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}",
+                          str(job)], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    count = int(next(l for l in out.stdout.splitlines() if l.startswith("MESSAGES")).split()[1])
+    assert count == len(judge.read(cluster.broker, "pkg/admin/part-0", committed=False))
+    assert (tmp_path / "ivy" / "jars" / "io.sparkgazette_spark-gazette_2.13-0.1.0-SNAPSHOT.jar").exists()
