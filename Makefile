@@ -27,8 +27,12 @@ test-python: setup
 	$(MAKE) -s python-package
 	$(PYTHON) -m pytest -q tests
 
+# The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
+# DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.
 demo: setup
-	$(SBT) "connector/Test/runMain io.sparkgazette.demo.ClientDemo"
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) python/examples/rollups.py $(DEMO_ARGS)
 
 # The connector's shaded jar, also copied into the Python package; its path is the last line printed.
 assembly: setup

@@ -2,7 +2,7 @@
 // reads them with Gazette's own iterators, so that the connector's message layer can be checked
 // against Gazette itself.
 //
-//	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED)
+//	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks]
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge scenarios                          (lists the named scenarios)
@@ -20,6 +20,7 @@ import (
 	"math/rand"
 	"os"
 	"strings"
+	"time"
 
 	log "github.com/sirupsen/logrus"
 	"go.gazette.dev/core/broker/client"
@@ -46,6 +47,8 @@ func main() {
 	var ring = fs.Int("ring", 8192, "sequencer ring size")
 	var acks = fs.Bool("acks", false, "also print ACK messages")
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
+	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
+	var users = fs.Int("users", 8, "users of --events")
 	_ = fs.Parse(args)
 	_ = committed
 
@@ -53,7 +56,7 @@ func main() {
 	case "scenarios":
 		fmt.Println(strings.Join(scenarioNames(), "\n"))
 	case "publish":
-		publish(*broker, pb.Journal(*journal), *scenario, *seed)
+		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
 	case "read":
 		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks)
 	case "map":
@@ -77,7 +80,7 @@ func connect(ctx context.Context, broker string) pb.RoutedJournalClient {
 	return pb.NewRoutedJournalClient(pb.NewJournalClient(conn), pb.NoopDispatchRouter{})
 }
 
-func publish(broker string, journal pb.Journal, scenario string, seed int64) {
+func publish(broker string, journal pb.Journal, scenario string, seed int64, events, users int) {
 	var ctx = context.Background()
 	var rjc = connect(ctx, broker)
 	var spec, err = client.GetJournal(ctx, rjc, journal)
@@ -92,7 +95,12 @@ func publish(broker string, journal pb.Journal, scenario string, seed int64) {
 	var w = &writer{ctx: ctx, as: client.NewAppendService(ctx, rjc), journal: journal,
 		contentType: ct, framing: framing, rng: rand.New(rand.NewSource(seed))}
 
-	if seed >= 0 {
+	if events > 0 {
+		if seed < 0 {
+			w.rng = rand.New(rand.NewSource(1))
+		}
+		publishEvents(w, events, users, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	} else if seed >= 0 {
 		random(w)
 	} else if run, ok := scenarios[scenario]; ok {
 		run(w)

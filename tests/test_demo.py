@@ -1,0 +1,24 @@
+"""`make demo`'s job in its short mode: its summary must show every committed event counted once
+and no rolled-back or duplicate event counted."""
+
+import re
+import subprocess
+import sys
+
+from conftest import ROOT, requires_local_binaries
+
+pytestmark = requires_local_binaries
+
+
+def test_the_demo_counts_every_committed_event_once():
+    out = subprocess.run([sys.executable, str(ROOT / "python" / "examples" / "rollups.py"), "--short"],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    text = out.stdout
+    assert re.search(r"^  batch +\d+: +\d+ events in, +[\d,]+ bytes behind head$", text, re.M)
+    committed, counted = map(int, re.search(r"^total +(\d+) +(\d+) +\d+ +\d+$", text, re.M).groups())
+    published = re.search(r"published: (\d+) committed, (\d+) rolled back, (\d+) duplicate re-sends", text)
+    assert committed == counted == int(published.group(1)) > 0
+    assert int(published.group(2)) > 0 and int(published.group(3)) > 0
+    assert "exactly-once: OK" in text
+    assert "stopped: stream, Spark, cluster" in text
