@@ -137,3 +137,22 @@ def test_spark_submit_packages_resolves_the_connector_from_the_local_maven_repos
     count = int(next(l for l in out.stdout.splitlines() if l.startswith("MESSAGES")).split()[1])
     assert count == len(judge.read(cluster.broker, "pkg/admin/part-0", committed=False))
     assert (tmp_path / "ivy" / "jars" / "io.sparkgazette_spark-gazette_2.13-0.1.0-SNAPSHOT.jar").exists()
+
+
+def test_the_assembly_holds_only_our_own_classes():
+    """Everything bundled is relocated under io/sparkgazette/, so no class of ours can meet a
+    different version of itself in Spark or a user's jars (Spark Connect's gRPC server runs next
+    to it in test_spark_connect.py)."""
+    import zipfile
+    from spark_gazette import jar_path
+    names = zipfile.ZipFile(jar_path()).namelist()
+    outside = [n for n in names if not n.endswith("/") and not n.startswith(("io/sparkgazette/", "META-INF/"))]
+    assert outside == []
+    assert any(n.startswith("io/sparkgazette/shaded/io/grpc/") for n in names)
+    assert any(n.startswith("io/sparkgazette/shaded/com/google/protobuf/") for n in names)
+    services = [n for n in names if n.startswith("META-INF/services/")]
+    assert "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister" in services
+    # Service files name relocated classes too.
+    for s in services:
+        assert all(line.startswith("io.sparkgazette.") for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
+                   if line and not line.startswith("#")), s
