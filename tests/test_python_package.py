@@ -156,3 +156,4 @@ def test_the_assembly_holds_only_our_own_classes():
     for s in services:
         assert all(line.startswith("io.sparkgazette.") for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
                    if line and not line.startswith("#")), s
+

@@ -1,4 +1,34 @@
-"""Reading and writing journals: thin helpers that only set the connector's string options."""
+"""Reading and writing journals: thin helpers that only set the connector's string options.
+
+Source options (`read_stream`, `read`):
+
+    broker                  "http://host:port[,...]" (required)
+    selector | journals     a label selector ("prefix=events/"), or journal names
+    starting_offsets        "earliest" | "latest" | {journal: offset} (-2 earliest, -1 latest)
+    ending_offsets          batch only: "latest" | {journal: offset}
+    read_committed          True (exactly-once) | False (every message, ACKs included)
+    max_bytes_per_trigger   bytes per micro-batch, split by backlog
+    min_bytes_per_trigger   wait for this many new bytes ...
+    max_trigger_delay       ... but no longer than this ("15m")
+    fail_on_data_loss       True | False (skip and count bytes removed by retention)
+    fail_on_malformed       True | False (skip and count malformed messages)
+    uuid_pointer            JSON pointer of the UUID in ndjson messages ("/_meta/uuid")
+    uuid_field              protobuf field number of the UUID in protobuf-fixed messages (1)
+    producer_prune_horizon  forget producers silent this long ("24h")
+    include_labels          add the journals' labels column
+    sequencer_ring_size / sequencer_ring_bytes   messages held per task while transactions are open
+
+Sink options (`write_stream`, `write`):
+
+    broker                  "http://host:port[,...]" (required)
+    journal | selector      one journal, or the journals of a label selector
+    checkpoint_location     required for exactly-once streams
+    mapping                 "modulo" | "rendezvous" | "random" over the `key` column
+    delivery_guarantee      "exactly-once" | "at-least-once"
+    uuid_pointer, uuid_field, flush_bytes
+
+The project's README documents each option once, with its default.
+"""
 
 from spark_gazette import options as _options
 
