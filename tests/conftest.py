@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "harness"))
+# Python UDFs run in worker processes: the same interpreter and packages as the tests.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from cluster import LocalCluster  # noqa: E402
 
