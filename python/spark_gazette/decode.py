@@ -15,8 +15,7 @@ def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "v
     engine="spark" uses Spark's `from_protobuf`, which needs the spark-protobuf package on the
     session (`spark.jars.packages=org.apache.spark:spark-protobuf_2.13:<spark version>`).
     engine="python" decodes in a Python UDF with the `protobuf` package (needed on the workers):
-    slower, but it
-    needs nothing on the cluster and works under Spark Connect too.
+    slower, but it needs nothing else on the cluster and works under Spark Connect too.
     """
     from pyspark.sql.functions import col
     if engine == "spark":
