@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: bench-source setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -50,6 +50,12 @@ python-package:
 # io.sparkgazette:spark-gazette_2.13:0.1.0-SNAPSHOT`.
 publish-local: setup
 	$(SBT) connector/publishM2
+
+# Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
+bench-source: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --specs tests/specs/examples.yaml

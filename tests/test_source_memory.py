@@ -12,10 +12,9 @@ import subprocess
 import sys
 import textwrap
 import urllib.request
-import uuid
-
 from conftest import ROOT, requires_local_binaries
 from cluster import LocalCluster
+from messages import gazette_uuid
 from test_source import assembly_jar
 
 pytestmark = requires_local_binaries
@@ -23,14 +22,6 @@ pytestmark = requires_local_binaries
 MIB = int(os.environ.get("GAZETTE_MEMORY_TEST_MIB", "1024"))
 LINE = 1024
 PRODUCER = 0x0123456789AB | 0x010000000000
-
-
-def gazette_uuid(clock: int, flags: int) -> str:
-    """A Gazette message UUID: clock in the v1 timestamp and sequence bits, flags in the low 10."""
-    t = clock >> 4
-    seq = 0x8000 | ((clock & 0xF) << 10) | flags
-    return str(uuid.UUID(fields=(t & 0xFFFFFFFF, (t >> 32) & 0xFFFF, ((t >> 48) & 0x0FFF) | 0x1000,
-                                 seq >> 8, seq & 0xFF, PRODUCER)))
 
 
 def test_a_batch_larger_than_the_heap_is_read_committed_in_bounded_memory(tmp_path):
@@ -44,7 +35,7 @@ def test_a_batch_larger_than_the_heap_is_read_committed_in_bounded_memory(tmp_pa
         batch, size = [], 0
         for i in range(messages + 1):
             flags = 2 if i == messages else 1  # one transaction, acknowledged by the last message
-            head = f'{{"_meta":{{"uuid":"{gazette_uuid(base_clock + (i + 1) * 16, flags)}"}},"i":{i},"pad":"'
+            head = f'{{"_meta":{{"uuid":"{gazette_uuid(PRODUCER, base_clock + (i + 1) * 16, flags)}"}},"i":{i},"pad":"'
             line = head + "x" * max(0, LINE - len(head) - 3) + '"}'
             if flags == 1:
                 payload_bytes += len(line)

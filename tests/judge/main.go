@@ -3,7 +3,7 @@
 // against Gazette itself.
 //
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
-//	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks]
+//	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge scenarios                          (lists the named scenarios)
 package main
@@ -49,6 +49,7 @@ func main() {
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
+	var countOnly = fs.Bool("count", false, "read: print only the number of messages and their bytes")
 	_ = fs.Parse(args)
 	_ = committed
 
@@ -58,7 +59,7 @@ func main() {
 	case "publish":
 		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
 	case "read":
-		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks)
+		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks, *countOnly)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
 	default:
@@ -124,7 +125,7 @@ type record struct {
 	Payload string `json:"payload"`
 }
 
-func read(broker string, journal pb.Journal, committed bool, ring int, acks bool) {
+func read(broker string, journal pb.Journal, committed bool, ring int, acks bool, countOnly bool) {
 	var ctx = context.Background()
 	var rr = client.NewRetryReader(ctx, connect(ctx, broker), pb.ReadRequest{Journal: journal, Block: false})
 	var it message.Iterator
@@ -136,6 +137,10 @@ func read(broker string, journal pb.Journal, committed bool, ring int, acks bool
 	var out = bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	var enc = json.NewEncoder(out)
+	var messages, bytes int64
+	if countOnly {
+		defer func() { fmt.Fprintf(out, "%d %d\n", messages, bytes) }()
+	}
 
 	for {
 		var env, err = it.Next()
@@ -150,6 +155,11 @@ func read(broker string, journal pb.Journal, committed bool, ring int, acks bool
 		if message.GetClock(d.uuid) == 0 {
 			flags = message.Flag_OUTSIDE_TXN
 		} else if flags == message.Flag_ACK_TXN && !acks {
+			continue
+		}
+		if countOnly {
+			messages++
+			bytes += env.End - env.Begin
 			continue
 		}
 		var u = ""
