@@ -5,6 +5,7 @@ service sets it); docker-compose through testcontainers when a Docker engine ans
 the local harness, starting etcd and a broker as processes on loopback.
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -58,3 +59,21 @@ def local_binaries() -> bool:
 
 requires_local_binaries = pytest.mark.skipif(
     not local_binaries(), reason="etcd/gazette are not installed here (run `make setup`)")
+
+
+def assembly_jar() -> str:
+    """The connector's assembly jar that `make test` builds before the Python suites."""
+    jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
+    if not jars:
+        pytest.fail("the assembly jar is missing: run `make assembly` (make test builds it)")
+    return jars[0]
+
+
+def local_spark(app: str, master: str = "local[2]"):
+    """A local classic SparkSession with the assembly jar; the caller stops it."""
+    from pyspark.sql import SparkSession
+    return (SparkSession.builder.master(master).appName(app)
+            .config("spark.jars", assembly_jar())
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .getOrCreate())

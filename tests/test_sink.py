@@ -6,18 +6,16 @@ import re
 
 import pytest
 
-from conftest import requires_local_binaries
+from conftest import local_spark, requires_local_binaries
 from cluster import LocalCluster
-from test_source import assembly_jar
+from specs import journal_specs
 import judge
 
 pytestmark = requires_local_binaries
 
 
 def specs(prefix: str, n: int) -> str:
-    return (f"name: {prefix}\nreplication: 1\nlabels:\n  - name: content-type\n    value: application/x-ndjson\n"
-            "fragment:\n  length: 1048576\n  compression_codec: SNAPPY\n  stores: [\"file:///\"]\n  refresh_interval: 1m0s\nchildren:\n"
-            + "".join(f"  - name: {prefix}part-{i}\n" for i in range(n)))
+    return journal_specs(prefix, [f"part-{i}" for i in range(n)])
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +29,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2,2]").appName("test_sink")
-               .config("spark.jars", assembly_jar())
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .getOrCreate())
+    session = local_spark("test_sink", master="local[2,2]")  # a second attempt per task
     yield session
     session.stop()
 

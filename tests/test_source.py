@@ -1,12 +1,10 @@
 """The source through PySpark and the assembly jar, judged by Gazette's own ReadCommittedIter."""
 
-import glob
-from pathlib import Path
-
 import pytest
 
-from conftest import ROOT, requires_local_binaries
+from conftest import local_spark, requires_local_binaries
 from cluster import LocalCluster
+from specs import journal_specs
 import judge
 
 pytestmark = requires_local_binaries
@@ -14,21 +12,10 @@ pytestmark = requires_local_binaries
 FRAMINGS = ["application/x-ndjson", "text/csv", "application/x-protobuf-fixed"]
 
 
-def assembly_jar() -> str:
-    jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
-    if not jars:
-        pytest.fail("the assembly jar is missing: run `make assembly` (make test builds it)")
-    return jars[0]
-
-
 @pytest.fixture(scope="module")
 def cluster():
     with LocalCluster(brokers=1) as c:
-        specs = ("name: pysource/\nreplication: 1\nfragment:\n  length: 1048576\n  compression_codec: SNAPPY\n"
-                 "  stores: [\"file:///\"]\n  refresh_interval: 1m0s\nchildren:\n" + "".join(
-                     f"  - name: pysource/part-{i}\n    labels:\n      - name: content-type\n        value: {FRAMINGS[i]}\n"
-                     for i in range(3)))
-        c.apply(specs)
+        c.apply(journal_specs("pysource/", {f"part-{i}": FRAMINGS[i] for i in range(3)}))
         for i in range(3):
             judge.publish(c.broker, f"pysource/part-{i}", seed=100 + i)
         yield c
@@ -36,12 +23,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("test_source")
-               .config("spark.jars", assembly_jar())
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .getOrCreate())
+    session = local_spark("test_source")
     yield session
     session.stop()
 

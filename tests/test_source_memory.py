@@ -12,10 +12,10 @@ import subprocess
 import sys
 import textwrap
 import urllib.request
-from conftest import ROOT, requires_local_binaries
+from conftest import assembly_jar, requires_local_binaries
 from cluster import LocalCluster
 from messages import gazette_uuid
-from test_source import assembly_jar
+from specs import journal_specs
 
 pytestmark = requires_local_binaries
 
@@ -28,9 +28,7 @@ def test_a_batch_larger_than_the_heap_is_read_committed_in_bounded_memory(tmp_pa
     messages = MIB * 1024 * 1024 // LINE
     base_clock = 0x1EF0000000000000
     with LocalCluster(brokers=1) as cluster:
-        cluster.apply("name: memory/big\nreplication: 1\nlabels:\n  - name: content-type\n"
-                      "    value: application/x-ndjson\nfragment:\n  length: 268435456\n"
-                      "  compression_codec: NONE\n  stores: [\"file:///\"]\n  refresh_interval: 1m0s\n")
+        cluster.apply(journal_specs("memory/", ["big"], length=256 << 20, codec="NONE"))
         payload_bytes = 0
         batch, size = [], 0
         for i in range(messages + 1):

@@ -9,6 +9,7 @@ import textwrap
 
 from conftest import ROOT, requires_local_binaries
 from cluster import LocalCluster
+from specs import journal_specs
 import judge
 
 pytestmark = requires_local_binaries
@@ -16,10 +17,7 @@ pytestmark = requires_local_binaries
 
 def test_read_and_write_helpers_work_under_spark_connect_and_admin_refuses_clearly(tmp_path):
     with LocalCluster(brokers=1) as cluster:
-        cluster.apply("name: connect/\nreplication: 1\nlabels:\n  - name: content-type\n"
-                      "    value: application/x-ndjson\nfragment:\n  length: 1048576\n  compression_codec: SNAPPY\n"
-                      "  stores: [\"file:///\"]\n  refresh_interval: 1m0s\nchildren:\n"
-                      "  - name: connect/in\n  - name: connect/out\n")
+        cluster.apply(journal_specs("connect/", ["in", "out"]))
         judge.publish(cluster.broker, "connect/in", seed=7)
         want = {(r["journal"], r["begin"]) for r in judge.read(cluster.broker, "connect/in")}
         job = tmp_path / "job.py"

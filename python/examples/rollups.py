@@ -31,17 +31,10 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 from cluster import LocalCluster  # noqa: E402
 import judge  # noqa: E402
+from specs import journal_specs  # noqa: E402
 
 EVENTS = 4
 ROLLUPS = 2
-
-
-def topic(name: str, journals: int) -> str:
-    """A topic's journal specs in gazctl's YAML: `name/part-NNN`, labelled `topic: name`."""
-    return (f"name: {name}/\nreplication: 1\nlabels:\n  - name: content-type\n    value: application/x-ndjson\n"
-            f"  - name: topic\n    value: {name}\nfragment:\n  length: 16777216\n  compression_codec: SNAPPY\n"
-            f"  stores: [\"file:///\"]\n  refresh_interval: 1m0s\nchildren:\n"
-            + "".join(f"  - name: {name}/part-{i:03d}\n" for i in range(journals)))
 
 
 def publish_events(broker: str, total: int, stats: list, done: threading.Event) -> None:
@@ -67,8 +60,9 @@ def run(events: int) -> bool:
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as checkpoint:
         broker = cluster.broker
         print(f"cluster: etcd + broker at {broker}")
-        cluster.apply(topic("events", EVENTS))
-        cluster.apply(topic("rollups", ROLLUPS))
+        for topic, journals in (("events", EVENTS), ("rollups", ROLLUPS)):
+            cluster.apply(journal_specs(f"{topic}/", [f"part-{i:03d}" for i in range(journals)],
+                                        labels={"topic": topic}, length=16 << 20))
         print(f"topics: events/ ({EVENTS} journals), rollups/ ({ROLLUPS} journals)")
 
         spark = configure_spark_with_gazette(

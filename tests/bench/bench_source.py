@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from cluster import LocalCluster  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
+from specs import journal_specs  # noqa: E402
 import judge  # noqa: E402
 
 LINE = 1024
@@ -72,9 +73,7 @@ def main() -> None:
     from spark_gazette import configure_spark_with_gazette, read
 
     with LocalCluster(brokers=1) as cluster:
-        cluster.apply("name: bench/events\nreplication: 1\nlabels:\n  - name: content-type\n"
-                      "    value: application/x-ndjson\nfragment:\n  length: 1073741824\n"
-                      "  compression_codec: NONE\n  stores: [\"file:///\"]\n  refresh_interval: 1m0s\n")
+        cluster.apply(journal_specs("bench/", ["events"], length=1 << 30, codec="NONE"))
         expected = write(cluster.broker, "bench/events", args.mib)
         size = args.mib * 1024 * 1024
 

@@ -3,6 +3,7 @@ package io.sparkgazette.client
 import java.util.concurrent.{TimeUnit, TimeoutException}
 
 import scala.annotation.tailrec
+import scala.concurrent.duration._
 
 import com.google.protobuf.ByteString
 import io.grpc.{Status => GrpcStatus, StatusRuntimeException}
@@ -51,13 +52,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
 
   /** The offset the journal's next append will get, asked of its primary without reading. */
   def writeHead(journal: String): Long =
-    withRetries("Read", journal, " (write head)") { endpoint =>
-      val request = ReadRequest(journal = journal, offset = -1, metadataOnly = true)
-      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
-      val responses = stub.read(request)
-      if (!responses.hasNext) throw new GazetteException(s"Read of journal $journal via $endpoint: no response")
-      val r = responses.next()
-      routes.learnFrom(journal, r.header)
+    metadata(journal, -1, " (write head)") { r =>
       r.status match {
         case Status.OK | Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
         case s                                           => Left(s)
@@ -68,18 +63,39 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     * removed older fragments), asked of the broker without reading; the write head if none.
     */
   def readableFrom(journal: String, offset: Long = 0): Long =
-    withRetries("Read", journal, s" (first offset from $offset)") { endpoint =>
+    metadata(journal, offset, s" (first offset from $offset)") { r =>
+      r.status match {
+        case Status.OK                       => Right(math.max(offset, r.offset))
+        case Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
+        case s                               => Left(s)
+      }
+    }
+
+  /** Creates or replaces `specs` and waits until each journal is assigned to enough brokers and
+    * answers with a write head, so that appends can follow at once.
+    */
+  def upsertAndAwait(specs: Seq[JournalSpec], timeout: FiniteDuration = 60.seconds): Unit = {
+    specs.grouped(64).foreach(group => upsert(group: _*)) // etcd caps operations per transaction
+    val deadline = timeout.fromNow
+    specs.foreach { s =>
+      while (list(s"name=${s.name}").forall(_.route.forall(r => r.primary < 0 || r.members.size < s.replication))) {
+        if (deadline.isOverdue()) throw new GazetteException(s"journal ${s.name} was not assigned to brokers within $timeout")
+        Thread.sleep(50)
+      }
+      writeHead(s.name)
+    }
+  }
+
+  // One metadata-only Read: the broker's view of the journal at `offset`, without content.
+  private def metadata[T](journal: String, offset: Long, what: String)(result: ReadResponse => Either[Status, T]): T =
+    withRetries("Read", journal, what) { endpoint =>
       val request = ReadRequest(journal = journal, offset = offset, metadataOnly = true)
       val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
       val responses = stub.read(request)
       if (!responses.hasNext) throw new GazetteException(s"Read of journal $journal via $endpoint: no response")
       val r = responses.next()
       routes.learnFrom(journal, r.header)
-      r.status match {
-        case Status.OK                       => Right(math.max(offset, r.offset))
-        case Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
-        case s                               => Left(s)
-      }
+      result(r)
     }
 
   /** Reads `[offset, endOffset)` of `journal` (`endOffset` 0: no end; `offset` -1: the write

@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 
 import java.util.Base64
 
-import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -43,16 +42,7 @@ object Admin {
     * and waits until each accepts appends.
     */
   def applySpecs(broker: String, specsJson: String): Unit = withClient(broker) { client =>
-    val specs = mapper.readTree(specsJson).elements().asScala.map(spec).toSeq
-    specs.grouped(64).foreach(group => client.upsert(group: _*))
-    val deadline = 60.seconds.fromNow
-    specs.foreach { s =>
-      while (client.list(s"name=${s.name}").forall(_.route.forall(r => r.primary < 0 || r.members.size < s.replication))) {
-        if (deadline.isOverdue()) throw new IllegalStateException(s"journal ${s.name} was not assigned in time")
-        Thread.sleep(50)
-      }
-      client.writeHead(s.name)
-    }
+    client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
   }
 
   /** Publishes base64-encoded payloads to `journal` as committed messages with UUIDs, in one

@@ -51,18 +51,13 @@ object SinkColumns {
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them. */
 final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String)
 
-/** Everything a writer needs; `intentLog` is set for exactly-once writes. */
-final case class SinkConfig(
-    client: ClientConfig,
-    exactlyOnce: Boolean,
-    uuidPointer: String,
-    uuidField: Int,
-    flushBytes: Int,
-    columns: SinkColumns,
-    intentLog: Option[String],
-    hadoopConf: SerializableConfiguration,
-    fault: Option[SinkFault]
-)
+/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) the
+  * checkpoint location where epochs' ACK intents are recorded.
+  */
+final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[String],
+    hadoopConf: SerializableConfiguration) {
+  def client: ClientConfig = ClientConfig(options.broker)
+}
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
 final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long)
@@ -89,7 +84,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private val cols = config.columns
   private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
   private val framings: Map[String, Framing] = targets.contentTypes.map { case (j, ct) =>
-    j -> Framing.forContentType(ct, config.uuidPointer, config.uuidField)
+    j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField)
       .fold(p => throw new IllegalStateException(s"Journal $j cannot be written: $p"), identity)
   }
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
@@ -113,27 +108,27 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
         throw new IllegalArgumentException(s"Row $rows of partition $partitionId has a null value")
       else row.getBinary(cols.value)
     try {
-      if (config.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
+      if (config.options.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
       else publisher.publishCommitted(journal, framing, payload)
     } catch {
       case e: MessageFormatException =>
         throw new IllegalArgumentException(s"Row $rows of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
     }
     rows += 1
-    if (publisher.buffered(journal) >= config.flushBytes) flush(journal)
-    config.fault.filter(f => f.point == "task-after-half" && f.epoch == epoch && attempt == 0 && partitionId == 0)
-      .foreach(_ => if (rows == HalfOf) { flushAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
+    if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
+    config.options.testFault.filter(f => f.point == "task-after-half" && f.epoch == epoch && attempt == 0 && partitionId == 0)
+      .foreach(_ => if (rows == FaultAfterRows) { flushAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
   }
 
   override def commit(): WriterCommitMessage = {
-    if (skip || !config.exactlyOnce) { flushAll(); return GazetteCommitMessage(publisher.producer.toString, Nil, Nil) }
+    if (skip || !config.options.exactlyOnce) { flushAll(); return GazetteCommitMessage(publisher.producer.toString, Nil, Nil) }
     flushAll()
     val rollbacks = publisher.rollbackIntents()
     GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
-  override def abort(): Unit = if (config.exactlyOnce && wrote) {
+  override def abort(): Unit = if (config.options.exactlyOnce && wrote) {
     publisher.drain()
     try publisher.buildRollbackIntents().foreach(i => client.append(i.journal, i.intent))
     catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
@@ -157,6 +152,6 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
 object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
 
-  /** Where an injected task failure strikes. */
-  private val HalfOf = 5L
+  /** Where an injected task failure strikes: after this many rows, appended. */
+  private val FaultAfterRows = 5L
 }

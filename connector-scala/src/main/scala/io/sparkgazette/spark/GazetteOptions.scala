@@ -84,8 +84,8 @@ final case class SinkOptions(
 )
 
 /** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
-  * `point:epoch`): `task-after-half` fails a task's first attempt after it appended half its
-  * rows; `driver-before-persist`, `driver-after-persist` and `driver-after-some-acks` fail the
+  * `point:epoch`): `task-after-half` fails the first attempt of partition 0's task once it has
+  * appended its first five rows; `driver-before-persist`, `driver-after-persist` and `driver-after-some-acks` fail the
   * driver's commit there.
   */
 final case class SinkFault(point: String, epoch: Long)

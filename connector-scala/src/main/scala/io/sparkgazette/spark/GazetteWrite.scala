@@ -46,8 +46,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private lazy val client = new GazetteClient(ClientConfig(options.broker))
   private val log_ = options.checkpointLocation.filter(_ => options.exactlyOnce).map(new AckIntentLog(_, hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(ClientConfig(options.broker), options.exactlyOnce, options.uuidPointer,
-    options.uuidField, options.flushBytes, columns, log_.map(_ => options.checkpointLocation.get), hadoopConf, options.testFault)
+  val config: SinkConfig = SinkConfig(options, columns, log_.map(_ => options.checkpointLocation.get), hadoopConf)
 
   /** The journals of this epoch: the selector is listed again each time. */
   def targets(): SinkTargets = {

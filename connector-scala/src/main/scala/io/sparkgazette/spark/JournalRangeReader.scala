@@ -22,11 +22,12 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   import JournalRangeReader._
 
   private val journal = range.journal
+  private val options = config.options
   private val client = ClientCache(config.client)
-  private val framing = Framing.forContentType(range.contentType, config.uuidPointer, config.uuidField)
+  private val framing = Framing.forContentType(range.contentType, options.uuidPointer, options.uuidField)
     .fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
-  private val toRow = new MessageToRow.Converter(journal, if (config.includeLabels) Some(range.labels) else None)
-  private val onMalformed = if (config.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
+  private val toRow = new MessageToRow.Converter(journal, if (options.includeLabels) Some(range.labels) else None)
+  private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
   private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
@@ -41,8 +42,8 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   // A batch cut inside a message resumes where the previous batch finished reading it.
   private var position = math.max(range.start, saved.map(_.resume).getOrElse(range.start))
   private val sequencer =
-    new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), config.sequencerRingSize,
-      config.sequencerRingBytes, m => m.bytes.length + EnvelopeOverhead)
+    new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), options.sequencerRingSize,
+      options.sequencerRingBytes, m => m.bytes.length + EnvelopeOverhead)
   private lazy val messages: MessageIterator =
     open(position, 0, replay = false, more = offset => offset < range.end || messages.holdsPartial)
   private var current: Envelope[RawMessage] = _
@@ -61,7 +62,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
               onMalformed(m)
             case Right(env) =>
               position = env.end
-              if (!config.readCommitted) { current = env; emitted += 1; return true }
+              if (!options.readCommitted) { current = env; emitted += 1; return true }
               queue(env)
           }
       }
@@ -130,7 +131,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
       val c = reader.next()
       if (c.offset > expected) {
         val what = s"bytes [$expected, ${c.offset}) were removed before they were ${if (replay) "replayed" else "read"}"
-        if (config.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
         log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
         lostBytes += c.offset - expected
       }
@@ -144,7 +145,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   private def finish(): Unit = if (!finished) {
     finished = true
     store.foreach { s =>
-      val (_, producers) = sequencer.checkpoint(config.producerPruneHorizon.toNanos)
+      val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
       s.save(journal, range.end, SequencerState(position, producers))
     }
   }

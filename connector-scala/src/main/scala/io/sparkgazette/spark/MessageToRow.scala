@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 
-import io.sparkgazette.message.{Clock, Envelope, RawMessage, Uuid}
+import io.sparkgazette.message.{Clock, Envelope, Flags, RawMessage}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, GenericArrayData}
@@ -56,7 +56,5 @@ object MessageToRow {
   }
 
   /** Whether a row's UUID marks an acknowledgement; kept here so the reader and tests agree. */
-  def isAck(env: Envelope[RawMessage]): Boolean = env.clock != 0 && env.flags == io.sparkgazette.message.Flags.AckTxn
-
-  private[spark] val zero = Uuid.Zero
+  def isAck(env: Envelope[RawMessage]): Boolean = env.clock != 0 && env.flags == Flags.AckTxn
 }

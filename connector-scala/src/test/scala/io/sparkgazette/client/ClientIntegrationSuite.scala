@@ -10,25 +10,11 @@ import scala.util.Random
 
 import com.google.protobuf.ByteString
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec, Status}
-import io.sparkgazette.testing.{Journals, LocalCluster}
-import org.scalatest.BeforeAndAfterAll
+import io.sparkgazette.testing.{ClusterSuite, Journals}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The client against one real broker. */
-class ClientIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private var cluster: LocalCluster = _
-  private var client: GazetteClient = _
-
-  override def beforeAll(): Unit = {
-    cluster = LocalCluster.start(brokers = 1)
-    client = GazetteClient(cluster.broker)
-  }
-
-  override def afterAll(): Unit = {
-    if (client != null) client.close()
-    if (cluster != null) cluster.close()
-  }
-
+class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
   private def readAll(c: GazetteClient, journal: String, from: Long = 0): (Seq[Chunk], ByteString) = {
     val reader = c.read(journal, from)
     try {

@@ -3,9 +3,7 @@ package io.sparkgazette.message
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.Base64
 
-import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, LocalCluster}
-import org.scalatest.BeforeAndAfterAll
+import io.sparkgazette.testing.{ClusterSuite, Journals, Judge, JudgeRecord}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The message layer against Gazette itself, over a real broker: journals written by Gazette's
@@ -13,22 +11,9 @@ import org.scalatest.funsuite.AnyFunSuite
   * ReadCommittedIter yields; journals written by our Publisher read through Gazette's show each
   * committed message once; and our mappings pick Gazette's journals.
   */
-class InteropIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
+class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
   private val Seeds = sys.env.get("INTEROP_SEEDS").map(_.toInt).getOrElse(200)
   private val Framings = Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
-
-  private var cluster: LocalCluster = _
-  private var client: GazetteClient = _
-
-  override def beforeAll(): Unit = {
-    cluster = LocalCluster.start(brokers = 1)
-    client = GazetteClient(cluster.broker)
-  }
-
-  override def afterAll(): Unit = {
-    if (client != null) client.close()
-    if (cluster != null) cluster.close()
-  }
 
   private def short(contentType: String) = contentType match {
     case Framing.JsonLines => "ndjson"

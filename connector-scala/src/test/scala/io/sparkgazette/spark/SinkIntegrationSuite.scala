@@ -2,40 +2,27 @@ package io.sparkgazette.spark
 
 import java.nio.file.Files
 
-import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.testing.{Journals, Judge, LocalCluster}
-import org.apache.spark.sql.SparkSession
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.streaming.Trigger
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Gazette → Spark → Gazette, exactly once through ACK intents, judged by Gazette's own
   * ReadCommittedIter on the output journals, also when a task or the driver fails at each
   * point of the protocol and the query restarts from its checkpoint.
   */
-class SinkIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private var cluster: LocalCluster = _
-  private var client: GazetteClient = _
-  private var spark: SparkSession = _
+class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private var expected: Set[(String, Long)] = _
 
+  // Two attempts per task, so that an injected task failure is retried within its job.
+  override protected def sparkMaster: String = "local[2,2]"
+
   override def beforeAll(): Unit = {
-    cluster = LocalCluster.start(brokers = 1)
-    client = GazetteClient(cluster.broker)
-    // Two attempts per task, so that an injected task failure is retried within its job.
-    spark = SparkSession.builder().master("local[2,2]").appName("SinkIntegrationSuite")
-      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
+    super.beforeAll()
     val inputs = (0 until 3).map(i => f"sink/in/part-$i%03d")
     Journals.create(client, inputs.map(Journals.spec(_)): _*)
     inputs.zipWithIndex.foreach { case (j, i) => Judge.publishRandom(cluster.broker, j, 60L + i) }
     expected = inputs.flatMap(j => Judge.read(cluster.broker, j).map(r => (r.journal, r.begin))).toSet
-  }
-
-  override def afterAll(): Unit = {
-    if (spark != null) spark.stop()
-    if (client != null) client.close()
-    if (cluster != null) cluster.close()
   }
 
   private def outputs(name: String): String = {

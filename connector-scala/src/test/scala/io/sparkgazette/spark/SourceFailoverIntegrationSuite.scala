@@ -6,33 +6,18 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.testing.{Journals, Judge, LocalCluster}
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 /** A stream over replicated journals keeps going, exactly once, while a journal's primary
   * broker (the only one the query names) is stopped and restarted.
   */
-class SourceFailoverIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private var cluster: LocalCluster = _
-  private var spark: SparkSession = _
-
-  override def beforeAll(): Unit = {
-    cluster = LocalCluster.start(brokers = 3)
-    spark = SparkSession.builder().master("local[2]").appName("SourceFailoverIntegrationSuite")
-      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
-  }
-
-  override def afterAll(): Unit = {
-    if (spark != null) spark.stop()
-    if (cluster != null) cluster.close()
-  }
+class SourceFailoverIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+  override protected def brokers: Int = 3
 
   test("a broker restart during the stream fails nothing and loses or repeats no message") {
-    val client = GazetteClient(cluster.broker)
     val journals = Seq("failover/part-000", "failover/part-001")
     Journals.create(client, journals.map(j => Journals.spec(j, replication = 2)): _*)
     journals.zipWithIndex.foreach { case (j, i) => Judge.publishRandom(cluster.broker, j, 40L + i) }
@@ -72,9 +57,6 @@ class SourceFailoverIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll 
       q.processAllAvailable()
       assert(rows.size == rows.distinct.size, "a message was emitted twice")
       assert(rows.toSet == expected)
-    } finally {
-      q.stop()
-      client.close()
-    }
+    } finally q.stop()
   }
 }

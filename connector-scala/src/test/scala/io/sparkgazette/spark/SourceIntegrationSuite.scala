@@ -5,36 +5,17 @@ import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
-import io.sparkgazette.testing.{Journals, Judge, LocalCluster}
-import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.streaming.Trigger
-import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The source in a real Spark session against a real broker, judged by Gazette's own
   * ReadCommittedIter: every committed message exactly once, whatever the batch boundaries,
   * across restarts.
   */
-class SourceIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
-  private var cluster: LocalCluster = _
-  private var client: GazetteClient = _
-  private var spark: SparkSession = _
-
-  override def beforeAll(): Unit = {
-    cluster = LocalCluster.start(brokers = 1)
-    client = GazetteClient(cluster.broker)
-    spark = SparkSession.builder().master("local[2]").appName("SourceIntegrationSuite")
-      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
-  }
-
-  override def afterAll(): Unit = {
-    if (spark != null) spark.stop()
-    if (client != null) client.close()
-    if (cluster != null) cluster.close()
-  }
-
+class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private type Key = (String, Long, Long, String)
 
   /** Journals under `prefix`, one per framing and seed, written by the judge. */

@@ -1,7 +1,5 @@
 package io.sparkgazette.testing
 
-import scala.concurrent.duration._
-
 import com.google.protobuf.duration.{Duration => PbDuration}
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec, Label, LabelSet}
@@ -30,16 +28,6 @@ object Journals {
       flags = flags
     )
 
-  /** Applies `specs` and waits until each journal has a write head, i.e. is assigned to brokers. */
-  def create(client: GazetteClient, specs: JournalSpec*): Unit = {
-    specs.grouped(64).foreach(group => client.upsert(group: _*)) // etcd caps operations per transaction
-    val deadline = 30.seconds.fromNow
-    specs.foreach { s =>
-      while (client.list(s"name=${s.name}").forall(_.route.forall(r => r.primary < 0 || r.members.size < s.replication))) {
-        if (deadline.isOverdue()) throw new IllegalStateException(s"journal ${s.name} was not assigned in time")
-        Thread.sleep(50)
-      }
-      client.writeHead(s.name)
-    }
-  }
+  /** Applies `specs` and waits until each journal can be written. */
+  def create(client: GazetteClient, specs: JournalSpec*): Unit = client.upsertAndAwait(specs)
 }

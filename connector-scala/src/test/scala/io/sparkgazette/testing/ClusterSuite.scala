@@ -1,0 +1,42 @@
+package io.sparkgazette.testing
+
+import io.sparkgazette.client.GazetteClient
+import org.apache.spark.sql.SparkSession
+import org.scalatest.{BeforeAndAfterAll, Suite}
+
+/** A suite with its own local cluster of `brokers` brokers and a client of its first broker,
+  * both stopped after the suite.
+  */
+trait ClusterSuite extends BeforeAndAfterAll { this: Suite =>
+  protected def brokers: Int = 1
+  protected var cluster: LocalCluster = _
+  protected var client: GazetteClient = _
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    cluster = LocalCluster.start(brokers)
+    client = GazetteClient(cluster.broker)
+  }
+
+  override def afterAll(): Unit =
+    try {
+      if (client != null) client.close()
+      if (cluster != null) cluster.close()
+    } finally super.afterAll()
+}
+
+/** A [[ClusterSuite]] with a local SparkSession, stopped before the cluster. */
+trait SparkClusterSuite extends ClusterSuite { this: Suite =>
+  /** Spark's master; `local[2,2]` gives each task a second attempt. */
+  protected def sparkMaster: String = "local[2]"
+  protected var spark: SparkSession = _
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark = SparkSession.builder().master(sparkMaster).appName(getClass.getSimpleName)
+      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
+  }
+
+  override def afterAll(): Unit =
+    try { if (spark != null) spark.stop() } finally super.afterAll()
+}
