@@ -38,4 +38,22 @@ object GazetteErrors {
 
   def offsetsWentBackwards(journal: String, from: Long, to: Long): IllegalStateException =
     new IllegalStateException(s"Offset of journal $journal went backwards from $from to $to")
+
+  def invalidArgument(name: String, value: String, expected: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Argument '$name' has invalid value '$value': expected $expected")
+
+  def badDescriptorSet(file: String, problem: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Protobuf descriptor set $file cannot be used: $problem")
+
+  def unknownProtobufMessage(name: String, file: String, known: Seq[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Protobuf descriptor set $file has no message '$name' (or several of that simple " +
+      s"name). It holds: ${if (known.isEmpty) "none" else known.sorted.mkString(", ")}")
+
+  def recursiveProtobuf(path: String, field: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Protobuf message field $field makes the message recursive ($path), and a " +
+      "recursive message has no Spark schema; decode a message that does not contain itself")
+
+  def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String): IllegalStateException =
+    new IllegalStateException(s"Message at offset ${Option(begin).map(_.toString).getOrElse("?")} of journal " +
+      s"${Option(journal).getOrElse("?")} is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null.")
 }
