@@ -156,33 +156,3 @@ def test_the_assembly_holds_only_our_own_classes():
     for s in services:
         assert all(line.startswith("io.sparkgazette.") for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
                    if line and not line.startswith("#")), s
-
-
-
-def test_decoding_protobuf_fixed_values_with_a_descriptor_file(cluster, spark, tmp_path):
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-    from spark_gazette import admin, parse_protobuf, read
-
-    files = descriptor_pb2.FileDescriptorSet()
-    f = files.file.add(name="event.proto", package="demo", syntax="proto3")
-    m = f.message_type.add(name="Event")
-    for number, (name, kind) in enumerate([("uuid", 12), ("user", 9), ("amount", 3)], start=1):
-        m.field.add(name=name, number=number, type=kind, label=1)
-    desc = tmp_path / "event.desc"
-    desc.write_bytes(files.SerializeToString())
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(f)
-    event = message_factory.GetMessageClass(pool.FindMessageTypeByName("demo.Event"))
-
-    admin.apply_specs(spark, cluster.broker, {"name": "pkg/proto", "labels": [
-        {"name": "content-type", "value": "application/x-protobuf-fixed"}], "fragment": {
-        "length": 1048576, "compression_codec": "SNAPPY", "stores": ["file:///"], "refresh_interval": "1m0s"}})
-    admin.publish(spark, cluster.broker, "pkg/proto",
-                  [event(user=f"user-{i}", amount=i).SerializeToString() for i in range(5)])
-    rows = (parse_protobuf(read(spark, broker=cluster.broker, journals="pkg/proto"), "demo.Event", str(desc),
-                           engine="python")
-            .select("uuid", "message.user", "message.amount", "message.uuid").collect())
-    assert sorted((r.user, r.amount) for r in rows) == [(f"user-{i}", i) for i in range(5)]
-    # The sink-side UUID the publisher set in field 1 is the row's UUID, as 16 raw bytes.
-    import uuid as uuidlib
-    assert all(str(uuidlib.UUID(bytes=bytes(r[3]))) == r[0] for r in rows)

@@ -9,22 +9,29 @@ import textwrap
 
 from conftest import ROOT, requires_local_binaries
 from cluster import LocalCluster
-from specs import journal_specs
+from protos import doc_set
+from specs import NDJSON, journal_specs
 import judge
 
 pytestmark = requires_local_binaries
 
 
-def test_read_and_write_helpers_work_under_spark_connect_and_admin_refuses_clearly(tmp_path):
+def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_calls_refuse_clearly(tmp_path):
     with LocalCluster(brokers=1) as cluster:
-        cluster.apply(journal_specs("connect/", ["in", "out"]))
+        cluster.apply(journal_specs("connect/", {"in": NDJSON, "out": NDJSON, "proto": "application/x-protobuf-fixed"}))
         judge.publish(cluster.broker, "connect/in", seed=7)
+        judge.publish(cluster.broker, "connect/proto", seed=8)
         want = {(r["journal"], r["begin"]) for r in judge.read(cluster.broker, "connect/in")}
+        want_proto = {r["begin"] for r in judge.read(cluster.broker, "connect/proto")}
+        desc = tmp_path / "doc.desc"
+        desc.write_bytes(doc_set().SerializeToString())
         job = tmp_path / "job.py"
         job.write_text(textwrap.dedent(f"""
             import json
             from pyspark.sql import SparkSession
-            from spark_gazette import admin, configure_spark_with_gazette, parse_json, read, read_stream, write_stream
+            import uuid
+            from spark_gazette import (admin, configure_spark_with_gazette, parse_json, parse_protobuf, read,
+                                       read_stream, write_stream)
             spark = configure_spark_with_gazette(SparkSession.builder.remote("local[2]")).getOrCreate()
             b = {cluster.broker!r}
             q = (write_stream(read_stream(spark, broker=b, journals="connect/in", starting_offsets="earliest")
@@ -33,13 +40,22 @@ def test_read_and_write_helpers_work_under_spark_connect_and_admin_refuses_clear
                  .trigger(availableNow=True).start())
             q.awaitTermination()
             rows = parse_json(read(spark, broker=b, journals="connect/out"), "src STRING, begin LONG").select("message.*").collect()
-            try:
-                admin.list_journals(spark, b)
-                refused = None
-            except RuntimeError as e:
-                refused = str(e)
+            # Under Connect, engine="auto" decodes in Python; the JVM engine needs py4j and says so.
+            docs = parse_protobuf(read(spark, broker=b, journals="connect/proto"), "judge.Doc", {str(desc)!r}).collect()
+            # Messages outside transactions carry no UUID in field 1, nor in the row.
+            decoded = [[r.begin, r.uuid, str(uuid.UUID(bytes=bytes(r.message.uuid))) if r.message.uuid else None,
+                        r.message.name] for r in docs]
+            refusals = []
+            for attempt in (lambda: admin.list_journals(spark, b),
+                            lambda: parse_protobuf(read(spark, broker=b, journals="connect/proto"), "judge.Doc",
+                                                   {str(desc)!r}, engine="jvm")):
+                try:
+                    attempt()
+                    refusals.append(None)
+                except RuntimeError as e:
+                    refusals.append(str(e))
             print("RESULT " + json.dumps({{"session": type(spark).__module__, "rows": [[r.src, r.begin] for r in rows],
-                                           "refused": refused}}))
+                                           "decoded": decoded, "refusals": refusals}}))
             spark.stop()
         """))
         out = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -48,4 +64,8 @@ def test_read_and_write_helpers_work_under_spark_connect_and_admin_refuses_clear
         assert result["session"].startswith("pyspark.sql.connect")
         rows = [tuple(r) for r in result["rows"]]
         assert len(rows) == len(set(rows)) and set(rows) == want
-        assert "needs a classic SparkSession" in result["refused"]
+        assert all(r is not None and "needs a classic SparkSession" in r for r in result["refusals"])
+        decoded = result["decoded"]
+        assert {begin for begin, _, _, _ in decoded} == want_proto and len(decoded) == len(want_proto)
+        assert all(row_uuid == field_uuid and name for _, row_uuid, field_uuid, name in decoded)
+        assert any(row_uuid is not None for _, row_uuid, _, _ in decoded)

@@ -1,5 +1,10 @@
 """Decoding the `value` column of messages."""
 
+import hashlib
+
+_MODES = ("FAILFAST", "PERMISSIVE")
+_ENGINES = ("auto", "jvm", "python", "spark")
+
 
 def parse_json(df, schema, column: str = "value", into: str = "message"):
     """Adds column `into` holding the ndjson `value` parsed with `schema` (a StructType or DDL)."""
@@ -8,75 +13,89 @@ def parse_json(df, schema, column: str = "value", into: str = "message"):
 
 
 def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
-                   engine: str = "spark"):
-    """Adds column `into` holding the protobuf-fixed `value` decoded as `message_name` (e.g.
-    "demo.Event"), described by a descriptor set file (`protoc --descriptor_set_out`).
+                   engine: str = "auto", mode: str = "FAILFAST"):
+    """Adds column `into` holding the protobuf `value` (of `application/x-protobuf-fixed`
+    journals) decoded as `message_name` (e.g. "demo.Event"), described by a descriptor set file
+    (`protoc --include_imports --descriptor_set_out=event.desc event.proto`).
 
-    engine="spark" uses Spark's `from_protobuf`, which needs the spark-protobuf package on the
-    session (`spark.jars.packages=org.apache.spark:spark-protobuf_2.13:<spark version>`).
-    engine="python" decodes in a Python UDF with the `protobuf` package (needed on the workers):
-    slower, but it needs nothing else on the cluster and works under Spark Connect too.
+        events = parse_protobuf(read_stream(spark, broker=b, selector="prefix=events/"),
+                                "demo.Event", "/path/event.desc")
+        events.select("journal", "message.user", "message.amount")
+
+    Types: integers, floats, bools, strings and bytes as in Spark's `from_protobuf`; unsigned
+    32-bit integers as long and unsigned 64-bit ones as decimal(20,0), so none wraps around;
+    enums as their value names; maps as maps; `google.protobuf.Timestamp` as timestamp and
+    `Duration` as a day-time interval. An unset field that tracks presence (a message, an
+    `optional`, a oneof member) is null; other unset fields have their default value.
+
+    mode: "FAILFAST" fails the query on a payload that does not parse, naming the message's
+    journal and offset (taken from the source's `journal` and `begin` columns when `df` has
+    them); "PERMISSIVE" makes it null.
+
+    engine:
+      "auto"   "jvm" on a classic session, "python" under Spark Connect.
+      "jvm"    the connector's decoder, in the executors' JVMs; needs nothing beyond the connector
+               jar; the file is read on the driver through Hadoop (local, HDFS, object stores).
+      "python" a Python UDF giving the same schema and values; the file is read here, and the
+               workers need the `protobuf` package and this one.
+      "spark"  Spark's own `from_protobuf` with its own type mapping and options; it needs the
+               spark-protobuf package on the session
+               (`org.apache.spark:spark-protobuf_2.13:<spark version>`).
     """
-    from pyspark.sql.functions import col
+    from pyspark.sql.functions import col, lit
+    if engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(_ENGINES)}, not {engine!r}")
+    if not isinstance(mode, str) or mode.upper() not in _MODES:
+        raise ValueError(f"mode must be FAILFAST or PERMISSIVE, not {mode!r}")
+    mode = mode.upper()
     if engine == "spark":
         from pyspark.sql.protobuf.functions import from_protobuf
-        return df.withColumn(into, from_protobuf(col(column), message_name, descFilePath=descriptor_file))
-    if engine != "python":
-        raise ValueError(f"engine must be 'spark' or 'python', not {engine!r}")
+        return df.withColumn(into, from_protobuf(col(column), message_name, descFilePath=descriptor_file,
+                                                 options={"mode": mode}))
 
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-    from google.protobuf.json_format import MessageToDict
+    spark = df.sparkSession
+    classic = getattr(spark, "_jvm", None) is not None
+    if engine == "auto":
+        engine = "jvm" if classic else "python"
+    names = set(df.columns)
+    journal = col("journal") if "journal" in names else lit(None).cast("string")
+    begin = col("begin") if "begin" in names else lit(None).cast("long")
+
+    if engine == "jvm":
+        if not classic:
+            raise RuntimeError('parse_protobuf(engine="jvm") needs a classic SparkSession (it registers the decoder '
+                               'through py4j); under Spark Connect use engine="python"')
+        key = f"{message_name}\0{descriptor_file}\0{mode}".encode()
+        function = "gazette_protobuf_" + hashlib.sha1(key).hexdigest()[:16]
+        spark._jvm.io.sparkgazette.spark.protobuf.ProtobufFunctions.register(
+            spark._jsparkSession, function, message_name, descriptor_file, mode)
+        from pyspark.sql.functions import call_function
+        return df.withColumn(into, call_function(function, col(column), journal, begin))
+
     from pyspark.sql.functions import udf
-
+    from spark_gazette import protobuf_rows
     with open(descriptor_file, "rb") as f:
-        files = descriptor_pb2.FileDescriptorSet.FromString(f.read())
-    pool = descriptor_pool.DescriptorPool()
-    for fd in files.file:
-        pool.Add(fd)
-    descriptor = pool.FindMessageTypeByName(message_name)
-    schema = _struct_of(descriptor)
-    raw = files.SerializeToString()
+        raw = f.read()
+    d = protobuf_rows.message_descriptor(raw, message_name, descriptor_file)
+    full_name, schema = d.full_name, protobuf_rows.schema_of(d)
+    permissive = mode == "PERMISSIVE"
+    worker = {}  # built once per worker process: descriptors do not pickle
 
-    def decode(b):
-        if b is None:
+    def decode(value, journal, begin):
+        if value is None:
             return None
-        # Built per call from bytes: UDFs run in other processes, where the pool must be rebuilt.
-        local = descriptor_pool.DescriptorPool()
-        for fd in descriptor_pb2.FileDescriptorSet.FromString(raw).file:
-            local.Add(fd)
-        cls = message_factory.GetMessageClass(local.FindMessageTypeByName(message_name))
-        return _row_of(cls.FromString(bytes(b)))
+        if not worker:
+            from google.protobuf import message_factory
+            d = protobuf_rows.message_descriptor(raw, message_name, descriptor_file)
+            worker.update(cls=message_factory.GetMessageClass(d), convert=protobuf_rows.row_converter(d))
+        try:
+            m = worker["cls"].FromString(bytes(value))
+        except Exception as e:  # DecodeError, or a missing proto2 required field
+            if permissive:
+                return None
+            raise ValueError(f"Message at offset {'?' if begin is None else begin} of journal "
+                             f"{'?' if journal is None else journal} is not a valid {full_name}: {e}. "
+                             "Use mode 'PERMISSIVE' to decode it as null.") from None
+        return worker["convert"](m)
 
-    return df.withColumn(into, udf(decode, schema)(col(column)))
-
-
-def _struct_of(descriptor):
-    from google.protobuf.descriptor import FieldDescriptor as F
-    from pyspark.sql import types as T
-    scalars = {F.TYPE_DOUBLE: T.DoubleType(), F.TYPE_FLOAT: T.FloatType(), F.TYPE_INT64: T.LongType(),
-               F.TYPE_UINT64: T.LongType(), F.TYPE_INT32: T.IntegerType(), F.TYPE_FIXED64: T.LongType(),
-               F.TYPE_FIXED32: T.IntegerType(), F.TYPE_BOOL: T.BooleanType(), F.TYPE_STRING: T.StringType(),
-               F.TYPE_BYTES: T.BinaryType(), F.TYPE_UINT32: T.IntegerType(), F.TYPE_ENUM: T.StringType(),
-               F.TYPE_SFIXED32: T.IntegerType(), F.TYPE_SFIXED64: T.LongType(), F.TYPE_SINT32: T.IntegerType(),
-               F.TYPE_SINT64: T.LongType()}
-    fields = []
-    for f in descriptor.fields:
-        t = _struct_of(f.message_type) if f.type == F.TYPE_MESSAGE else scalars[f.type]
-        repeated = getattr(f, "is_repeated", None)
-        repeated = repeated if isinstance(repeated, bool) else f.label == F.LABEL_REPEATED
-        fields.append(T.StructField(f.name, T.ArrayType(t) if repeated else t))
-    return T.StructType(fields)
-
-
-def _row_of(message):
-    from google.protobuf.descriptor import FieldDescriptor as F
-    out = {}
-    for f in message.DESCRIPTOR.fields:
-        value = getattr(message, f.name)
-        convert = (_row_of if f.type == F.TYPE_MESSAGE
-                   else (lambda v, f=f: f.enum_type.values_by_number[v].name) if f.type == F.TYPE_ENUM
-                   else (lambda v: bytes(v)) if f.type == F.TYPE_BYTES else (lambda v: v))
-        repeated = getattr(f, "is_repeated", None)
-        repeated = repeated if isinstance(repeated, bool) else f.label == F.LABEL_REPEATED
-        out[f.name] = [convert(v) for v in value] if repeated else convert(value)
-    return out
+    return df.withColumn(into, udf(decode, schema)(col(column), journal, begin))
