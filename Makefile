@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: bench-source setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: bench-source bench-decode setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -56,6 +56,12 @@ bench-source: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
+
+# Protobuf decoding: the connector's JVM decoder against its Python twin and from_json (BENCH_ARGS="--rows 1000000").
+bench-decode: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_decode.py $(BENCH_ARGS)
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --specs tests/specs/examples.yaml

@@ -37,7 +37,7 @@ def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "v
       "jvm"    the connector's decoder, in the executors' JVMs; needs nothing beyond the connector
                jar; the file is read on the driver through Hadoop (local, HDFS, object stores).
       "python" a Python UDF giving the same schema and values; the file is read here, and the
-               workers need the `protobuf` package and this one.
+               workers need the `protobuf` package.
       "spark"  Spark's own `from_protobuf` with its own type mapping and options; it needs the
                spark-protobuf package on the session
                (`org.apache.spark:spark-protobuf_2.13:<spark version>`).
@@ -72,8 +72,11 @@ def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "v
         from pyspark.sql.functions import call_function
         return df.withColumn(into, call_function(function, col(column), journal, begin))
 
+    from pyspark import cloudpickle
     from pyspark.sql.functions import udf
     from spark_gazette import protobuf_rows
+    # Shipped with the UDF, so that workers need the protobuf package but not this one.
+    cloudpickle.register_pickle_by_value(protobuf_rows)
     with open(descriptor_file, "rb") as f:
         raw = f.read()
     d = protobuf_rows.message_descriptor(raw, message_name, descriptor_file)
