@@ -77,3 +77,19 @@ def local_spark(app: str, master: str = "local[2]"):
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .getOrCreate())
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A one-broker local cluster for the module's tests; modules that need journals made
+    before their tests start define their own."""
+    with LocalCluster(brokers=1) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def spark(request):
+    """A local classic SparkSession with the assembly jar, named after the test module."""
+    session = local_spark(request.module.__name__)
+    yield session
+    session.stop()

@@ -8,26 +8,12 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import local_spark, requires_local_binaries
-from cluster import LocalCluster
+from conftest import requires_local_binaries
 from protos import event_class, event_set
 
 pytestmark = requires_local_binaries
 
 JOURNAL = "proto/events"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(brokers=1) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = local_spark("test_protobuf")
-    yield session
-    session.stop()
 
 
 def samples():

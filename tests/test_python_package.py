@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, requires_local_binaries
-from cluster import LocalCluster
 import judge
 
 pytestmark = requires_local_binaries
@@ -38,12 +37,6 @@ children:
       - name: team
         value: data
 """
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(brokers=1) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import local_spark, requires_local_binaries
+from conftest import requires_local_binaries
 from cluster import LocalCluster
 from specs import journal_specs
 import judge
@@ -19,13 +19,6 @@ def cluster():
         for i in range(3):
             judge.publish(c.broker, f"pysource/part-{i}", seed=100 + i)
         yield c
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = local_spark("test_source")
-    yield session
-    session.stop()
 
 
 def expected(broker: str) -> set[tuple]:

@@ -15,12 +15,12 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from protos import event_class, event_set  # noqa: E402
+from timing import timed  # noqa: E402
 
 # The Python engine's workers need the protobuf package: run them with this interpreter.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -39,15 +39,6 @@ def messages(rows: int):
                "at": f"2023-11-14T22:13:{i % 60:02d}Z"}
         yield e.SerializeToString(), json.dumps(doc)
 
-
-def timed(fn):
-    best, result = None, None
-    for _ in range(2):
-        t = time.monotonic()
-        result = fn()
-        took = time.monotonic() - t
-        best = took if best is None else min(best, took)
-    return best, result
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ each twice, keeping the faster run, and prints MB/s and the ratios against the G
 import argparse
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from cluster import LocalCluster  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
 from specs import journal_specs  # noqa: E402
 import judge  # noqa: E402
+from timing import timed  # noqa: E402
 
 LINE = 1024
 
@@ -53,15 +53,6 @@ def write(broker: str, journal: str, mib: int) -> int:
             batch, size = [], 0
     return data
 
-
-def timed(fn):
-    best, result = None, None
-    for _ in range(2):
-        t = time.monotonic()
-        result = fn()
-        took = time.monotonic() - t
-        best = took if best is None else min(best, took)
-    return best, result
 
 
 def main() -> None:
