@@ -9,6 +9,7 @@ import com.google.protobuf.Descriptors.{Descriptor, EnumValueDescriptor, FieldDe
 import com.google.protobuf.Descriptors.FieldDescriptor.Type
 import com.google.protobuf.{ByteString, Message}
 import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.expressions.GenericRow
 
 /** Turns messages of one descriptor into rows of [[ProtobufSchema.of]] that descriptor.
   *
@@ -27,7 +28,7 @@ final class ProtobufToRow(message: Descriptor) {
       values(i) = if (!f.isRepeated && f.hasPresence && !m.hasField(f)) null else converters(i)(m.getField(f))
       i += 1
     }
-    Row.fromSeq(values.toSeq)
+    new GenericRow(values) // wraps the array; Row.fromSeq would copy it
   }
 }
 
