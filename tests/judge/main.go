@@ -3,6 +3,7 @@
 // against Gazette itself.
 //
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
+//	judge script --broker URL --journal NAME < commands   (see script.go)
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge scenarios                          (lists the named scenarios)
@@ -58,6 +59,8 @@ func main() {
 		fmt.Println(strings.Join(scenarioNames(), "\n"))
 	case "publish":
 		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
+	case "script":
+		script(*broker, pb.Journal(*journal))
 	case "read":
 		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks, *countOnly)
 	case "map":
@@ -82,20 +85,7 @@ func connect(ctx context.Context, broker string) pb.RoutedJournalClient {
 }
 
 func publish(broker string, journal pb.Journal, scenario string, seed int64, events, users int) {
-	var ctx = context.Background()
-	var rjc = connect(ctx, broker)
-	var spec, err = client.GetJournal(ctx, rjc, journal)
-	if err != nil {
-		fail(fmt.Sprintf("journal %s: %v", journal, err))
-	}
-	var ct = spec.LabelSet.ValueOf(labels.ContentType)
-	framing, err := message.FramingByContentType(ct)
-	if err != nil {
-		fail(err.Error())
-	}
-	var w = &writer{ctx: ctx, as: client.NewAppendService(ctx, rjc), journal: journal,
-		contentType: ct, framing: framing, rng: rand.New(rand.NewSource(seed))}
-
+	var w = newWriter(broker, journal, seed)
 	if events > 0 {
 		if seed < 0 {
 			w.rng = rand.New(rand.NewSource(1))
@@ -108,11 +98,28 @@ func publish(broker string, journal pb.Journal, scenario string, seed int64, eve
 	} else {
 		fail(fmt.Sprintf("unknown scenario %q; known: %s", scenario, strings.Join(scenarioNames(), ", ")))
 	}
-	for op := range w.as.PendingExcept("") {
-		if err := op.Err(); err != nil {
-			fail(err.Error())
-		}
+	w.sync()
+}
+
+func script(broker string, journal pb.Journal) {
+	runScript(newWriter(broker, journal, 0))
+}
+
+// newWriter is a writer of the journal, in the framing its content-type label names.
+func newWriter(broker string, journal pb.Journal, seed int64) *writer {
+	var ctx = context.Background()
+	var rjc = connect(ctx, broker)
+	var spec, err = client.GetJournal(ctx, rjc, journal)
+	if err != nil {
+		fail(fmt.Sprintf("journal %s: %v", journal, err))
 	}
+	var ct = spec.LabelSet.ValueOf(labels.ContentType)
+	framing, err := message.FramingByContentType(ct)
+	if err != nil {
+		fail(err.Error())
+	}
+	return &writer{ctx: ctx, as: client.NewAppendService(ctx, rjc), journal: journal,
+		contentType: ct, framing: framing, rng: rand.New(rand.NewSource(seed))}
 }
 
 // record is one message as the judge prints it.

@@ -33,6 +33,7 @@ type writer struct {
 	rng         *rand.Rand
 	seq         int
 	producers   []*producer
+	clock       *message.Clock // shared by every producer when set; else each follows wall time
 }
 
 func (w *writer) mapping(message.Mappable) (pb.Journal, string, error) {
@@ -43,7 +44,7 @@ func (w *writer) producer(i int) *producer {
 	for len(w.producers) <= i {
 		w.producers = append(w.producers, &producer{
 			name: fmt.Sprintf("p%d", len(w.producers)),
-			pub:  message.NewPublisher(w.as, nil),
+			pub:  message.NewPublisher(w.as, w.clock),
 		})
 	}
 	return w.producers[i]
@@ -115,6 +116,15 @@ func (w *writer) raw(b []byte) {
 	var aa = w.as.StartAppend(pb.AppendRequest{Journal: w.journal}, nil)
 	_, _ = aa.Writer().Write(b)
 	must(nil, aa.Release())
+}
+
+// sync waits until every append so far has committed.
+func (w *writer) sync() {
+	for op := range w.as.PendingExcept("") {
+		if err := op.Err(); err != nil {
+			fail(err.Error())
+		}
+	}
 }
 
 func must(_ interface{}, err error) {

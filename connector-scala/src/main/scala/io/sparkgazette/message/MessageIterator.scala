@@ -27,8 +27,13 @@ final class MalformedMessageException(val malformed: MalformedMessage) extends R
   *
   * `chunks` must be contiguous except where the journal itself jumps forward (a removed
   * fragment); bytes left unfinished before a jump are reported as malformed.
+  *
+  * When the chunks end inside a message, it is reported as truncated; with `holdTail` it is
+  * held instead (see [[holdsPartial]]): a reader of a journal's first bytes up to some offset
+  * leaves a message that is still being written, or that begins before the offset and ends
+  * after it, to whoever reads on.
   */
-final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes])
+final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes], holdTail: Boolean = false)
     extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker()
@@ -38,6 +43,9 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private var at = -1L // journal offset of buf(pos)
   private var atEnd = false
   private var held: JournalBytes = _ // a chunk past an offset jump, appended once the gap is reported
+  // Bytes buffered when the unpacker last asked for more. It is asked again only once they have
+  // doubled, so a message that spans many chunks (or never ends) is parsed in linear time.
+  private var needed = 0
   private var ready: Either[MalformedMessage, Envelope[RawMessage]] = _
 
   /** The offset just past the last message or malformed range returned (-1 before any bytes). */
@@ -58,10 +66,13 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private def advance(): Boolean = {
     while (ready == null) {
       if (held != null) { val c = held; held = null; append(c) }
-      else if (pos < lim) {
-        unpacker.unpack(buf, pos, lim, atEnd) match {
-          case Unpacked.NeedMore => fill()
-          case Unpacked.Skip(n)  => consume(n)
+      else if (pos < lim && (atEnd || lim - pos >= 2 * needed)) {
+        unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
+          case Unpacked.NeedMore =>
+            if (atEnd) return false // held: the message's last bytes are not here
+            needed = lim - pos
+            fill()
+          case Unpacked.Skip(n) => consume(n)
           case Unpacked.Malformed(n, reason) =>
             ready = Left(MalformedMessage(journal, at, at + n, reason))
             consume(n)
@@ -76,7 +87,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     true
   }
 
-  private def consume(n: Int): Unit = { pos += n; at += n }
+  private def consume(n: Int): Unit = { pos += n; at += n; needed = 0 }
 
   private def fill(): Unit = {
     if (!chunks.hasNext) { atEnd = true; return }
@@ -88,7 +99,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
       throw new IllegalStateException(s"journal $journal: bytes at offset ${c.offset} overlap those read through $expected")
     else if (pos < lim) {
       ready = Left(MalformedMessage(journal, at, expected, s"truncated message: the journal jumps from offset $expected to ${c.offset}"))
-      pos = 0; lim = 0; at = c.offset
+      pos = 0; lim = 0; at = c.offset; needed = 0
       unpacker.restart()
       held = c
     } else {

@@ -177,13 +177,17 @@ final class Sequencer[M](
   def hasPending: Boolean = pending.nonEmpty
 
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
-    * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped.
+    * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
+    * unless their transaction is open: its ACK may still come, and would find nothing to commit.
+    * (Gazette prunes those too, but restores state only when a shard restarts; a reader that
+    * restores at every batch sees a restored producer's newest clock as its last ACK, and would
+    * prune a producer that commits once a day while its transaction is open.)
     */
   def checkpoint(pruneHorizonNanos: Long): (Map[String, Long], Seq[ProducerState]) = {
     val horizon = if (pruneHorizonNanos > 0) Clock.ofNanos(pruneHorizonNanos) else 0L
     val newest = partials.values.groupBy(_.journal).map { case (j, ps) => j -> ps.map(_.minClock).max }
     val (keep, drop) = partials.partition { case ((j, _), p) =>
-      horizon == 0 || p.maxClock >= newest(j) - horizon
+      horizon == 0 || p.begin != -1 || p.maxClock >= newest(j) - horizon
     }
     drop.keys.foreach(partials.remove)
     pending.clear()

@@ -3,9 +3,10 @@ package io.sparkgazette.spark
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
-/** A batch read of `[startingOffsets, endingOffsets)` of every journal, one task per journal.
-  * No state precedes it: a transaction whose first messages lie before the starting offset is
-  * not emitted, exactly as a Gazette reader starting there would not.
+/** A batch read of `[startingOffsets, endingOffsets)` of every journal, one task per journal:
+  * the messages that end in that range. No state precedes it: a transaction whose first
+  * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
+  * Gazette reader starting there does.
   */
 final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration) extends Batch {
 
@@ -21,8 +22,12 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
         case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
       }
       val end = options.endingOffsets match {
-        case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
-        case _                          => directory.writeHeads(names)
+        case OffsetSpec.Specific(explicit) =>
+          val ends = resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
+          val heads = directory.writeHeads(explicit.filter(_._2 >= 0).keys)
+          heads.foreach { case (j, h) => if (ends(j) > h) throw GazetteErrors.endPastWriteHead(j, ends(j), h) }
+          ends
+        case _ => directory.writeHeads(names)
       }
       names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j)) Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j))) else None

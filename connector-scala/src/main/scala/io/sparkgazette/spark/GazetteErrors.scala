@@ -36,6 +36,22 @@ object GazetteErrors {
       s"Sequencer state of journal $journal at offset $offset is missing from $dir, although other states of the " +
         "journal exist there: the checkpoint is incomplete. Restore it, or start the query with a new checkpoint.")
 
+  def unsupportedStateFormat(where: String, version: Option[Int]): IllegalStateException =
+    new IllegalStateException(
+      s"Sequencer state $where is ${version.map(v => s"in format version $v").getOrElse("not in a format this connector reads")}; " +
+        s"this version of the connector reads format ${SequencerStateStore.FormatVersion}. Run the query with the " +
+        "connector version that wrote the checkpoint, or start it with a new checkpoint location.")
+
+  def checkpointNotVisible(journal: String, dir: String, host: String): IllegalStateException =
+    new IllegalStateException(
+      s"The source's checkpoint $dir cannot be seen from executor host $host (reading journal $journal): the " +
+        "driver wrote it, but this host finds nothing there. Use a checkpointLocation every host of the cluster " +
+        "reads and writes (HDFS, an object store, a shared mount), not a directory of the driver's own disk.")
+
+  def endPastWriteHead(journal: String, end: Long, head: Long): IllegalArgumentException =
+    new IllegalArgumentException(
+      s"Option '${GazetteOptions.EndingOffsets}' asks for journal $journal up to offset $end, past its write head $head")
+
   def offsetsWentBackwards(journal: String, from: Long, to: Long): IllegalStateException =
     new IllegalStateException(s"Offset of journal $journal went backwards from $from to $to")
 

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory
   * batches through `checkpointLocation`.
   *
   * Journals are discovered again at every trigger; a new journal enters the offsets at its first
-  * readable byte in the batch that discovers it, so every batch can be planned again, after a
-  * restart, from its offsets alone.
+  * readable byte in the batch that discovers it, with the Etcd revision that created it and that
+  * byte as its origin, so every batch can be planned again, after a restart, from its offsets
+  * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
 final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration)
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
@@ -25,17 +26,28 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   private val client = new GazetteClient(ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot))
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
+  private val store = new SequencerStateStore(stateDir, hadoopConf.value)
   private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf)
+  store.initialize()
 
   @volatile private var known = Map.empty[String, JournalInfo]
   @volatile private var heads = Map.empty[String, Long]
+  @volatile private var planned = Set.empty[String]
+  @volatile private var restarted = 0L
+  @volatile private var skippedAtPlanning = 0L
   private var availableNowHeads: Option[Map[String, Long]] = None
   private var lastBatchAt = System.currentTimeMillis()
 
-  override def initialOffset(): Offset = {
+  // Spark plans the first batch from initialOffset again after a restart: it must not move.
+  override def initialOffset(): Offset =
+    JournalOffsets.fromJson(store.once("initial-offsets.json")(computeInitialOffset().json()))
+
+  private def computeInitialOffset(): JournalOffsets = {
     val journals = discover()
     if (journals.isEmpty) log.warn(s"no Gazette journals match ${options.target.describe} yet")
-    JournalOffsets(startingOffsets(options.startingOffsets, journals.keys))
+    val readable = journals.filterNot(_._2.suspended)
+    val offsets = startingOffsets(options.startingOffsets, readable.keys)
+    JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, readable(j).revision, o) })
   }
 
   private def startingOffsets(spec: OffsetSpec, journals: Iterable[String]): Map[String, Long] = spec match {
@@ -65,7 +77,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is used with admission control")
 
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
-    val start = startOffset.asInstanceOf[JournalOffsets].offsets.toMap
+    val start = startOffset.asInstanceOf[JournalOffsets].positions
     val journals = discover()
 
     val vanished = start.keySet -- journals.keySet
@@ -74,8 +86,21 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(vanished.head, what)
       log.warn(s"$what; they are no longer read (failOnDataLoss=false)")
     }
-    val current = start -- vanished
-    val fresh = journals.keySet -- current.keySet
+    // A journal deleted and created again under the same name starts over, as a new one.
+    val recreated = start.collect { case (j, p) if journals.get(j).exists(i => isRecreated(p, i)) => j }.toSet
+    recreated.toSeq.sorted.foreach { j =>
+      val what = s"it was deleted and created again (revision ${start(j).revision}, now ${journals(j).revision}) " +
+        s"after the query read it up to offset ${start(j).offset}"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+      log.warn(s"journal $j: $what; reading the new journal from its first byte (failOnDataLoss=false)")
+      restarted += 1
+    }
+    // A FULL-suspended journal has no replica to read from: it keeps its offset until resumed.
+    val (suspended, readable) = (start -- vanished -- recreated).partition { case (j, _) => journals(j).suspended }
+    val current = readable.map { case (j, p) => j -> p.offset }
+    val fresh = journals.filterNot { case (j, i) => i.suspended || start.contains(j) && !recreated(j) }.keySet
+    // States an earlier entry of a fresh journal left are not this one's.
+    fresh.foreach(store.remove)
     val firstOffsets = directory.earliest(fresh)
 
     var observed = directory.writeHeads(current.keys)
@@ -93,13 +118,19 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val available = JournalRangePlanner.behind(current, ceiling).values.sum
     val (maxBytes, minBytes, maxDelayMs) = limits(limit)
     val now = System.currentTimeMillis()
-    val ends =
-      if (JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)) current
-      else maxBytes.map(JournalRangePlanner.capped(current, ceiling, _)).getOrElse(ceiling)
+    // An AvailableNow run reads what is there, however little.
+    val waiting = availableNowHeads.isEmpty && JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
+    val ends = if (waiting) current else maxBytes.map(JournalRangePlanner.capped(current, ceiling, _)).getOrElse(ceiling)
     if (ends != current) lastBatchAt = now
     // New journals enter at their first offset: their bytes are read from the next batch on.
-    JournalOffsets(ends ++ firstOffsets)
+    val positions = ends.map { case (j, e) => j -> readable(j).copy(offset = e, revision = journals(j).revision) } ++
+      suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
+    planned = positions.keySet
+    JournalOffsets(positions)
   }
+
+  private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
+    p.revision != 0 && now.revision != 0 && p.revision != now.revision
 
   private def limits(limit: ReadLimit): (Option[Long], Option[Long], Long) = limit match {
     case _: ReadAllAvailable => (None, None, 0L)
@@ -113,34 +144,50 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
-    val from = start.asInstanceOf[JournalOffsets].offsets
-    val to = end.asInstanceOf[JournalOffsets].offsets
+    val from = start.asInstanceOf[JournalOffsets].positions
+    val to = end.asInstanceOf[JournalOffsets].positions
     val ranges = to.toSeq.flatMap { case (j, e) =>
-      from.get(j).filter(_ < e).map(s => (j, s, e))
+      from.get(j).filter(s => s.offset < e.offset && (s.revision == 0 || e.revision == 0 || s.revision == e.revision)).map(s => (j, s, e))
     }
-    if (ranges.exists { case (j, _, _) => !known.contains(j) }) discover()
-    ranges.map { case (j, s, e) =>
-      val info = known.getOrElse(j, throw GazetteErrors.dataLoss(j, "the journal no longer exists"))
-      JournalRange(j, info.contentType, info.labels, s, e): InputPartition
+    if (ranges.exists { case (j, _, e) => !known.get(j).exists(i => !isRecreated(e, i)) }) discover()
+    ranges.flatMap { case (j, s, e) =>
+      known.get(j).filterNot(i => isRecreated(e, i)) match {
+        case Some(info) => Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin): InputPartition)
+        case None =>
+          // The batch was planned before a restart, and the journal has gone since.
+          val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
+          if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+          log.warn(s"journal $j: $what; skipping them (failOnDataLoss=false)")
+          skippedAtPlanning += e.offset - s.offset
+          None
+      }
     }.toArray
   }
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
 
+  /** Keeps, for each journal, the newest state at or below the committed offset (the next batch
+    * starts there, or rebuilds from it), and forgets journals the query no longer reads.
+    */
   override def commit(end: Offset): Unit = {
-    val store = new SequencerStateStore(stateDir, hadoopConf.value)
-    end.asInstanceOf[JournalOffsets].offsets.foreach { case (j, o) => store.prune(j, o) }
+    val committed = end.asInstanceOf[JournalOffsets].offsets
+    committed.foreach { case (j, o) => store.prune(j, o) }
+    (store.journals().toSet -- committed.keySet -- planned).foreach(store.remove)
   }
 
   override def prepareForTriggerAvailableNow(): Unit =
-    availableNowHeads = Some(directory.writeHeads(discover().keys))
+    availableNowHeads = Some(directory.writeHeads(discover().filterNot(_._2.suspended).keys))
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed = latestConsumedOffset.map[Map[String, Long]] {
       case o: JournalOffsets => o.offsets.toMap
-      case o                 => JournalOffsets.parseJson(o.json())
+      case o                 => JournalOffsets.parsePositions(o.json()).map { case (j, p) => j -> p.offset }
     }.orElse(Map.empty)
-    JournalRangePlanner.metrics(consumed, heads).asJava
+    (JournalRangePlanner.metrics(consumed, heads) ++ Map(
+      "suspendedJournals" -> known.values.count(_.suspended).toString,
+      "journalsRestarted" -> restarted.toString,
+      "bytesSkippedAtPlanning" -> skippedAtPlanning.toString
+    )).asJava
   }
 
   override def stop(): Unit = {

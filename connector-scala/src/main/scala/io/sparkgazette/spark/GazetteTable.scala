@@ -30,7 +30,14 @@ final class GazetteTable(tableSchema: StructType) extends SupportsRead with Supp
 
 /** The scan of one query; options are parsed here, where batch and streaming defaults differ. */
 final class GazetteScan(options: CaseInsensitiveStringMap) extends Scan {
-  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sparkContext.hadoopConfiguration)
+  // The session's Hadoop configuration, as Spark builds it for its own checkpoint: credentials
+  // set with spark.conf.set reach the source's state files too.
+  private def hadoopConf = {
+    val spark = SparkSession.active
+    val conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
+    spark.conf.getAll.foreach { case (k, v) => if (v != null) conf.set(k, v) }
+    new SerializableConfiguration(conf)
+  }
   private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
 
   override def readSchema(): StructType = MessageToRow.schema(includeLabels)

@@ -7,8 +7,11 @@ import scala.concurrent.{Await, ExecutionContext, Future}
 
 import io.sparkgazette.client.GazetteClient
 
-/** A journal as the source plans it: its framing and labels. */
-final case class JournalInfo(name: String, contentType: String, labels: Map[String, Seq[String]])
+/** A journal as the source plans it: its framing and labels, the Etcd revision that created it,
+  * and whether it is suspended with no replica serving reads (Gazette's FULL suspension).
+  */
+final case class JournalInfo(name: String, contentType: String, labels: Map[String, Seq[String]], revision: Long = 0L,
+    suspended: Boolean = false)
 
 /** The driver's only view of the cluster: which journals a query reads, their write heads and
   * their first readable offsets, asked concurrently.
@@ -25,10 +28,10 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
 
   /** The journals the target names now, by name. */
   def journals(): Map[String, JournalInfo] = target match {
-    case JournalTarget.BySelector(s) => client.list(s).map(j => info(j.spec)).map(i => i.name -> i).toMap
+    case JournalTarget.BySelector(s) => client.list(s).map(info).map(i => i.name -> i).toMap
     case JournalTarget.ByName(names) =>
       parallel(names) { n =>
-        client.list(s"name=$n").headOption.map(j => info(j.spec)).getOrElse(throw GazetteErrors.unknownJournal(n, GazetteOptions.Journals))
+        client.list(s"name=$n").headOption.map(info).getOrElse(throw GazetteErrors.unknownJournal(n, GazetteOptions.Journals))
       }.map(i => i.name -> i).toMap
   }
 
@@ -42,10 +45,11 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
   private def parallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
     Await.result(Future.traverse(items)(a => Future(f(a))), Duration.Inf)
 
-  private def info(spec: Option[io.sparkgazette.client.protocol.JournalSpec]): JournalInfo = {
-    val s = spec.getOrElse(throw new IllegalStateException("List returned a journal without a spec"))
+  private def info(j: io.sparkgazette.client.protocol.ListResponse.Journal): JournalInfo = {
+    val s = j.spec.getOrElse(throw new IllegalStateException("List returned a journal without a spec"))
     val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
-    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels)
+    val suspended = s.suspend.exists(_.level == io.sparkgazette.client.protocol.JournalSpec.Suspend.Level.FULL)
+    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended)
   }
 
   override def close(): Unit = pool.shutdownNow()

@@ -3,46 +3,72 @@ package io.sparkgazette.spark
 import scala.collection.immutable.SortedMap
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.JsonNodeType
 import org.apache.spark.sql.connector.read.streaming.Offset
 
-/** The source's offset: for each journal, the byte offset of the next byte to read, written as
-  * a JSON object (`{"events/part-000": 1024}`), the same shape the `startingOffsets` option takes.
+/** Where a query stands in one journal: `offset` is the next byte to read; `revision` the Etcd
+  * revision that created the journal (0 if unknown), so that a journal deleted and created again
+  * under the same name is not read at the old one's offsets; `origin` the offset where the query
+  * began reading this journal with no producer states (-1 if unknown), from which any later state
+  * can be rebuilt.
   */
-final case class JournalOffsets(offsets: SortedMap[String, Long]) extends Offset {
-  override def json(): String = JournalOffsets.toJson(offsets)
+final case class JournalPosition(offset: Long, revision: Long = 0L, origin: Long = -1L)
 
-  def apply(journal: String): Long = offsets(journal)
+/** The source's offset: each journal's [[JournalPosition]], written as a JSON object
+  * (`{"events/part-000": {"offset": 1024, "revision": 17, "origin": 0}}`). Plain numbers are read
+  * as offsets, the shape the `startingOffsets` option takes.
+  */
+final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) extends Offset {
+  override def json(): String = JournalOffsets.toJson(positions)
 
-  def get(journal: String): Option[Long] = offsets.get(journal)
+  lazy val offsets: SortedMap[String, Long] = positions.map { case (j, p) => j -> p.offset }
 
-  def journals: Iterable[String] = offsets.keys
+  def apply(journal: String): Long = positions(journal).offset
+
+  def get(journal: String): Option[Long] = positions.get(journal).map(_.offset)
+
+  def journals: Iterable[String] = positions.keys
 }
 
 object JournalOffsets {
   private val mapper = new ObjectMapper()
 
-  def apply(offsets: Map[String, Long]): JournalOffsets = new JournalOffsets(SortedMap(offsets.toSeq: _*))
+  def apply(positions: Map[String, JournalPosition]): JournalOffsets = new JournalOffsets(SortedMap(positions.toSeq: _*))
 
-  def fromJson(json: String): JournalOffsets = JournalOffsets(parseJson(json))
+  def fromJson(json: String): JournalOffsets = JournalOffsets(parsePositions(json))
 
   /** Journal offsets from a JSON object of whole numbers; anything else is an error. */
-  def parseJson(json: String): Map[String, Long] = {
+  def parseJson(json: String): Map[String, Long] =
+    entries(json).map { case (j, v) => j -> whole(j, "offset", v) }.toMap
+
+  /** Positions from a JSON object whose values are offsets or `{"offset", "revision", "origin"}`. */
+  def parsePositions(json: String): Map[String, JournalPosition] =
+    entries(json).map { case (j, v) =>
+      j -> (if (v.isObject) {
+        def field(name: String, default: Long) = Option(v.get(name)).map(whole(j, name, _)).getOrElse(default)
+        JournalPosition(whole(j, "offset", v.get("offset")), field("revision", 0L), field("origin", -1L))
+      } else JournalPosition(whole(j, "offset", v)))
+    }.toMap
+
+  def toJson(positions: Map[String, JournalPosition]): String = {
+    val node = mapper.createObjectNode()
+    positions.toSeq.sortBy(_._1).foreach { case (j, p) =>
+      node.putObject(j).put("offset", p.offset).put("revision", p.revision).put("origin", p.origin)
+    }
+    mapper.writeValueAsString(node)
+  }
+
+  private def entries(json: String): Seq[(String, JsonNode)] = {
     val node = mapper.readTree(json)
     if (node == null || node.getNodeType != JsonNodeType.OBJECT)
       throw new IllegalArgumentException(s"expected a JSON object of journal offsets, got: $json")
-    node.properties().asScala.map { e =>
-      val v = e.getValue
-      if (!v.canConvertToLong || !v.isIntegralNumber)
-        throw new IllegalArgumentException(s"offset of journal ${e.getKey} is not a whole number: $v")
-      e.getKey -> v.asLong()
-    }.toMap
+    node.properties().asScala.map(e => e.getKey -> e.getValue).toSeq
   }
 
-  def toJson(offsets: Map[String, Long]): String = {
-    val node = mapper.createObjectNode()
-    offsets.toSeq.sortBy(_._1).foreach { case (j, o) => node.put(j, o) }
-    mapper.writeValueAsString(node)
+  private def whole(journal: String, what: String, v: JsonNode): Long = {
+    if (v == null || !v.canConvertToLong || !v.isIntegralNumber)
+      throw new IllegalArgumentException(s"$what of journal $journal is not a whole number: $v")
+    v.asLong()
   }
 }

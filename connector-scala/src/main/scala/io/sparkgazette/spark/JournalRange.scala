@@ -3,9 +3,12 @@ package io.sparkgazette.spark
 import io.sparkgazette.client.ClientConfig
 import org.apache.spark.sql.connector.read.InputPartition
 
-/** One task's work: the messages of `journal` that begin in `[start, end)`. */
-final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long)
-    extends InputPartition
+/** One task's work: the messages of `journal` that end in `(start, end]`, read from where the
+  * state at `start` says the first of them begins. `origin` is where the query began reading
+  * the journal with no state (-1 for a batch query, which has none).
+  */
+final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
+    origin: Long = -1L) extends InputPartition
 
 /** What every reader of a scan needs besides its range: the source's options, and for
   * streaming queries the directory where sequencer states cross batches.

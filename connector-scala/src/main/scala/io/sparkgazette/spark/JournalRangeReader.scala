@@ -9,14 +9,17 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.slf4j.LoggerFactory
 
-/** Reads one [[JournalRange]] in an executor: the messages that begin in `[start, end)`,
-  * reading past `end` to finish the last one, and emits what they commit.
+/** Reads one [[JournalRange]] in an executor: the messages that end in `(start, end]`, and
+  * emits what they commit. A message that begins before `end` and ends after it (or is still
+  * being written) is left to the next range, so what a range holds depends on its offsets alone.
   *
   * Read-committed, the range's Sequencer starts from the state saved at `(journal, start)`, so
   * a transaction that began in an earlier batch and is acknowledged in this one is replayed
   * from the journal and emitted here, exactly once; at the end the state at `(journal, end)` is
-  * saved for the next batch. Memory is the Sequencer's ring plus read buffers, whatever the
-  * range's length.
+  * saved for the next batch. When no state was saved at `start` (the previous batch was never
+  * read to its end: a `limit`, a batch nobody read, a cancelled task), it is rebuilt by
+  * sequencing, without emitting, from the newest earlier state or from the journal's origin.
+  * Memory is the Sequencer's ring plus read buffers, whatever the range's length.
   */
 final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extends PartitionReader[InternalRow] {
   import JournalRangeReader._
@@ -31,21 +34,15 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
   private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
-  private var bytesRead, emitted, duplicates, replayedBytes, lostBytes = 0L
+  private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes = 0L
 
-  private val saved: Option[SequencerState] = store.flatMap { s =>
-    s.load(journal, range.start).orElse {
-      if (s.hasAny(journal)) throw GazetteErrors.missingSequencerState(journal, range.start, s.location)
-      None
-    }
+  private val saved: SequencerState = store match {
+    case None    => SequencerState(range.start, Nil)
+    case Some(s) => s.load(journal, range.start).getOrElse(rebuild(s))
   }
-  // A batch cut inside a message resumes where the previous batch finished reading it.
-  private var position = math.max(range.start, saved.map(_.resume).getOrElse(range.start))
-  private val sequencer =
-    new Sequencer[RawMessage](Map(journal -> position), saved.map(_.producers).getOrElse(Nil), options.sequencerRingSize,
-      options.sequencerRingBytes, m => m.bytes.length + EnvelopeOverhead)
-  private lazy val messages: MessageIterator =
-    open(position, 0, replay = false, more = offset => offset < range.end || messages.holdsPartial)
+  private var position = saved.resume
+  private val sequencer = newSequencer(position, saved.producers)
+  private lazy val messages: MessageIterator = open(position, range.end, replay = false)
   private var current: Envelope[RawMessage] = _
   private var finished = false
 
@@ -55,7 +52,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
         case Some(env) =>
           if (!MessageToRow.isAck(env)) { current = env; emitted += 1; return true }
         case None =>
-          if (position >= range.end || !messages.hasNext) { finish(); return false }
+          if (!messages.hasNext) { finish(); return false }
           messages.next() match {
             case Left(m) =>
               position = m.end
@@ -63,7 +60,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
             case Right(env) =>
               position = env.end
               if (!options.readCommitted) { current = env; emitted += 1; return true }
-              queue(env)
+              queue(sequencer, env, replay = true)
           }
       }
     }
@@ -79,32 +76,74 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     SourceMetrics.RolledBackMessages -> sequencer.discarded,
     SourceMetrics.ReplayedBytes -> replayedBytes,
     SourceMetrics.MalformedSkipped -> (onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }),
-    SourceMetrics.LostBytes -> lostBytes
+    SourceMetrics.LostBytes -> lostBytes,
+    SourceMetrics.RebuiltBytes -> rebuiltBytes
   ))
 
   override def close(): Unit = readers.foreach(r => try r.close() catch { case _: Exception => })
 
-  private def queue(env: Envelope[RawMessage]): Unit =
+  private def newSequencer(at: Long, producers: Seq[ProducerState]) =
+    new Sequencer[RawMessage](Map(journal -> at), producers, options.sequencerRingSize, options.sequencerRingBytes,
+      m => m.bytes.length + EnvelopeOverhead)
+
+  // Replays what a commit needs from before the ring, unless only the producers' states matter.
+  private def queue(sequencer: Sequencer[RawMessage], env: Envelope[RawMessage], replay: Boolean): Unit =
     sequencer.queue(env) match {
       case QueueOutcome.AckCommitReplay =>
         val (_, begin, end) = sequencer.replayRange
-        replayedBytes += end - begin
-        sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true, more = _ < end), onMalformed))
+        if (replay) {
+          replayedBytes += end - begin
+          sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true), onMalformed))
+        } else sequencer.startReplay(Iterator.empty)
       case QueueOutcome.OutsideAlreadyAcked | QueueOutcome.ContinueAlreadyAcked | QueueOutcome.ContinueTxnClockLarger =>
-        duplicates += 1
+        if (replay) duplicates += 1
       case _ =>
     }
 
-  private def open(from: Long, until: Long, replay: Boolean, more: Long => Boolean): MessageIterator =
-    new MessageIterator(journal, framing, chunks(from, until, replay, more).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())))
-
-  /** Chunks from `from` (to `until`, if > 0) while `more` says bytes are still needed. A
-    * non-blocking read can end short of bytes that exist: after a failover, the replica serving
-    * it may not have caught up with the head the driver saw. The read is then opened again
-    * until the bytes arrive or the client's retry timeout passes. A jump past bytes retention
-    * removed becomes a data-loss decision.
+  /** The state at `range.start` when none was saved there: the newest earlier state (or the
+    * empty one at the journal's origin), carried forward by sequencing the messages in between.
+    * It is saved, so that other attempts and the next batch agree with it.
     */
-  private def chunks(from: Long, until: Long, replay: Boolean, more: Long => Boolean): Iterator[Chunk] = new Iterator[Chunk] {
+  private def rebuild(store: SequencerStateStore): SequencerState = {
+    val origin = if (range.origin >= 0 && range.origin <= range.start) range.origin else range.start
+    val (at, base) = store.nearest(journal, origin, range.start).getOrElse {
+      if (range.origin >= 0 && !store.visible)
+        throw GazetteErrors.checkpointNotVisible(journal, store.location, java.net.InetAddress.getLocalHost.getHostName)
+      origin -> SequencerState(origin, Nil)
+    }
+    if (at == range.start) return base
+    val sequencer = newSequencer(base.resume, base.producers)
+    var resume = base.resume
+    val skipped = new OnMalformed.Skip
+    val messages = open(base.resume, range.start, replay = true)
+    while (messages.hasNext) {
+      messages.next() match {
+        case Left(m) =>
+          resume = m.end
+          if (options.failOnMalformed) onMalformed(m) else skipped(m)
+        case Right(env) =>
+          resume = env.end
+          if (options.readCommitted) {
+            queue(sequencer, env, replay = false)
+            while (sequencer.step().isDefined) {}
+          }
+      }
+    }
+    rebuiltBytes += resume - base.resume
+    val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
+    store.save(journal, range.start, SequencerState(resume, producers))
+  }
+
+  private def open(from: Long, until: Long, replay: Boolean): MessageIterator =
+    new MessageIterator(journal, framing, chunks(from, until, replay).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())),
+      holdTail = true)
+
+  /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
+    * read that ends short of them comes from a replica that lags after a failover: it is opened
+    * again until the bytes arrive or the client's retry timeout passes. A jump over bytes that
+    * retention removed is a data-loss decision, taken at once.
+    */
+  private def chunks(from: Long, until: Long, replay: Boolean): Iterator[Chunk] = new Iterator[Chunk] {
     private var expected = from
     private var reader = read(from)
     private val backoff = new Backoff(config.client.retryTimeout)
@@ -116,29 +155,37 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     }
 
     override def hasNext: Boolean = {
-      while (!reader.hasNext && more(expected)) {
-        if (!backoff.pause())
-          throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
-            s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
-        log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
-        reader.close()
-        reader = read(expected)
+      while (!reader.hasNext && expected < until) {
+        if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
+        else {
+          if (!backoff.pause())
+            throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
+              s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
+          log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
+        }
+        if (expected < until) {
+          reader.close()
+          reader = read(expected)
+        }
       }
-      reader.hasNext
+      expected < until && reader.hasNext
     }
 
     override def next(): Chunk = {
       val c = reader.next()
-      if (c.offset > expected) {
-        val what = s"bytes [$expected, ${c.offset}) were removed before they were ${if (replay) "replayed" else "read"}"
-        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
-        log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
-        lostBytes += c.offset - expected
-      }
+      if (c.offset > expected) skip(expected, c.offset)
       expected = c.end
       backoff.reset()
       if (!replay) bytesRead += c.content.size()
       c
+    }
+
+    private def skip(from: Long, to: Long): Unit = {
+      val what = s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+      log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
+      lostBytes += to - from
+      expected = to
     }
   }
 

@@ -1,99 +1,185 @@
 package io.sparkgazette.spark
 
+import java.io.{BufferedInputStream, BufferedOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
 import java.net.{URLDecoder, URLEncoder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
-import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import io.sparkgazette.message.{ProducerId, ProducerState}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
-/** A journal's read-committed state at a batch boundary: where reading resumes (the end of the
-  * last message the batch consumed, at or past the boundary) and its producers' states.
+/** A journal's read-committed state at a batch boundary `offset`: where reading resumes (the end
+  * of the last message that ends at or before `offset`) and its producers' states.
   */
 final case class SequencerState(resume: Long, producers: Seq[ProducerState])
 
-/** Sequencer states by (journal, offset) under the source's checkpoint directory, one small
-  * JSON file each, written by rename so that a reader sees all of a state or none. The task of
-  * a batch `[start, end)` reads the state at `start` and writes the one at `end`; re-running it
-  * writes the same state again. The driver prunes states below the committed offsets.
+/** Sequencer states by (journal, offset) under the source's checkpoint directory:
+  *
+  * {{{
+  *   <dir>/source.json                      written by the driver when the query starts
+  *   <dir>/initial-offsets.json             where the query began, kept for re-planning its first batch
+  *   <dir>/journals/<journal>/<offset>.state
+  * }}}
+  *
+  * A state file is binary, headed by its format version, and written under a temporary name
+  * then renamed, so that a reader sees all of a state or none. The task of a batch
+  * `[start, end)` reads the state at `start` (or rebuilds it from an earlier one) and writes the
+  * one at `end`, unless it exists: the first state written at an offset is the one every later
+  * attempt agrees with. The driver prunes all but the newest state at or below the committed
+  * offsets, so that a batch nobody read to its end never leaves the next one without a base.
   */
 final class SequencerStateStore(dir: String, conf: Configuration) {
   import SequencerStateStore._
 
   private val root = new Path(dir)
+  private val journalsRoot = new Path(root, "journals")
+  private val marker = new Path(root, MarkerName)
   private lazy val fs: FileSystem = root.getFileSystem(conf)
 
   def location: String = dir
 
-  def load(journal: String, offset: Long): Option[SequencerState] = {
-    val path = file(journal, offset)
-    if (!fs.exists(path)) None
-    else {
-      val in = fs.open(path)
-      try Some(decode(journal, mapper.readTree(in)))
-      finally in.close()
+  /** Marks the directory as this source's, once; refuses one written in another format. */
+  def initialize(): Unit =
+    if (fs.exists(marker)) {
+      val in = fs.open(marker)
+      val text = try new String(in.readAllBytes(), UTF_8) finally in.close()
+      val version = """"format"\s*:\s*(\d+)""".r.findFirstMatchIn(text).map(_.group(1).toInt)
+      if (!version.contains(FormatVersion)) throw GazetteErrors.unsupportedStateFormat(marker.toString, version)
+    } else {
+      if (list(root).exists(s => !isTemporary(s.getPath.getName))) throw GazetteErrors.unsupportedStateFormat(dir, None)
+      writeOnce(marker, out => out.write(s"""{"format": $FormatVersion}""".getBytes(UTF_8)))
     }
+
+  /** The text saved under `name` beside the states, written by `compute` the first time. */
+  def once(name: String)(compute: => String): String = {
+    val path = new Path(root, name)
+    if (!fs.exists(path)) writeOnce(path, _.write(compute.getBytes(UTF_8)))
+    val in = fs.open(path)
+    try new String(in.readAllBytes(), UTF_8) finally in.close()
   }
 
-  /** Whether any state of `journal` was ever saved: a missing one is then an incomplete checkpoint. */
-  def hasAny(journal: String): Boolean = {
-    val d = journalDir(journal)
-    fs.exists(d) && fs.listStatus(d).exists(_.getPath.getName.endsWith(Suffix))
-  }
+  /** Whether this process sees the marker the driver wrote: a checkpoint location on a disk of
+    * the driver's host alone looks empty from executors on other hosts.
+    */
+  def visible: Boolean = fs.exists(marker)
 
-  def save(journal: String, offset: Long, state: SequencerState): Unit = {
+  /** The state saved at exactly `offset`. */
+  def load(journal: String, offset: Long): Option[SequencerState] =
+    try Some(read(journal, file(journal, offset)))
+    catch { case _: FileNotFoundException => None }
+
+  /** The newest state at an offset in `[from, atOrBelow]`, with its offset. */
+  def nearest(journal: String, from: Long, atOrBelow: Long): Option[(Long, SequencerState)] =
+    states(journal).map(_._1).filter(o => o >= from && o <= atOrBelow).maxOption
+      .flatMap(o => load(journal, o).map(o -> _))
+
+  /** Saves the state at `offset` unless one is there already; returns the one that is. */
+  def save(journal: String, offset: Long, state: SequencerState): SequencerState = {
     val path = file(journal, offset)
-    fs.mkdirs(path.getParent)
-    val tmp = new Path(path.getParent, s".${path.getName}.${UUID.randomUUID()}.tmp")
-    val out = fs.create(tmp, true)
-    try out.write(mapper.writeValueAsBytes(encode(state)))
-    finally out.close()
-    // A concurrent or earlier attempt of the same task may have saved the same state first.
-    if (!fs.rename(tmp, path)) {
-      fs.delete(tmp, false)
-      if (!fs.exists(path)) throw new IllegalStateException(s"cannot save sequencer state $path")
-    }
+    if (writeOnce(path, out => write(state, out))) state else read(journal, path)
   }
 
-  /** Deletes the states of `journal` at offsets below `offset`. */
+  /** Deletes the states of `journal` below `offset` except the newest of them, and temporary
+    * files that attempts killed while saving left behind.
+    */
   def prune(journal: String, offset: Long): Unit = {
-    val d = journalDir(journal)
-    if (fs.exists(d))
-      fs.listStatus(d).map(_.getPath).filter(_.getName.endsWith(Suffix)).foreach { p =>
-        p.getName.stripSuffix(Suffix).toLongOption.filter(_ < offset).foreach(_ => fs.delete(p, false))
-      }
+    val all = list(journalDir(journal))
+    val below = all.flatMap(s => stateOffset(s.getPath.getName)).filter(_ < offset)
+    val keep = below.maxOption
+    below.filterNot(keep.contains).foreach(o => fs.delete(file(journal, o), false))
+    all.filter(s => isTemporary(s.getPath.getName) && s.getModificationTime < System.currentTimeMillis() - StaleTempMillis)
+      .foreach(s => fs.delete(s.getPath, false))
   }
 
-  private def journalDir(journal: String) = new Path(root, URLEncoder.encode(journal, UTF_8))
+  /** Journals with saved states. */
+  def journals(): Seq[String] =
+    list(journalsRoot).filter(_.isDirectory).map(s => URLDecoder.decode(s.getPath.getName, UTF_8)).toSeq
+
+  /** Forgets every state of `journal`. */
+  def remove(journal: String): Unit = fs.delete(journalDir(journal), true)
+
+  private def states(journal: String): Seq[(Long, Path)] =
+    list(journalDir(journal)).flatMap(s => stateOffset(s.getPath.getName).map(_ -> s.getPath)).toSeq
+
+  private def list(path: Path): Array[FileStatus] =
+    try fs.listStatus(path)
+    catch { case _: FileNotFoundException => Array.empty }
+
+  // Creates `path` with what `body` writes, unless it exists; false if it did.
+  private def writeOnce(path: Path, body: java.io.OutputStream => Unit): Boolean = {
+    if (fs.exists(path)) return false
+    fs.mkdirs(path.getParent)
+    val tmp = new Path(path.getParent, s".${path.getName}.${UUID.randomUUID()}$TempSuffix")
+    val out = fs.create(tmp, true)
+    try body(out)
+    catch { case NonFatal(e) => out.close(); fs.delete(tmp, false); throw e }
+    out.close()
+    // Rename replaces an existing file on some file systems: check first, and lose the race
+    // only to an attempt that wrote the same state.
+    val renamed = !fs.exists(path) && fs.rename(tmp, path)
+    if (!renamed) {
+      fs.delete(tmp, false)
+      if (!fs.exists(path)) throw new IllegalStateException(s"cannot save $path")
+    }
+    renamed
+  }
+
+  private def read(journal: String, path: Path): SequencerState = {
+    val in = new DataInputStream(new BufferedInputStream(fs.open(path), 1 << 16))
+    try decode(journal, path.toString, in)
+    finally in.close()
+  }
+
+  private def journalDir(journal: String) = new Path(journalsRoot, URLEncoder.encode(journal, UTF_8))
   private def file(journal: String, offset: Long) = new Path(journalDir(journal), s"$offset$Suffix")
 }
 
 object SequencerStateStore {
-  private val Suffix = ".json"
-  private val mapper = new ObjectMapper()
+  val FormatVersion = 1
+  private val MarkerName = "source.json"
+  private val Suffix = ".state"
+  private val TempSuffix = ".tmp"
+  private val Magic = 0x475a5351 // "GZSQ"
+  private val StaleTempMillis = 10 * 60 * 1000L
 
-  private def encode(s: SequencerState) = {
-    val node = mapper.createObjectNode()
-    node.put("resume", s.resume)
-    val producers = node.putArray("producers")
-    s.producers.foreach { p =>
-      producers.addObject().put("producer", p.producer.toString).put("lastAck", p.lastAck).put("begin", p.begin)
+  private def stateOffset(name: String): Option[Long] =
+    if (name.endsWith(Suffix) && !name.startsWith(".")) name.stripSuffix(Suffix).toLongOption else None
+
+  private def isTemporary(name: String): Boolean = name.startsWith(".") && name.endsWith(TempSuffix)
+
+  /** The binary form: magic, version, resume offset, then each producer's id, last ACK clock and
+    * open transaction's begin offset (-1 if none): 24 bytes a producer, so a million producers
+    * take 23 MiB.
+    */
+  private[spark] def write(state: SequencerState, stream: java.io.OutputStream): Unit = {
+    val out = new DataOutputStream(new BufferedOutputStream(stream, 1 << 16))
+    out.writeInt(Magic)
+    out.writeInt(FormatVersion)
+    out.writeLong(state.resume)
+    out.writeInt(state.producers.size)
+    state.producers.foreach { p =>
+      out.writeLong(p.producer.value)
+      out.writeLong(p.lastAck)
+      out.writeLong(p.begin)
     }
-    node
+    out.flush()
   }
 
-  private def decode(journal: String, node: com.fasterxml.jackson.databind.JsonNode) =
-    SequencerState(
-      node.get("resume").asLong(),
-      node.get("producers").elements().asScala.map { p =>
-        ProducerState(journal, ProducerId(java.lang.Long.parseUnsignedLong(p.get("producer").asText(), 16)),
-          p.get("lastAck").asLong(), p.get("begin").asLong())
-      }.toSeq)
-
-  /** The journal a state directory's name stands for. */
-  def journalOf(dirName: String): String = URLDecoder.decode(dirName, UTF_8)
+  private[spark] def decode(journal: String, where: String, in: DataInputStream): SequencerState = {
+    if (in.readInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
+    val version = in.readInt()
+    if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(where, Some(version))
+    val resume = in.readLong()
+    val n = in.readInt()
+    val producers = new Array[ProducerState](n)
+    var i = 0
+    while (i < n) {
+      producers(i) = ProducerState(journal, ProducerId(in.readLong()), in.readLong(), in.readLong())
+      i += 1
+    }
+    SequencerState(resume, producers.toSeq)
+  }
 }

@@ -11,6 +11,7 @@ object SourceMetrics {
   val ReplayedBytes = "replayedBytes"
   val MalformedSkipped = "malformedMessagesSkipped"
   val LostBytes = "lostBytes"
+  val RebuiltBytes = "rebuiltBytes"
 
   private val descriptions = Seq(
     BytesRead -> "bytes read from journals",
@@ -19,12 +20,13 @@ object SourceMetrics {
     RolledBackMessages -> "rolled-back messages discarded",
     ReplayedBytes -> "bytes re-read to replay transactions",
     MalformedSkipped -> "malformed messages skipped",
-    LostBytes -> "bytes lost to retention and skipped"
+    LostBytes -> "bytes lost to retention and skipped",
+    RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved"
   )
 
   def supported: Array[CustomMetric] = Array(
     new BytesReadMetric, new MessagesEmittedMetric, new DuplicatesDroppedMetric, new RolledBackMessagesMetric,
-    new ReplayedBytesMetric, new MalformedSkippedMetric, new LostBytesMetric)
+    new ReplayedBytesMetric, new MalformedSkippedMetric, new LostBytesMetric, new RebuiltBytesMetric)
 
   def task(values: Map[String, Long]): Array[CustomTaskMetric] = values.toArray.map { case (n, v) =>
     new CustomTaskMetric {
@@ -45,4 +47,5 @@ object SourceMetrics {
   final class ReplayedBytesMetric extends Metric(ReplayedBytes)
   final class MalformedSkippedMetric extends Metric(MalformedSkipped)
   final class LostBytesMetric extends Metric(LostBytes)
+  final class RebuiltBytesMetric extends Metric(RebuiltBytes)
 }

@@ -191,6 +191,39 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       Seq(("ok", 0L, a.length.toLong), ("bad", a.length.toLong, a.length + 3L), ("ok", 1000L, 1000L + b.length)))
   }
 
+  test("with holdTail, a message the chunks end inside is held, not reported, in every framing") {
+    for (framing <- Seq[Framing](Json, CsvFraming, Fixed)) {
+      val whole = framed(framing, Seq("a" -> uuid(1), "b" -> uuid(2)).map { case (p, u) =>
+        (if (framing == Json) s"""{"$p":1}""" else p) -> u })
+      for (cut <- 1 until whole.length) {
+        val it = new MessageIterator("j", framing, Iterator(JournalBytes(0, ByteBuffer.wrap(whole.take(cut)))), holdTail = true)
+        val out = it.toList
+        assert(out.forall(_.isRight), s"$framing cut at $cut: $out")
+        assert(out.map(_.toOption.get.end).lastOption.getOrElse(0L) + (if (it.holdsPartial) 1 else 0) <= cut)
+        assert(it.holdsPartial == !out.map(_.toOption.get.end).contains(cut.toLong))
+      }
+    }
+  }
+
+  test("a message spanning many chunks, or one that never ends, is parsed in linear time") {
+    final class Counting(inner: Framing) extends Framing {
+      var scanned = 0L
+      override def contentType: String = inner.contentType
+      override private[message] def newUnpacker(): Unpacker = new Unpacker {
+        private val u = inner.newUnpacker()
+        override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = { scanned += until - from; u.unpack(b, from, until, atEnd) }
+      }
+      override def frame(payload: Array[Byte], uuid: java.util.UUID, out: ByteArrayOutputStream): Unit = inner.frame(payload, uuid, out)
+      override def frameAck(uuid: java.util.UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit = inner.frameAck(uuid, like, out)
+    }
+    val open = ("\"" + "x" * (4 << 20)).getBytes(UTF_8) // an unterminated quoted CSV field, 4 MiB long
+    for ((framing, bytes) <- Seq(new Counting(CsvFraming) -> open, new Counting(Json) -> ("{\"a\":\"" + "y" * (4 << 20) + "\"}\n").getBytes(UTF_8))) {
+      val chunks = bytes.grouped(16 << 10).zipWithIndex.map { case (c, i) => JournalBytes(i.toLong * (16 << 10), ByteBuffer.wrap(c)) }
+      new MessageIterator("j", framing, chunks, holdTail = true).toList
+      assert(framing.scanned < 4L * bytes.length, s"${framing.contentType}: ${framing.scanned} bytes scanned for ${bytes.length}")
+    }
+  }
+
   test("unknown content types are refused with the value named") {
     assert(Framing.forContentType("application/json") == Left(
       "unrecognized content-type (application/json); expected one of application/x-ndjson, text/csv, application/x-protobuf-fixed"))

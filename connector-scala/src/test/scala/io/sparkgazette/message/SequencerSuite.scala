@@ -226,6 +226,22 @@ class SequencerSuite extends AnyFunSuite {
     assert(all.size == 1)
   }
 
+  test("a producer with an open transaction is kept however old, also once restored at every checkpoint") {
+    val log = new Log
+    val hour = Clock.ofNanos(3600L * 1000000000L)
+    var seq = new Sequencer[String]()
+    feed(seq, log, log.write(A, 10 * hour, ack, "a0"))
+    feed(seq, log, log.write(B, 12 * hour, ack, "b0"))
+    feed(seq, log, log.write(A, 12 * hour, cont, "a1"))
+    var (_, states) = seq.checkpoint(3600L * 1000000000L)
+    seq = new Sequencer[String](states = states)
+    feed(seq, log, log.write(B, 13 * hour, ack, "b1"))
+    states = seq.checkpoint(3600L * 1000000000L)._2
+    assert(states.map(_.producer) == Seq(A, B))
+    seq = new Sequencer[String](states = states)
+    assert(seq.queue(log.write(A, 13 * hour, ack, "a2ACK")) == AckCommitReplay)
+  }
+
   test("replayed messages outside the range, or of another journal, are errors") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 1)
     feed(seq, log, log.write(A, 1, cont, "a1"))

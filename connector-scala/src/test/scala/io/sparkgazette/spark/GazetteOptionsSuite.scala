@@ -45,11 +45,13 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(error(true, base :+ ("typo" -> "1"): _*) contains "Unknown Gazette option 'typo'")
   }
 
-  test("offsets round-trip through JSON") {
-    val o = JournalOffsets(Map("b/1" -> 5L, "a/2" -> (1L << 40)))
-    assert(o.json() == """{"a/2":1099511627776,"b/1":5}""")
+  test("offsets round-trip through JSON, with each journal's revision and origin; plain numbers are offsets") {
+    val o = JournalOffsets(Map("b/1" -> JournalPosition(5L, 17L, 0L), "a/2" -> JournalPosition(1L << 40, 3L, 1024L)))
+    assert(o.json() == """{"a/2":{"offset":1099511627776,"revision":3,"origin":1024},"b/1":{"offset":5,"revision":17,"origin":0}}""")
     assert(JournalOffsets.fromJson(o.json()) == o)
+    assert(JournalOffsets.fromJson("""{"a": 7}""") == JournalOffsets(Map("a" -> JournalPosition(7L))))
     intercept[IllegalArgumentException](JournalOffsets.fromJson("""{"a": 1.5}"""))
+    intercept[IllegalArgumentException](JournalOffsets.fromJson("""{"a": {"offset": 1, "revision": "x"}}"""))
   }
 
   test("sink options: one journal or a selector, mappings, delivery guarantees, and checkpointLocation for streams") {

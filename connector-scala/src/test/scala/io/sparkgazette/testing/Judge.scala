@@ -35,6 +35,15 @@ object Judge {
         o.get("uuid").getAsString, o.get("flags").getAsInt, o.get("payload").getAsString)
     }.toSeq
 
+  /** A writer of `journal` driven command by command (see tests/judge/script.go): Gazette's own
+    * Publisher, interleaved with whatever the test does between commands.
+    */
+  def script(broker: String, journal: String): JudgeScript = {
+    if (!Files.isExecutable(binary)) throw new IllegalStateException(s"$binary is missing: run `make setup`")
+    new JudgeScript(new java.lang.ProcessBuilder(binary.toString, "script", "--broker", broker, "--journal", journal)
+      .redirectError(java.lang.ProcessBuilder.Redirect.INHERIT).start(), journal)
+  }
+
   /** The journals Gazette's ModuloMapping and RendezvousMapping pick for each key. */
   def map(journals: Seq[String], keys: Seq[String]): Seq[(String, String)] = {
     val input = new java.io.ByteArrayInputStream(keys.mkString("", "\n", "\n").getBytes("UTF-8"))
@@ -52,5 +61,37 @@ object Judge {
     val code = withInput ! ProcessLogger(l => out.append(l).append('\n'), l => err.append(l).append('\n'))
     if (code != 0) throw new IllegalStateException(s"judge ${args.mkString(" ")} failed ($code): $err")
     out.toString
+  }
+}
+
+/** A running `judge script`: commands are sent as written; [[sync]] returns once they are appended. */
+final class JudgeScript private[testing] (process: java.lang.Process, journal: String) extends AutoCloseable {
+  private val in = new java.io.PrintWriter(new java.io.OutputStreamWriter(process.getOutputStream, "UTF-8"), true)
+  private val out = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream, "UTF-8"))
+
+  def send(commands: String*): JudgeScript = { commands.foreach(in.println); this }
+
+  def clock(epochMillis: Long): JudgeScript = send(s"clock $epochMillis")
+  def commit(producer: Int): JudgeScript = send(s"commit $producer")
+  def continue(producer: Int): JudgeScript = send(s"continue $producer")
+  def ack(producer: Int): JudgeScript = send(s"ack $producer")
+  def rollback(producer: Int, which: Int): JudgeScript = send(s"rollback $producer $which")
+  def dup(producer: Int, which: Int): JudgeScript = send(s"dup $producer $which")
+  def noUuid(): JudgeScript = send("nouuid")
+  def raw(bytes: Array[Byte]): JudgeScript = send("raw " + bytes.map(b => f"${b & 0xff}%02x").mkString)
+
+  /** Waits until every command so far is appended. */
+  def sync(): Unit = {
+    in.println("sync")
+    val line = out.readLine()
+    if (line != "ok") throw new IllegalStateException(s"judge script of $journal: expected ok, got $line (exit ${exitCode})")
+  }
+
+  private def exitCode = if (process.isAlive()) "running" else process.exitValue().toString
+
+  override def close(): Unit = {
+    in.close()
+    if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly()
+    else if (process.exitValue() != 0) throw new IllegalStateException(s"judge script of $journal failed (${process.exitValue()})")
   }
 }
