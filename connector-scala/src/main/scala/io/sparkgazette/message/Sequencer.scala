@@ -37,7 +37,8 @@ final class Sequencer[M](
   private var bytes = 0L
 
   private val readThrough = mutable.Map[String, Long]() ++= offsets
-  private val partials = mutable.Map[(String, ProducerId), Partial]()
+  // By journal, then producer: one journal's state may hold a million producers.
+  private val partials = mutable.HashMap[String, mutable.LongMap[Partial]]()
   private val pending = mutable.Set[(String, ProducerId)]()
 
   private var emit: Partial = _
@@ -54,7 +55,8 @@ final class Sequencer[M](
   def discarded: Long = discardedCount
 
   states.foreach { s =>
-    partials((s.journal, s.producer)) = new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
+    partials.getOrElseUpdate(s.journal, new mutable.LongMap[Partial](states.size))(s.producer.value) =
+      new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
   }
 
   /** Classifies the next message read from a journal. Not allowed while a commit is being stepped. */
@@ -66,7 +68,7 @@ final class Sequencer[M](
     val zero = env.clock == 0
     val p =
       if (zero) new Partial(env.journal, env.producer, 0, 0, -1)
-      else partials.getOrElseUpdate(key, new Partial(env.journal, env.producer, env.clock - 1, env.clock - 1, -1))
+      else partialsOf(env.journal).getOrElseUpdate(env.producer.value, new Partial(env.journal, env.producer, env.clock - 1, env.clock - 1, -1))
     val flags = if (zero) Flags.OutsideTxn else env.flags
 
     val outcome = flags match {
@@ -185,17 +187,23 @@ final class Sequencer[M](
     */
   def checkpoint(pruneHorizonNanos: Long): (Map[String, Long], Seq[ProducerState]) = {
     val horizon = if (pruneHorizonNanos > 0) Clock.ofNanos(pruneHorizonNanos) else 0L
-    val newest = partials.values.groupBy(_.journal).map { case (j, ps) => j -> ps.map(_.minClock).max }
-    val (keep, drop) = partials.partition { case ((j, _), p) =>
-      horizon == 0 || p.begin != -1 || p.maxClock >= newest(j) - horizon
+    val states = mutable.ArrayBuffer[ProducerState]()
+    for (journal <- partials.keys.toSeq.sorted) {
+      val ps = partials(journal)
+      val bound = if (ps.isEmpty || horizon == 0) Long.MinValue else ps.valuesIterator.map(_.minClock).max - horizon
+      val producers = ps.keys.toArray
+      java.util.Arrays.sort(producers)
+      producers.foreach { id =>
+        val p = ps(id)
+        if (p.begin != -1 || p.maxClock >= bound) states += ProducerState(journal, p.producer, p.minClock, p.begin)
+        else ps.remove(id)
+      }
     }
-    drop.keys.foreach(partials.remove)
     pending.clear()
-    val states = keep.values.toSeq
-      .sortBy(p => (p.journal, p.producer.value))
-      .map(p => ProducerState(p.journal, p.producer, p.minClock, p.begin))
-    (readThrough.toMap, states)
+    (readThrough.toMap, states.toSeq)
   }
+
+  private def partialsOf(journal: String): mutable.LongMap[Partial] = partials.getOrElseUpdate(journal, mutable.LongMap.empty)
 
   private def take(env: Envelope[M]): Boolean = {
     val duplicate = env.clock != 0 && env.clock <= emit.minClock
@@ -236,7 +244,7 @@ final class Sequencer[M](
       ring(oldest) = null.asInstanceOf[Envelope[M]]
       count -= 1
       bytes -= weigh(old.message)
-      partials.get((old.journal, old.producer)).foreach { p =>
+      partials.get(old.journal).flatMap(_.get(old.producer.value)).foreach { p =>
         if (p.ringStart == oldest) {
           if (p.ringStop == oldest) { p.ringStart = -1; p.ringStop = -1 }
           else p.ringStart = nextIndex(oldest)

@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 
-import java.io.{BufferedInputStream, BufferedOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
+import java.io.{BufferedOutputStream, DataOutputStream, FileNotFoundException}
 import java.net.{URLDecoder, URLEncoder}
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
@@ -128,9 +128,9 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
   }
 
   private def read(journal: String, path: Path): SequencerState = {
-    val in = new DataInputStream(new BufferedInputStream(fs.open(path), 1 << 16))
-    try decode(journal, path.toString, in)
-    finally in.close()
+    val in = fs.open(path)
+    val bytes = try in.readAllBytes() finally in.close()
+    decode(journal, path.toString, java.nio.ByteBuffer.wrap(bytes))
   }
 
   private def journalDir(journal: String) = new Path(journalsRoot, URLEncoder.encode(journal, UTF_8))
@@ -168,18 +168,19 @@ object SequencerStateStore {
     out.flush()
   }
 
-  private[spark] def decode(journal: String, where: String, in: DataInputStream): SequencerState = {
-    if (in.readInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
-    val version = in.readInt()
+  private[spark] def decode(journal: String, where: String, in: java.nio.ByteBuffer): SequencerState = {
+    if (in.remaining() < 20 || in.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
+    val version = in.getInt()
     if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(where, Some(version))
-    val resume = in.readLong()
-    val n = in.readInt()
+    val resume = in.getLong()
+    val n = in.getInt()
+    if (n < 0 || in.remaining() != n * 24L) throw GazetteErrors.unsupportedStateFormat(where, None)
     val producers = new Array[ProducerState](n)
     var i = 0
     while (i < n) {
-      producers(i) = ProducerState(journal, ProducerId(in.readLong()), in.readLong(), in.readLong())
+      producers(i) = ProducerState(journal, ProducerId(in.getLong()), in.getLong(), in.getLong())
       i += 1
     }
-    SequencerState(resume, producers.toSeq)
+    SequencerState(resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers))
   }
 }

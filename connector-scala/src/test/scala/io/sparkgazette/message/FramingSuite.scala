@@ -193,8 +193,9 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
 
   test("with holdTail, a message the chunks end inside is held, not reported, in every framing") {
     for (framing <- Seq[Framing](Json, CsvFraming, Fixed)) {
-      val whole = framed(framing, Seq("a" -> uuid(1), "b" -> uuid(2)).map { case (p, u) =>
-        (if (framing == Json) s"""{"$p":1}""" else p) -> u })
+      // A protobuf payload of field 2 holding the letter; a JSON object; a CSV field.
+      def payload(p: String) = if (framing == Json) s"""{"$p":1}""" else if (framing == Fixed) s"\u0012\u0001$p" else p
+      val whole = framed(framing, Seq("a" -> uuid(1), "b" -> uuid(2)).map { case (p, u) => payload(p) -> u })
       for (cut <- 1 until whole.length) {
         val it = new MessageIterator("j", framing, Iterator(JournalBytes(0, ByteBuffer.wrap(whole.take(cut)))), holdTail = true)
         val out = it.toList

@@ -241,6 +241,37 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(e.getMessage.contains(journal) && e.getMessage.contains(s"write head $head"), e.getMessage)
   }
 
+  test("a suspended journal is skipped and counted, and read again once an append resumes it") {
+    val journal = "edges/suspended/part-000"
+    val other = "edges/suspended/part-001"
+    val ckpt = checkpoint()
+    val opts = Map("broker" -> cluster.broker, "selector" -> "prefix=edges/suspended/", "startingOffsets" -> "earliest")
+    Journals.create(client, Journals.spec(journal), Journals.spec(other))
+    val w = Judge.script(cluster.broker, journal)
+    val o = Judge.script(cluster.broker, other)
+    try {
+      w.commit(0).sync(); o.commit(0).sync()
+      var rows = run(opts, ckpt)
+      val gazctl = sys.env.getOrElse("GOPATH", sys.props("user.home") + "/go") + "/bin/gazctl"
+      val out = new StringBuilder
+      val code = scala.sys.process.Process(Seq(gazctl, "journals", "suspend", "-l", s"name=$journal", "-f",
+        "--broker.address", cluster.broker)) ! scala.sys.process.ProcessLogger(l => out.append(l).append('\n'))
+      assert(code == 0, out.toString)
+      val deadline = System.currentTimeMillis() + 30000
+      while (!client.list(s"name=$journal").head.spec.exists(_.suspend.exists(_.level.isFull)) && System.currentTimeMillis() < deadline)
+        Thread.sleep(100)
+      o.commit(0).sync()
+      val progress = new ConcurrentHashMap[String, String]()
+      val q = start(opts, ckpt) { (df, _) => rows ++= keys(df) }
+      try assert(q.awaitTermination(60000)) finally q.stop()
+      assert(q.recentProgress.last.sources.head.metrics.get("suspendedJournals") == "1")
+      w.commit(0).sync() // an append resumes the journal
+      rows ++= run(opts, ckpt)
+      assertSameMessages(rows.filter(_._1 == journal), expected(journal))
+      assertSameMessages(rows.filter(_._1 == other), expected(other))
+    } finally { w.close(); o.close() }
+  }
+
   test("AvailableNow reads a backlog smaller than minBytesPerTrigger") {
     val journal = "edges/min-bytes/part-000"
     val w = script(journal)

@@ -24,12 +24,12 @@ object Judge {
   def publishRandom(broker: String, journal: String, seed: Long): Unit =
     run(Seq("publish", "--broker", broker, "--journal", journal, "--random", seed.toString))
 
-  /** What Gazette's ReadCommittedIter yields, ACKs left out, or with `committed` false
+  /** What Gazette's ReadCommittedIter yields, ACKs left out unless `acks`, or with `committed` false
     * everything its ReadUncommittedIter yields, ACKs included.
     */
-  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192): Seq[JudgeRecord] =
+  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false): Seq[JudgeRecord] =
     run(Seq("read", "--broker", broker, "--journal", journal, "--ring", ring.toString) ++
-      (if (committed) Seq("--committed") else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
+      (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil) else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
       val o = JsonParser.parseString(line).getAsJsonObject
       JudgeRecord(o.get("journal").getAsString, o.get("begin").getAsLong, o.get("end").getAsLong,
         o.get("uuid").getAsString, o.get("flags").getAsInt, o.get("payload").getAsString)
