@@ -25,14 +25,15 @@ import org.scalatest.funsuite.AnyFunSuite
   * to the transactions whose commit (the ACK, or the message itself outside a transaction) ends
   * in a batch that was read in full: each of those exactly once, nothing else.
   *
-  * `-Dsparkgazette.schedules=N` (default 200) and `-Dsparkgazette.seed=S` choose the schedules;
-  * a failure names the seed of its group and how to run that group alone.
+  * `SPARKGAZETTE_SCHEDULES=N` (default 200) and `SPARKGAZETTE_SEED=S` in the environment choose the
+  * schedules (`make test-source-properties SCHEDULES=5000`); a failure names the seed of its group
+  * and how to run that group alone.
   */
 class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   import SourcePropertyIntegrationSuite._
 
-  private val schedules = sys.props.get("sparkgazette.schedules").map(_.toInt).getOrElse(200)
-  private val baseSeed = sys.props.get("sparkgazette.seed").map(_.toLong).getOrElse(20261122L)
+  private val schedules = sys.env.get("SPARKGAZETTE_SCHEDULES").map(_.toInt).getOrElse(200)
+  private val baseSeed = sys.env.get("SPARKGAZETTE_SEED").map(_.toLong).getOrElse(20261122L)
   private val perQuery = 8
 
   override protected def sparkMaster: String = "local[2]"
@@ -43,7 +44,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     for (g <- 0 until groups) {
       val seed = baseSeed + g
       val n = math.min(perQuery, schedules - g * perQuery)
-      withClue(s"[seed $seed: run this group alone with -Dsparkgazette.seed=$seed -Dsparkgazette.schedules=$n] ") {
+      withClue(s"[seed $seed: run this group alone with make test-source-properties SEED=$seed SCHEDULES=$n] ") {
         judged += new Group(seed, n).run()
       }
     }
@@ -92,8 +93,14 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       }
     }
 
+    private var generation = 0
+
+    // Each incarnation gets its own fragment store: in the old one, a journal created again would
+    // find the old journal's persisted fragments and continue at their end.
     private def create(j: String, ct: String): Unit = {
-      Journals.create(client, Journals.spec(j, labels = Seq("content-type" -> ct, "app" -> app)))
+      generation += 1
+      Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, s"g$generation"))
+      Journals.create(client, Journals.spec(j, labels = Seq("content-type" -> ct, "app" -> app), store = s"file:///g$generation/"))
       scripts(j) = Judge.script(cluster.broker, j)
       producers(j) = 1 + rnd.nextInt(4)
     }

@@ -13,7 +13,8 @@ object Journals {
       replication: Int = 1,
       fragmentLength: Long = 1 << 20,
       codec: CompressionCodec = CompressionCodec.SNAPPY,
-      flags: Int = 0
+      flags: Int = 0,
+      store: String = "file:///"
   ): JournalSpec =
     JournalSpec(
       name = name,
@@ -22,7 +23,7 @@ object Journals {
       fragment = Some(JournalSpec.Fragment(
         length = fragmentLength,
         compressionCodec = codec,
-        stores = Seq("file:///"),
+        stores = Seq(store),
         refreshInterval = Some(PbDuration(seconds = 1))
       )),
       flags = flags
