@@ -7,7 +7,7 @@ import scala.concurrent.duration._
   */
 final class Backoff(timeout: FiniteDuration) {
   private val schedule = Vector(50.millis, 50.millis, 100.millis, 100.millis, 1.second, 1.second, 5.seconds)
-  private val started = System.nanoTime()
+  private var started = System.nanoTime()
   private var attempt = 0
 
   /** Number of waits so far. */
@@ -23,6 +23,8 @@ final class Backoff(timeout: FiniteDuration) {
     true
   }
 
-  /** Starts the schedule over after progress was made. */
-  def reset(): Unit = attempt = 0
+  /** Starts the schedule, and the timeout, over after progress was made: a reader open for hours
+    * still retries a broker that restarts.
+    */
+  def reset(): Unit = { attempt = 0; started = System.nanoTime() }
 }

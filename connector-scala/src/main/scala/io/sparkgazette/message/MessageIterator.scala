@@ -32,9 +32,13 @@ final class MalformedMessageException(val malformed: MalformedMessage) extends R
   * held instead (see [[holdsPartial]]): a reader of a journal's first bytes up to some offset
   * leaves a message that is still being written, or that begins before the offset and ends
   * after it, to whoever reads on.
+  *
+  * Bytes that hold no complete message within `maxMessageBytes` (an unterminated CSV quote, a
+  * line that never ends) are judged as if the journal ended there: reported as malformed, with
+  * reading resumed where the framing can find the next message, instead of being held forever.
   */
-final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes], holdTail: Boolean = false)
-    extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
+final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes], holdTail: Boolean = false,
+    maxMessageBytes: Int = Int.MaxValue) extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker()
   private var buf = new Array[Byte](64 * 1024)
@@ -67,7 +71,15 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     while (ready == null) {
       if (held != null) { val c = held; held = null; append(c) }
       else if (pos < lim && (atEnd || lim - pos >= 2 * needed)) {
-        unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
+        val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
+          case Unpacked.NeedMore if lim - pos >= maxMessageBytes =>
+            unpacker.unpack(buf, pos, lim, true) match {
+              case Unpacked.Malformed(n, reason) => Unpacked.Malformed(n, s"no message ends within $maxMessageBytes bytes: $reason")
+              case other                         => other
+            }
+          case other => other
+        }
+        unpacked match {
           case Unpacked.NeedMore =>
             if (atEnd) return false // held: the message's last bytes are not here
             needed = lim - pos

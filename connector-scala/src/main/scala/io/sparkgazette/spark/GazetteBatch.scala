@@ -14,7 +14,7 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
     val client = new GazetteClient(ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot))
     val directory = new JournalDirectory(client, options.target)
     try {
-      val journals = directory.journals()
+      val journals = directory.journals(mustExist = true)
       val names = journals.keys
       val start = options.startingOffsets match {
         case OffsetSpec.Earliest => directory.earliest(names)

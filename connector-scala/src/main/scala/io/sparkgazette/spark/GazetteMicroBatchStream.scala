@@ -43,18 +43,27 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     JournalOffsets.fromJson(store.once("initial-offsets.json")(computeInitialOffset().json()))
 
   private def computeInitialOffset(): JournalOffsets = {
-    val journals = discover()
+    val journals = discover(mustExist = true)
     if (journals.isEmpty) log.warn(s"no Gazette journals match ${options.target.describe} yet")
-    val readable = journals.filterNot(_._2.suspended)
-    val offsets = startingOffsets(options.startingOffsets, readable.keys)
-    JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, readable(j).revision, o) })
+    val (suspended, readable) = journals.partition(_._2.suspended)
+    // A suspended journal has no replica to ask: its write head is where it was suspended. Read
+    // from the earliest, it joins when an append resumes it, like a journal created then.
+    val latest = options.startingOffsets match {
+      case OffsetSpec.Latest             => suspended.keySet
+      case OffsetSpec.Specific(explicit) => suspended.keySet.filter(j => explicit.get(j).exists(_ != OffsetSpec.EarliestOffset))
+      case OffsetSpec.Earliest           => Set.empty[String]
+    }
+    val explicit = options.startingOffsets match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
+    val offsets = startingOffsets(options.startingOffsets, readable.keys, ignore = suspended.keySet) ++
+      latest.map(j => j -> explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt))
+    JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) })
   }
 
-  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String]): Map[String, Long] = spec match {
+  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String], ignore: Set[String]): Map[String, Long] = spec match {
     case OffsetSpec.Earliest => directory.earliest(journals)
     case OffsetSpec.Latest   => directory.writeHeads(journals)
     case OffsetSpec.Specific(explicit) =>
-      explicit.keys.find(j => !journals.exists(_ == j)).foreach(j => throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
+      explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j => throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
       val earliest = directory.earliest(journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
       val latest = directory.writeHeads(journals.filter(j => explicit.get(j).contains(OffsetSpec.LatestOffset)))
       journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
@@ -112,8 +121,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
       }
     }
     heads = observed ++ firstOffsets
-    val ceiling = availableNowHeads.map(cap => observed.map { case (j, h) => j -> math.min(h, cap.getOrElse(j, current(j))) })
-      .getOrElse(observed)
+    val ceiling = JournalRangePlanner.ceiling(current, observed, availableNowHeads)
 
     val available = JournalRangePlanner.behind(current, ceiling).values.sum
     val (maxBytes, minBytes, maxDelayMs) = limits(limit)
@@ -152,7 +160,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     if (ranges.exists { case (j, _, e) => !known.get(j).exists(i => !isRecreated(e, i)) }) discover()
     ranges.flatMap { case (j, s, e) =>
       known.get(j).filterNot(i => isRecreated(e, i)) match {
-        case Some(info) => Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin): InputPartition)
+        case Some(info) => Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin, e.revision): InputPartition)
         case None =>
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
@@ -197,8 +205,8 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
 
   override def toString: String = s"GazetteMicroBatchStream[${options.target.describe}]"
 
-  private def discover(): Map[String, JournalInfo] = {
-    val journals = directory.journals()
+  private def discover(mustExist: Boolean = false): Map[String, JournalInfo] = {
+    val journals = directory.journals(mustExist)
     known = journals
     journals
   }

@@ -11,7 +11,7 @@ import io.sparkgazette.client.GazetteClient
   * and whether it is suspended with no replica serving reads (Gazette's FULL suspension).
   */
 final case class JournalInfo(name: String, contentType: String, labels: Map[String, Seq[String]], revision: Long = 0L,
-    suspended: Boolean = false)
+    suspended: Boolean = false, suspendedAt: Long = 0L)
 
 /** The driver's only view of the cluster: which journals a query reads, their write heads and
   * their first readable offsets, asked concurrently.
@@ -26,13 +26,17 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
   })
   private implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
 
-  /** The journals the target names now, by name. */
-  def journals(): Map[String, JournalInfo] = target match {
+  /** The journals the target names now, by name; with `mustExist`, a named journal that does not
+    * exist is an error (when a query starts), else it is left out, as a vanished journal is.
+    */
+  def journals(mustExist: Boolean = false): Map[String, JournalInfo] = target match {
     case JournalTarget.BySelector(s) => client.list(s).map(info).map(i => i.name -> i).toMap
     case JournalTarget.ByName(names) =>
       parallel(names) { n =>
-        client.list(s"name=$n").headOption.map(info).getOrElse(throw GazetteErrors.unknownJournal(n, GazetteOptions.Journals))
-      }.map(i => i.name -> i).toMap
+        val found = client.list(s"name=$n").headOption.map(info)
+        if (found.isEmpty && mustExist) throw GazetteErrors.unknownJournal(n, GazetteOptions.Journals)
+        found
+      }.flatten.map(i => i.name -> i).toMap
   }
 
   def writeHeads(journals: Iterable[String]): Map[String, Long] =
@@ -49,7 +53,8 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
     val s = j.spec.getOrElse(throw new IllegalStateException("List returned a journal without a spec"))
     val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
     val suspended = s.suspend.exists(_.level == io.sparkgazette.client.protocol.JournalSpec.Suspend.Level.FULL)
-    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended)
+    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended,
+      s.suspend.map(_.offset).getOrElse(0L))
   }
 
   override def close(): Unit = pool.shutdownNow()

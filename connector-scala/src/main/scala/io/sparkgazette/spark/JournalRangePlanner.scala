@@ -24,6 +24,17 @@ object JournalRangePlanner {
       }
   }
 
+  /** How far each journal may be read this trigger: its write head, capped by the heads an
+    * AvailableNow run began with, and never below where the query stands (a head read from a
+    * lagging replica, or a cap taken before a restart, must not move an offset backwards).
+    */
+  def ceiling(start: Map[String, Long], heads: Map[String, Long], cap: Option[Map[String, Long]]): Map[String, Long] =
+    heads.map { case (j, h) =>
+      val s = start.getOrElse(j, h)
+      // A journal the AvailableNow run did not know when it began is left for the next run.
+      j -> math.max(s, cap.fold(h)(c => c.get(j).fold(s)(math.min(h, _))))
+    }
+
   /** Bytes between `start` and `heads`, journal by journal (journals absent from `start` count
     * from zero).
     */

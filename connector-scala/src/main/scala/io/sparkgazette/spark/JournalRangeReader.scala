@@ -38,7 +38,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
 
   private val saved: SequencerState = store match {
     case None    => SequencerState(range.start, Nil)
-    case Some(s) => s.load(journal, range.start).getOrElse(rebuild(s))
+    case Some(s) => s.load(journal, range.start, range.revision, range.origin).getOrElse(rebuild(s))
   }
   private var position = saved.resume
   private val sequencer = newSequencer(position, saved.producers)
@@ -106,7 +106,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     */
   private def rebuild(store: SequencerStateStore): SequencerState = {
     val origin = if (range.origin >= 0 && range.origin <= range.start) range.origin else range.start
-    val (at, base) = store.nearest(journal, origin, range.start).getOrElse {
+    val (at, base) = store.nearest(journal, origin, range.start, range.revision, range.origin).getOrElse {
       if (range.origin >= 0 && !store.visible)
         throw GazetteErrors.checkpointNotVisible(journal, store.location, java.net.InetAddress.getLocalHost.getHostName)
       origin -> SequencerState(origin, Nil)
@@ -131,12 +131,12 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     }
     rebuiltBytes += resume - base.resume
     val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
-    store.save(journal, range.start, SequencerState(resume, producers))
+    store.save(journal, range.start, SequencerState(resume, producers, range.revision, range.origin))
   }
 
   private def open(from: Long, until: Long, replay: Boolean): MessageIterator =
     new MessageIterator(journal, framing, chunks(from, until, replay).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())),
-      holdTail = true)
+      holdTail = true, maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
@@ -193,7 +193,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     finished = true
     store.foreach { s =>
       val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
-      s.save(journal, range.end, SequencerState(position, producers))
+      s.save(journal, range.end, SequencerState(position, producers, range.revision, range.origin))
     }
   }
 }

@@ -12,9 +12,12 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 /** A journal's read-committed state at a batch boundary `offset`: where reading resumes (the end
-  * of the last message that ends at or before `offset`) and its producers' states.
+  * of the last message that ends at or before `offset`) and its producers' states. `revision`
+  * and `origin` name the journal's entry into the query (see [[JournalPosition]]): a state an
+  * earlier entry left behind, say by an attempt still running when the journal was read afresh,
+  * is not this entry's.
   */
-final case class SequencerState(resume: Long, producers: Seq[ProducerState])
+final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L, origin: Long = -1L)
 
 /** Sequencer states by (journal, offset) under the source's checkpoint directory:
   *
@@ -66,20 +69,28 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
     */
   def visible: Boolean = fs.exists(marker)
 
-  /** The state saved at exactly `offset`. */
-  def load(journal: String, offset: Long): Option[SequencerState] =
+  /** The state of the journal's entry `(revision, origin)` saved at exactly `offset`. */
+  def load(journal: String, offset: Long, revision: Long, origin: Long): Option[SequencerState] =
+    loadAny(journal, offset).filter(s => s.revision == revision && s.origin == origin)
+
+  private def loadAny(journal: String, offset: Long): Option[SequencerState] =
     try Some(read(journal, file(journal, offset)))
     catch { case _: FileNotFoundException => None }
 
-  /** The newest state at an offset in `[from, atOrBelow]`, with its offset. */
-  def nearest(journal: String, from: Long, atOrBelow: Long): Option[(Long, SequencerState)] =
-    states(journal).map(_._1).filter(o => o >= from && o <= atOrBelow).maxOption
-      .flatMap(o => load(journal, o).map(o -> _))
+  /** The entry's newest state at an offset in `[from, atOrBelow]`, with its offset. */
+  def nearest(journal: String, from: Long, atOrBelow: Long, revision: Long, origin: Long): Option[(Long, SequencerState)] =
+    states(journal).map(_._1).filter(o => o >= from && o <= atOrBelow).sorted(Ordering[Long].reverse).iterator
+      .flatMap(o => load(journal, o, revision, origin).map(o -> _)).nextOption()
 
-  /** Saves the state at `offset` unless one is there already; returns the one that is. */
+  /** Saves the state at `offset` unless the entry has one there already; returns the one that is. */
   def save(journal: String, offset: Long, state: SequencerState): SequencerState = {
     val path = file(journal, offset)
-    if (writeOnce(path, out => write(state, out))) state else read(journal, path)
+    if (writeOnce(path, out => write(state, out))) state
+    else {
+      val saved = read(journal, path)
+      if (saved.revision == state.revision && saved.origin == state.origin) saved
+      else { fs.delete(path, false); save(journal, offset, state) } // left by an earlier entry
+    }
   }
 
   /** Deletes the states of `journal` below `offset` except the newest of them, and temporary
@@ -150,7 +161,7 @@ object SequencerStateStore {
 
   private def isTemporary(name: String): Boolean = name.startsWith(".") && name.endsWith(TempSuffix)
 
-  /** The binary form: magic, version, resume offset, then each producer's id, last ACK clock and
+  /** The binary form: magic, version, the entry's revision and origin, the resume offset, then each producer's id, last ACK clock and
     * open transaction's begin offset (-1 if none): 24 bytes a producer, so a million producers
     * take 23 MiB.
     */
@@ -158,6 +169,8 @@ object SequencerStateStore {
     val out = new DataOutputStream(new BufferedOutputStream(stream, 1 << 16))
     out.writeInt(Magic)
     out.writeInt(FormatVersion)
+    out.writeLong(state.revision)
+    out.writeLong(state.origin)
     out.writeLong(state.resume)
     out.writeInt(state.producers.size)
     state.producers.foreach { p =>
@@ -169,9 +182,12 @@ object SequencerStateStore {
   }
 
   private[spark] def decode(journal: String, where: String, in: java.nio.ByteBuffer): SequencerState = {
-    if (in.remaining() < 20 || in.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
+    if (in.remaining() < 8 || in.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
     val version = in.getInt()
     if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(where, Some(version))
+    if (in.remaining() < 28) throw GazetteErrors.unsupportedStateFormat(where, None)
+    val revision = in.getLong()
+    val origin = in.getLong()
     val resume = in.getLong()
     val n = in.getInt()
     if (n < 0 || in.remaining() != n * 24L) throw GazetteErrors.unsupportedStateFormat(where, None)
@@ -181,6 +197,6 @@ object SequencerStateStore {
       producers(i) = ProducerState(journal, ProducerId(in.getLong()), in.getLong(), in.getLong())
       i += 1
     }
-    SequencerState(resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers))
+    SequencerState(resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers), revision, origin)
   }
 }

@@ -225,6 +225,18 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("bytes that hold no message within the largest message allowed are malformed, and reading resumes after them") {
+    val good = framed(CsvFraming, Seq("a" -> uuid(1), "b" -> uuid(2)))
+    val open = ("\"" + "x" * 5000 + ",y\n").getBytes(UTF_8) // an unterminated quote, then a line ending
+    val bytes = open ++ good
+    val chunks = bytes.grouped(512).zipWithIndex.map { case (c, i) => JournalBytes(i * 512L, ByteBuffer.wrap(c)) }
+    val out = new MessageIterator("j", CsvFraming, chunks, holdTail = true, maxMessageBytes = 1024).toList
+    assert(out.head.left.toOption.exists(m => m.begin == 0 && m.reason.contains("no message ends within 1024 bytes")), out.head)
+    assert(out.collect { case Right(e) => (e.begin, e.end) } ==
+      Seq((open.length.toLong, open.length + good.length / 2L), (open.length + good.length / 2L, bytes.length.toLong)),
+      out.map(_.fold(m => s"${m.begin}-${m.end} ${m.reason.take(80)}", e => s"${e.begin}-${e.end}")))
+  }
+
   test("unknown content types are refused with the value named") {
     assert(Framing.forContentType("application/json") == Left(
       "unrecognized content-type (application/json); expected one of application/x-ndjson, text/csv, application/x-protobuf-fixed"))

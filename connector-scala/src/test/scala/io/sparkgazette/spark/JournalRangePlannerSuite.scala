@@ -29,6 +29,14 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
     }
   }
 
+  test("the ceiling is the head, capped for AvailableNow, and never below where the query stands") {
+    val start = Map("a" -> 100L, "b" -> 1000L, "c" -> 5L)
+    val heads = Map("a" -> 300L, "b" -> 1000L, "c" -> 50L)
+    assert(JournalRangePlanner.ceiling(start, heads, None) == heads)
+    // b's cap was read from a lagging replica; c joined after the run began.
+    assert(JournalRangePlanner.ceiling(start, heads, Some(Map("a" -> 200L, "b" -> 900L))) == Map("a" -> 200L, "b" -> 1000L, "c" -> 5L))
+  }
+
   test("min bytes wait until enough arrived or the delay passed") {
     assert(JournalRangePlanner.shouldWait(10, Some(100), sinceLastBatchMs = 5, maxDelayMs = 1000))
     assert(!JournalRangePlanner.shouldWait(10, Some(100), sinceLastBatchMs = 2000, maxDelayMs = 1000))

@@ -16,35 +16,47 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     (s, dir)
   }
 
-  private def state(resume: Long, n: Int) =
-    SequencerState(resume, (0 until n).map(i => ProducerState(J, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)))
+  private val R = 5L // the journal entry's creating revision
+  private val O = 0L // and its origin
+
+  private def state(resume: Long, n: Int, revision: Long = R) =
+    SequencerState(resume, (0 until n).map(i => ProducerState(J, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)),
+      revision, O)
 
   test("states round-trip, and the first state saved at an offset is the one kept") {
     val (s, _) = store()
-    assert(s.load(J, 10).isEmpty)
+    assert(s.load(J, 10, R, O).isEmpty)
     assert(s.save(J, 10, state(9, 5)) == state(9, 5))
-    assert(s.load(J, 10).contains(state(9, 5)))
+    assert(s.load(J, 10, R, O).contains(state(9, 5)))
     assert(s.save(J, 10, state(10, 2)) == state(9, 5), "a later attempt must agree with the saved state")
-    assert(s.load(J, 10).contains(state(9, 5)))
+    assert(s.load(J, 10, R, O).contains(state(9, 5)))
+  }
+
+  test("a state an earlier entry of the journal left is neither loaded nor kept") {
+    val (s, _) = store()
+    s.save(J, 10, state(9, 3, revision = 4))
+    assert(s.load(J, 10, R, O).isEmpty && s.nearest(J, 0, 20, R, O).isEmpty)
+    assert(s.save(J, 10, state(10, 1)) == state(10, 1))
+    assert(s.load(J, 10, R, O).contains(state(10, 1)))
   }
 
   test("nearest finds the newest state in range; prune keeps the newest at or below the committed offset") {
     val (s, dir) = store()
     Seq(10L, 20L, 30L, 40L).foreach(o => s.save(J, o, state(o, 1)))
-    assert(s.nearest(J, 0, 35).map(_._1).contains(30L))
-    assert(s.nearest(J, 31, 35).isEmpty)
+    assert(s.nearest(J, 0, 35, R, O).map(_._1).contains(30L))
+    assert(s.nearest(J, 31, 35, R, O).isEmpty)
     val jdir = dir.resolve("journals").resolve(java.net.URLEncoder.encode(J, "UTF-8"))
     val stale = Files.write(jdir.resolve(".10.state.dead.tmp"), Array[Byte](1, 2))
     Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 3600000L))
     val fresh = Files.write(jdir.resolve(".40.state.live.tmp"), Array[Byte](1, 2))
     s.prune(J, 35)
-    assert(Seq(10L, 20L, 30L, 40L).filter(o => s.load(J, o).isDefined) == Seq(30L, 40L))
+    assert(Seq(10L, 20L, 30L, 40L).filter(o => s.load(J, o, R, O).isDefined) == Seq(30L, 40L))
     assert(!Files.exists(stale) && Files.exists(fresh), "only temporary files of long-dead attempts are removed")
     s.prune(J, 35) // a batch that saved nothing at its end still leaves the next one a base
-    assert(s.nearest(J, 0, 35).map(_._1).contains(30L))
+    assert(s.nearest(J, 0, 35, R, O).map(_._1).contains(30L))
     assert(s.journals() == Seq(J))
     s.remove(J)
-    assert(s.journals().isEmpty && s.load(J, 40).isEmpty)
+    assert(s.journals().isEmpty && s.load(J, 40, R, O).isEmpty)
   }
 
   test("files of another format version, and checkpoints of an older layout, are refused naming the version") {
@@ -58,7 +70,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val bytes = Files.readAllBytes(file)
     bytes(7) = 99
     Files.write(file, bytes)
-    val e = intercept[IllegalStateException](s.load(J, 10))
+    val e = intercept[IllegalStateException](s.load(J, 10, R, O))
     assert(e.getMessage.contains("format version 99") && e.getMessage.contains("format 1"), e.getMessage)
 
     Files.writeString(dir.resolve("source.json"), """{"format": 7}""")
@@ -74,7 +86,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val t0 = System.nanoTime()
     s.save(J, 100, big)
     val t1 = System.nanoTime()
-    val loaded = s.load(J, 100).get
+    val loaded = s.load(J, 100, R, O).get
     val t2 = System.nanoTime()
     val seq = new Sequencer[Array[Byte]](Map(J -> loaded.resume), loaded.producers)
     val t3 = System.nanoTime()

@@ -181,6 +181,29 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(rows.filter(_._1 == journal) == read)
   }
 
+  test("a journal named in 'journals' that is deleted follows failOnDataLoss, also when a planned batch is re-planned") {
+    val journal = "edges/named/part-000"
+    val other = "edges/named/part-001"
+    val ckpt = checkpoint()
+    val opts = Map("broker" -> cluster.broker, "journals" -> s"$journal,$other", "startingOffsets" -> "earliest")
+    Journals.create(client, Journals.spec(journal), Journals.spec(other))
+    Judge.publishScenario(cluster.broker, journal, "committed")
+    Judge.publishScenario(cluster.broker, other, "committed")
+    val first = run(opts, ckpt)
+    Judge.publishScenario(cluster.broker, other, "committed")
+    val q = start(opts, ckpt)((_, _) => throw new IllegalStateException("planned, never read"))
+    intercept[Exception](q.awaitTermination(60000))
+    delete(journal)
+    // The re-planned batch runs, then the next trigger finds the journal gone.
+    var rows = first
+    val failing = start(opts, ckpt)((df, _) => rows ++= keys(df))
+    val e = intercept[Exception](failing.awaitTermination(60000))
+    assert(e.getMessage.contains(s"Data loss in journal $journal"), e.getMessage)
+    rows ++= run(opts + ("failOnDataLoss" -> "false"), ckpt)
+    assertSameMessages(rows.filter(_._1 == other), expected(other))
+    assert(rows.count(_._1 == journal) == 30)
+  }
+
   test("a restart before the first batch is committed keeps the starting offsets it began with") {
     val journal = "edges/initial/part-000"
     val ckpt = checkpoint()
@@ -272,6 +295,23 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       assert(mine.drop(before.size).map(_._2) == Seq(head), "the message appended after resuming, read once")
       assertSameMessages(rows.filter(_._1 == other), expected(other))
     } finally { w.close(); o.close() }
+  }
+
+  test("a journal suspended when a query starts at the latest offsets joins there once resumed") {
+    val journal = "edges/suspended-at-start/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      w.commit(0).commit(0).sync()
+      val head = client.writeHead(journal)
+      val spec = client.list(s"name=$journal").head.getSpec
+      client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, head)))
+      val ckpt = checkpoint()
+      val opts = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "latest")
+      assert(run(opts, ckpt).isEmpty)
+      w.commit(0).sync()
+      assert(run(opts, ckpt).map(_._2) == Seq(head))
+    } finally w.close()
   }
 
   test("AvailableNow reads a backlog smaller than minBytesPerTrigger") {
