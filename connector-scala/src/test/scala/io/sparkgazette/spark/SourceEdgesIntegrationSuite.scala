@@ -257,6 +257,41 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     } finally w.close()
   }
 
+  test("a replay whose bytes retention removed is a data-loss decision, taken at once") {
+    val journal = "edges/retention/part-000"
+    // Small fragments, so that the open transaction's first messages lie in fragments of their own.
+    Journals.create(client, Journals.spec(journal, fragmentLength = 1024))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      (0 until 24).foreach(_ => w.continue(0).sync()) // one append each, so that fragments roll between them
+      w.commit(1).sync()
+      val ckpt = checkpoint()
+      val first = run(options(journal), ckpt)
+      assert(first.size == 1)
+      // Retention removes the fragments holding the transaction's first messages.
+      val cut = Judge.read(cluster.broker, journal, committed = false)(12).begin
+      val deadline = System.currentTimeMillis() + 60000
+      def persisted = client.listFragments(journal).map(_.getSpec).filter(f => f.modTime != 0 && f.end <= cut)
+      while (persisted.isEmpty && System.currentTimeMillis() < deadline) Thread.sleep(200)
+      persisted.foreach { f =>
+        val dir = java.nio.file.Paths.get(cluster.fragmentRoot, journal)
+        Files.list(dir).iterator().asScala.filter(_.getFileName.toString.startsWith(f"${f.begin}%016x-${f.end}%016x")).foreach(Files.delete(_))
+      }
+      while (client.readableFrom(journal, 0) == 0 && System.currentTimeMillis() < deadline) Thread.sleep(200)
+      val gapEnd = client.readableFrom(journal, 0)
+      assert(gapEnd > 0, s"the fragments were not removed: cut $cut, fragments " +
+        client.listFragments(journal).map(_.getSpec).map(f => (f.begin, f.end, f.modTime, f.backingStore)) + " files " +
+        Files.list(java.nio.file.Paths.get(cluster.fragmentRoot, journal)).iterator().asScala.toList)
+      w.ack(0).sync()
+      val e = intercept[Exception](run(options(journal), ckpt, timeoutSeconds = 30))
+      assert(e.getMessage.contains(s"Data loss in journal $journal") && e.getMessage.contains("replayed"), e.getMessage)
+      val second = run(options(journal, "failOnDataLoss" -> "false"), ckpt, timeoutSeconds = 30)
+      // What is left of the transaction is emitted at its ACK, as Gazette's reader emits it now.
+      assertSameMessages(second, expected(journal).filterNot(first.contains))
+      assert(second.nonEmpty && second.forall(_._2 >= gapEnd))
+    } finally w.close()
+  }
+
   test("a batch whose endingOffsets lie past a write head fails at planning, naming journal and head") {
     val journal = "edges/ending/part-000"
     val w = script(journal)
