@@ -47,6 +47,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       withClue(s"[seed $seed: run this group alone with make test-source-properties SEED=$seed SCHEDULES=$n] ") {
         judged += new Group(seed, n).run()
       }
+      if (groups > 25 && (g + 1) % 25 == 0) println(s"source schedules: ${(g + 1) * perQuery} of $schedules passed")
     }
     info(s"$schedules schedules in $groups queries, $judged committed messages judged")
   }
