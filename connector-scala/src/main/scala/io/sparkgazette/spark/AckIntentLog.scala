@@ -9,43 +9,42 @@ import io.sparkgazette.message.AckIntent
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
-/** The sink's durable record of each epoch's ACK intents, under the query's checkpoint
-  * location: `<checkpointLocation>/gazette-sink/ack-intents/<epoch>.json`, written by rename so
-  * that an epoch's intents are all there or not at all.
+/** The sink's durable record of each write's ACK intents, under the checkpoint location: a
+  * stream's epochs in `<checkpointLocation>/gazette-sink/ack-intents/<epoch>.json`, batch jobs
+  * in `<checkpointLocation>/gazette-sink/batches/<batchId>.json`, each written whole or not at all.
   *
-  * An epoch whose intents are recorded is committed, whatever happened next: its ACKs are
-  * (re-)appended until they land, and its writers, if Spark runs the epoch again, write nothing.
+  * A write whose intents are recorded is committed, whatever happened next: its ACKs are
+  * (re-)appended until they land, and its writers, if Spark runs it again, write nothing.
   */
-final class AckIntentLog(checkpointLocation: String, conf: Configuration) {
-  private val dir = new Path(new Path(checkpointLocation, "gazette-sink"), "ack-intents")
+final class AckIntentLog private (dir: Path, conf: Configuration) {
   private lazy val fs: FileSystem = dir.getFileSystem(conf)
   private val mapper = new ObjectMapper()
 
-  def contains(epoch: Long): Boolean = fs.exists(file(epoch))
+  def contains(key: String): Boolean = fs.exists(file(key))
 
-  def read(epoch: Long): Option[Seq[AckIntent]] =
-    if (!contains(epoch)) None
+  def read(key: String): Option[Seq[AckIntent]] =
+    if (!contains(key)) None
     else {
-      val in = fs.open(file(epoch))
+      val in = fs.open(file(key))
       try Some(mapper.readTree(in).get("intents").elements().asScala.map { n =>
         AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()))
       }.toSeq)
       finally in.close()
     }
 
-  def write(epoch: Long, intents: Seq[AckIntent]): Unit = {
+  def write(key: String, intents: Seq[AckIntent]): Unit = {
     val node = mapper.createObjectNode()
-    node.put("epoch", epoch)
+    node.put("key", key)
     val array = node.putArray("intents")
     intents.foreach(i => array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)))
     fs.mkdirs(dir)
-    val tmp = new Path(dir, s".$epoch.${UUID.randomUUID()}.tmp")
+    val tmp = new Path(dir, s".$key.${UUID.randomUUID()}.tmp")
     val out = fs.create(tmp, true)
     try out.write(mapper.writeValueAsBytes(node))
     finally out.close()
-    if (!fs.rename(tmp, file(epoch))) {
+    if (!fs.rename(tmp, file(key))) {
       fs.delete(tmp, false)
-      throw new IllegalStateException(s"cannot record the ACK intents of epoch $epoch at ${file(epoch)}: it exists")
+      throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}: it exists")
     }
   }
 
@@ -56,5 +55,38 @@ final class AckIntentLog(checkpointLocation: String, conf: Configuration) {
         p.getName.stripSuffix(".json").toLongOption.filter(_ < epoch - keep).foreach(_ => fs.delete(p, false))
       }
 
-  private def file(epoch: Long) = new Path(dir, s"$epoch.json")
+  private def file(key: String) = new Path(dir, s"$key.json")
+}
+
+object AckIntentLog {
+  private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")
+
+  /** A stream's epochs, keyed by epoch number. */
+  def epochs(checkpointLocation: String, conf: Configuration): AckIntentLog =
+    new AckIntentLog(new Path(root(checkpointLocation), "ack-intents"), conf)
+
+  /** Batch jobs, keyed by the user's `batchId`. */
+  def batches(checkpointLocation: String, conf: Configuration): AckIntentLog =
+    new AckIntentLog(new Path(root(checkpointLocation), "batches"), conf)
+}
+
+/** Where a write's intents are recorded, and under which key each epoch is; travels to the
+  * writers so that a write already recorded writes nothing.
+  */
+final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
+  def open(conf: Configuration): AckIntentLog =
+    if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf) else AckIntentLog.epochs(checkpointLocation, conf)
+
+  def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
+}
+
+object IntentLogLocation {
+
+  /** Exactly-once streams record every epoch; batch jobs only when the user names them with
+    * `batchId`, so that every other batch job is a new write.
+    */
+  def of(options: SinkOptions, streaming: Boolean): Option[IntentLogLocation] =
+    if (!options.exactlyOnce) None
+    else if (streaming) options.checkpointLocation.map(IntentLogLocation(_, None))
+    else options.batchId.map(id => IntentLogLocation(options.checkpointLocation.get, Some(id)))
 }

@@ -51,10 +51,10 @@ object SinkColumns {
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them. */
 final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String)
 
-/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) the
-  * checkpoint location where epochs' ACK intents are recorded.
+/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
+  * epochs' ACK intents are recorded.
   */
-final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[String],
+final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
     hadoopConf: SerializableConfiguration) {
   def client: ClientConfig = ClientConfig(options.broker)
 }
@@ -88,12 +88,12 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       .fold(p => throw new IllegalStateException(s"Journal $j cannot be written: $p"), identity)
   }
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
-  private val skip = config.intentLog.exists(dir => new AckIntentLog(dir, config.hadoopConf.value).contains(epoch))
+  private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
   private val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
   private var rows = 0L
   private var wrote = false
 
-  if (skip) log.info(s"epoch $epoch is already committed; partition $partitionId writes nothing")
+  if (skip) log.info(s"${config.intentLog.get.key(epoch)} is already committed; partition $partitionId writes nothing")
 
   override def write(row: InternalRow): Unit = if (!skip) {
     val journal = journalOf(row)

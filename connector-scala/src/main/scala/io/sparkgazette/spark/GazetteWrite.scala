@@ -40,13 +40,15 @@ final class GazetteWrite(info: LogicalWriteInfo) extends Write {
 }
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
-private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration) {
+private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
+    streaming: Boolean) {
   import SinkDriver._
 
   private lazy val client = new GazetteClient(ClientConfig(options.broker))
-  private val log_ = options.checkpointLocation.filter(_ => options.exactlyOnce).map(new AckIntentLog(_, hadoopConf.value))
+  private val location = IntentLogLocation.of(options, streaming)
+  private val log_ = location.map(_.open(hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(options, columns, log_.map(_ => options.checkpointLocation.get), hadoopConf)
+  val config: SinkConfig = SinkConfig(options, columns, location, hadoopConf)
 
   /** The journals of this epoch: the selector is listed again each time. */
   def targets(): SinkTargets = {
@@ -71,10 +73,11 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     val intents = log_ match {
       case None => collect(messages)
       case Some(l) =>
-        l.read(epoch).getOrElse {
+        val key = location.get.key(epoch)
+        l.read(key).getOrElse {
           val fresh = collect(messages)
           fault("driver-before-persist", epoch)
-          l.write(epoch, fresh)
+          l.write(key, fresh)
           fresh
         }
     }
@@ -83,15 +86,15 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       client.append(journal, acks.map(_.intent).reduce(_ ++ _))
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
-    log_.foreach(_.prune(epoch))
-    logger.info(s"epoch $epoch committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals")
+    if (streaming) log_.foreach(_.prune(epoch))
+    logger.info(s"${location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals")
   }
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
     */
   def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
-    if (log_.exists(_.contains(epoch))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
+    if (log_.exists(_.contains(location.get.key(epoch)))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
     else
       messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach { case (journal, rs) =>
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
@@ -115,7 +118,7 @@ object SinkDriver {
 
 final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
     extends StreamingWrite {
-  private val driver = new SinkDriver(options, columns, hadoopConf)
+  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1)
@@ -125,14 +128,14 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.abort(epochId, messages)
 }
 
-/** A batch write is one epoch. With `checkpointLocation` its intents are recorded there first,
-  * as in streaming, so a job restarted with the same location and epoch cannot write twice;
-  * without it the job commit appends them directly: the job commit is then the only writer of
-  * those ACKs, and a failure before it leaves every message unacknowledged.
+/** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are
+  * recorded under that id first, as a stream's epochs are, so a job run again with the same id
+  * writes nothing twice and completes what a failed run recorded; without it every job is a
+  * new write, whose job commit appends the intents directly.
   */
 final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
     extends BatchWrite {
-  private val driver = new SinkDriver(options, columns, hadoopConf)
+  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =

@@ -82,6 +82,37 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  /** What Gazette's ReadCommittedIter sees of `journal`'s `{"n": ...}` rows. */
+  private def committedNumbers(journal: String): Seq[Long] =
+    Judge.read(cluster.broker, journal).map(r => """"n":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+
+  private def batchWrite(journal: String, from: Long, checkpoint: String, extra: Map[String, String] = Map.empty): Unit =
+    spark.range(from, from + 10, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
+
+  test("batch writes that share a checkpointLocation each write their own rows") {
+    val journal = "sink/out/batch-reuse/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint)
+    batchWrite(journal, 10, checkpoint)
+    assert(committedNumbers(journal).sorted == (0L until 20L))
+  }
+
+  test("a batch job run again with its batchId writes nothing twice, also after a driver failure") {
+    val journal = "sink/out/batch-id/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1"))
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1")) // a re-run of a job that succeeded
+    batchWrite(journal, 10, checkpoint, Map("batchId" -> "day-2"))
+    val e = intercept[Exception](batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3", "testFault" -> "driver-after-persist:0")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist"))
+    batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3"))
+    assert(committedNumbers(journal).sorted == (0L until 30L))
+  }
+
   test("update mode appends each batch's updated rows") {
     val out = outputs("update")
     val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
