@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message.AckIntent
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
@@ -44,7 +44,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     streaming: Boolean) {
   import SinkDriver._
 
-  private lazy val client = new GazetteClient(ClientConfig(options.broker))
+  // Spark builds a write, and so a driver, for every micro-batch and never closes it: the
+  // driver borrows the JVM's shared client instead of opening channels of its own.
+  private def client = ClientCache(ClientConfig(options.broker))
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 
@@ -100,8 +102,6 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
-
-  def close(): Unit = client.close()
 
   private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
