@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 
+import java.nio.file.{FileAlreadyExistsException, Files}
 import java.util.{Base64, UUID}
 
 import scala.jdk.CollectionConverters._
@@ -7,11 +8,12 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.sparkgazette.message.AckIntent
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
 /** The sink's durable record of each write's ACK intents, under the checkpoint location: a
   * stream's epochs in `<checkpointLocation>/gazette-sink/ack-intents/<epoch>.json`, batch jobs
-  * in `<checkpointLocation>/gazette-sink/batches/<batchId>.json`, each written whole or not at all.
+  * in `<checkpointLocation>/gazette-sink/batches/<batchId>.json`, each written whole or not at all,
+  * and never replaced.
   *
   * A write whose intents are recorded is committed, whatever happened next: its ACKs are
   * (re-)appended until they land, and its writers, if Spark runs it again, write nothing.
@@ -32,7 +34,13 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
       finally in.close()
     }
 
-  def write(key: String, intents: Seq[AckIntent]): Unit = {
+  /** Records `intents` under `key` unless something is recorded there already, and returns
+    * what is recorded: a record, once made, is never replaced (a zombie driver may race the
+    * live one). The record appears whole: written aside, then linked or renamed into place,
+    * which fails where the name exists (a hard link on the local file system, whose rename
+    * would replace it; rename elsewhere, as on HDFS).
+    */
+  def record(key: String, intents: Seq[AckIntent]): Seq[AckIntent] = {
     val node = mapper.createObjectNode()
     node.put("key", key)
     val array = node.putArray("intents")
@@ -42,10 +50,21 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
     val out = fs.create(tmp, true)
     try out.write(mapper.writeValueAsBytes(node))
     finally out.close()
-    if (!fs.rename(tmp, file(key))) {
-      fs.delete(tmp, false)
-      throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}: it exists")
-    }
+    val placed =
+      try localFile(tmp) match {
+        case Some(from) =>
+          try { Files.createLink(localFile(file(key)).get.toPath, from.toPath); true }
+          catch { case _: FileAlreadyExistsException => false }
+        case None => fs.rename(tmp, file(key))
+      } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    if (placed) intents
+    else read(key).getOrElse(throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}"))
+  }
+
+  private def localFile(p: Path): Option[java.io.File] = fs match {
+    case l: LocalFileSystem    => Some(l.pathToFile(p))
+    case r: RawLocalFileSystem => Some(r.pathToFile(p))
+    case _                     => None
   }
 
   /** Forgets epochs more than `keep` before `epoch`: Spark never re-runs them. */

@@ -79,8 +79,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         l.read(key).getOrElse {
           val fresh = collect(messages)
           fault("driver-before-persist", epoch)
-          l.write(key, fresh)
-          fresh
+          l.record(key, fresh)
         }
     }
     fault("driver-after-persist", epoch)
