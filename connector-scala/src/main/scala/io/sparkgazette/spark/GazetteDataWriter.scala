@@ -12,10 +12,11 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
 /** What a task attempt reports when it commits: the ACK intents that make its messages
-  * visible (none for at-least-once writes, or for an epoch already recorded).
+  * visible (none for at-least-once writes, or for an epoch already recorded), and how many
+  * rows it held back from journals the sink cannot write, for the driver to refuse.
   */
-final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent])
-    extends WriterCommitMessage
+final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
+    unwritable: Map[String, Long] = Map.empty) extends WriterCommitMessage
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
 final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
@@ -48,8 +49,11 @@ object SinkColumns {
   }
 }
 
-/** The journals an epoch writes to, resolved on the driver, and how rows map to them. */
-final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String)
+/** The journals an epoch writes to, resolved on the driver, and how rows map to them;
+  * `unwritable` holds why the sink cannot write some of them (their content type).
+  */
+final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
+    unwritable: Map[String, String] = Map.empty)
 
 /** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
   * epochs' ACK intents are recorded.
@@ -83,10 +87,12 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private val publisher = new Publisher()
   private val cols = config.columns
   private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
-  private val framings: Map[String, Framing] = targets.contentTypes.map { case (j, ct) =>
-    j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField)
-      .fold(p => throw new IllegalStateException(s"Journal $j cannot be written: $p"), identity)
+  private val framings: Map[String, Framing] = targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
+    case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
   }
+  // Rows for journals the sink cannot write are held back and counted: the driver refuses the
+  // epoch once, naming them, rather than every task failing on its own.
+  private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
   private val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
@@ -97,6 +103,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
 
   override def write(row: InternalRow): Unit = if (!skip) {
     val journal = journalOf(row)
+    if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
     val framing = framings.getOrElse(journal, throw new IllegalArgumentException(
       s"Row $rows of partition $partitionId names journal '$journal', which is not among the sink's journals ${targets.journals.mkString(", ")}"))
     val payload =
@@ -121,10 +128,13 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   }
 
   override def commit(): WriterCommitMessage = {
-    if (skip || !config.options.exactlyOnce) { flushAll(); return GazetteCommitMessage(publisher.producer.toString, Nil, Nil) }
+    if (skip || !config.options.exactlyOnce) {
+      flushAll()
+      return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
+    }
     flushAll()
     val rollbacks = publisher.rollbackIntents()
-    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks)
+    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks, unwritable.toMap)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */

@@ -2,8 +2,9 @@ package io.sparkgazette.spark
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message.AckIntent
+import io.sparkgazette.client.{BrokerStatusException, ClientConfig}
+import io.sparkgazette.client.protocol.Status
+import io.sparkgazette.message.{AckIntent, Framing}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
@@ -65,13 +66,15 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
     val contentTypes = journals.map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
-    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping)
+    val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
+    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable)
   }
 
   /** Records the epoch's intents (unless a previous run did), then appends them, all of a
     * journal's ACKs in one append.
     */
   def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
+    refuseUnwritable(messages)
     val intents = log_ match {
       case None => collect(messages)
       case Some(l) =>
@@ -84,7 +87,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
     fault("driver-after-persist", epoch)
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
-      client.append(journal, acks.map(_.intent).reduce(_ ++ _))
+      appendUnlessDeleted(epoch, journal, acks.map(_.intent).reduce(_ ++ _))
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
     if (streaming) log_.foreach(_.prune(epoch))
@@ -101,6 +104,27 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
+
+  /** Appends an epoch's ACKs to `journal`; a journal deleted since the epoch was recorded is
+    * skipped, as Gazette's consumers skip the ACK intents of journals that no longer exist.
+    * List confirms the deletion: a broker that has not yet heard of a new journal says
+    * JOURNAL_NOT_FOUND too.
+    */
+  private def appendUnlessDeleted(epoch: Long, journal: String, acks: Array[Byte]): Unit =
+    try client.append(journal, acks)
+    catch {
+      case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && client.list(s"name=$journal").isEmpty =>
+        logger.warn(s"journal $journal no longer exists: the ACKs of epoch $epoch for it are skipped, and what it held is gone with it")
+    }
+
+  private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
+    val held = messages.toSeq.collect { case m: GazetteCommitMessage => m.unwritable }.flatten
+      .groupMapReduce(_._1)(_._2)(_ + _)
+    if (held.nonEmpty) {
+      val why = targets().unwritable
+      throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) => (j, n, why.getOrElse(j, "its content-type")) })
+    }
+  }
 
   private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
@@ -119,8 +143,12 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
 
-  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
+    // Spark marks continuous queries only once they run, after building their write.
+    if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
+      throw GazetteErrors.continuousProcessing()
     new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1)
+  }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
 

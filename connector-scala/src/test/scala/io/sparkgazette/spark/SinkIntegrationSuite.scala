@@ -113,6 +113,47 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(committedNumbers(journal).sorted == (0L until 30L))
   }
 
+  test("an epoch recorded before a crash completes after one of its journals was deleted") {
+    val out = outputs("deleted")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val e = intercept[Exception](run(out, checkpoint, Map("testFault" -> "driver-after-persist:1")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
+    // Whatever reached the journal about to go is lost with it, acknowledged or not.
+    val deleted = "sink/out/deleted/part-002"
+    val lost = Judge.read(cluster.broker, deleted, committed = false).filter(_.flags != 2).map { r =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+    }.toSet
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = deleted)))
+    run(out, checkpoint)
+    val seen = committedOutput(out)
+    assert(seen.size == seen.distinct.size, s"${seen.size - seen.distinct.size} rows are visible twice")
+    assert(seen.toSet == expected -- lost)
+  }
+
+  test("journals the sink cannot write are refused once, by the driver, naming them, and only when rows go there") {
+    val good = "sink/out/badtype/part-000"
+    val bad = "sink/out/badtype/part-001"
+    Journals.create(client, Journals.spec(good), Journals.spec(bad, labels = Seq("content-type" -> "application/octet-stream")))
+    def write(journalColumn: String) = spark.range(0, 20, 1, 4).selectExpr("to_json(named_struct('n', id)) AS value", s"$journalColumn AS journal")
+      .write.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/out/badtype/").mode("append").save()
+    write(s"'$good'")
+    assert(committedNumbers(good).sorted == (0L until 20L))
+    val e = intercept[Exception](write(s"if(id % 2 = 0, '$good', '$bad')"))
+    val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(message.contains(s"Journal $bad cannot be written (10 rows): unrecognized content-type (application/octet-stream)"), message)
+    assert(!message.contains("Lost task") && !message.contains("stage failure"), message)
+    assert(committedNumbers(good).sorted == (0L until 20L))
+  }
+
+  test("continuous processing is refused with a clear message") {
+    val e = intercept[Exception](spark.readStream.format("rate").load().selectExpr("cast(value AS string) AS value")
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.Continuous("1 second")).start().awaitTermination(60000))
+    assert(e.getMessage.contains("continuous"), e.getMessage)
+    assert(e.getMessage.contains("Trigger.Continuous"), e.getMessage)
+  }
+
   test("update mode appends each batch's updated rows") {
     val out = outputs("update")
     val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
