@@ -88,11 +88,13 @@ def write(df, broker: str, journal: str | None = None, selector: str | None = No
           delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
           uuid_field: int | None = None, flush_bytes: int | None = None, batch_id: str | None = None) -> None:
     """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
-    commits (one ACK per journal, appended journal by journal).
+    commits, one ACK per journal, appended journal by journal.
 
-    With `batch_id` (and `checkpoint_location`) the job is recorded under that id: running it
-    again with the same id, after a failure or not, writes no row twice. Without it, every call
-    is a new write."""
+    Journals are not committed together: a job whose commit fails part-way can leave some
+    journals' rows visible and the others' not. With `batch_id` (and `checkpoint_location`) the
+    job is recorded under that id first, and running it again with the same id, after a failure
+    or not, completes it without writing any row twice. Without `batch_id` every call is a new
+    write."""
     opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
     df.write.format("gazette").options(**opts).mode("append").save()
 
