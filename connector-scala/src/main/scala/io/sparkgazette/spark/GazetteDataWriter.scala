@@ -53,7 +53,7 @@ object SinkColumns {
   * `unwritable` holds why the sink cannot write some of them (their content type).
   */
 final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
-    unwritable: Map[String, String] = Map.empty)
+    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty)
 
 /** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
   * epochs' ACK intents are recorded.
@@ -93,6 +93,9 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   // Rows for journals the sink cannot write are held back and counted: the driver refuses the
   // epoch once, naming them, rather than every task failing on its own.
   private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
+  // CSV journals' widths, UUID column included: the journal's first record's, or else this
+  // task's first row's there.
+  private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
   private val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
@@ -114,6 +117,10 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       } else if (row.isNullAt(cols.value))
         throw new IllegalArgumentException(s"Row $rows of partition $partitionId has a null value")
       else row.getBinary(cols.value)
+    if (framing.contentType == Framing.Csv) CsvFraming.framedWidth(payload).foreach { w =>
+      val expected = csvWidths.getOrElseUpdate(journal, w)
+      if (w != expected) throw GazetteErrors.csvWidth(journal, rows, partitionId, w - 1, expected - 1)
+    }
     try {
       if (config.options.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
       else publisher.publishCommitted(journal, framing, payload)

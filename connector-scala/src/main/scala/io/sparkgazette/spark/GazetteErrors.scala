@@ -58,6 +58,10 @@ object GazetteErrors {
       .mkString("; ") + ". Give the journals a content-type the sink can write, or send no rows there (option 'selector', " +
       "or the 'journal' column)")
 
+  def csvWidth(journal: String, row: Long, partition: Int, fields: Int, expected: Int): IllegalArgumentException =
+    new IllegalArgumentException(s"Row $row of partition $partition has $fields CSV fields, but the records of journal " +
+      s"$journal have $expected after their UUID column: every record of a CSV journal is as wide as its first")
+
   def continuousProcessing(): UnsupportedOperationException =
     new UnsupportedOperationException("The Gazette sink does not support continuous processing (Trigger.Continuous): " +
       "it commits whole epochs through the driver. Use a micro-batch trigger, e.g. Trigger.ProcessingTime(\"1 second\")")

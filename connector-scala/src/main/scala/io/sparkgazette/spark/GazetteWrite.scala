@@ -67,7 +67,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     val contentTypes = journals.map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
     val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
-    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable)
+    val csvWidths = contentTypes.collect { case (j, Framing.Csv) => CsvWidths(client, j).map(j -> _) }.flatten.toMap
+    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths)
   }
 
   /** Records the epoch's intents (unless a previous run did), then appends them, all of a

@@ -145,6 +145,23 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(committedNumbers(good).sorted == (0L until 20L))
   }
 
+  test("CSV journals: every record as wide as the journal's first, or an error naming the row") {
+    val journal = "sink/out/csv/part-000"
+    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> "text/csv")))
+    def write(values: String*) = {
+      val session = spark
+      import session.implicits._
+      values.toSeq.toDF("value").coalesce(1).write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .mode("append").save()
+    }
+    write("a,b", "c,d")
+    def error(values: String*) = Iterator.iterate[Throwable](intercept[Exception](write(values: _*)))(_.getCause)
+      .takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(error("e,f,g").contains(s"Row 0 of partition 0 has 3 CSV fields, but the records of journal $journal have 2"))
+    assert(error("h,i", "j").contains(s"Row 1 of partition 0 has 1 CSV fields, but the records of journal $journal have 2"))
+    assert(Judge.read(cluster.broker, journal).map(_.payload.stripSuffix("\n")) == Seq("a,b", "c,d"))
+  }
+
   test("continuous processing is refused with a clear message") {
     val e = intercept[Exception](spark.readStream.format("rate").load().selectExpr("cast(value AS string) AS value")
       .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
