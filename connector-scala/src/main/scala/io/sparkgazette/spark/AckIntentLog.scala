@@ -5,8 +5,8 @@ import java.util.{Base64, UUID}
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
-import io.sparkgazette.message.AckIntent
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import io.sparkgazette.message.{AckIntent, ProducerId}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
@@ -24,15 +24,30 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
 
   def contains(key: String): Boolean = fs.exists(file(key))
 
-  def read(key: String): Option[Seq[AckIntent]] =
+  def read(key: String): Option[IntentRecord] =
     if (!contains(key)) None
     else {
       val in = fs.open(file(key))
-      try Some(mapper.readTree(in).get("intents").elements().asScala.map { n =>
-        AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()))
-      }.toSeq)
+      try Some(parse(mapper.readTree(in)))
       finally in.close()
     }
+
+  /** The record of the latest epoch: where the stream's producers stand. */
+  def latest(): Option[IntentRecord] =
+    if (!fs.exists(dir)) None
+    else fs.listStatus(dir).flatMap(s => s.getPath.getName.stripSuffix(".json").toLongOption).maxOption.flatMap(e => read(e.toString))
+
+  private def parse(node: JsonNode): IntentRecord = {
+    val intents = node.get("intents").elements().asScala.map { n =>
+      AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()), Option(n.get("clock")).fold(0L)(_.asLong))
+    }.toSeq
+    val producers = Option(node.get("producers")).map { p =>
+      SinkProducers(p.get("seed").asLong(), p.get("lastAcks").elements().asScala.map { a =>
+        (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) -> a.get("clock").asLong()
+      }.toMap)
+    }
+    IntentRecord(intents, producers)
+  }
 
   /** Records `intents` under `key` unless something is recorded there already, and returns
     * what is recorded: a record, once made, is never replaced (a zombie driver may race the
@@ -40,11 +55,21 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
     * which fails where the name exists (a hard link on the local file system, whose rename
     * would replace it; rename elsewhere, as on HDFS).
     */
-  def record(key: String, intents: Seq[AckIntent]): Seq[AckIntent] = {
+  def record(key: String, record: IntentRecord): IntentRecord = {
     val node = mapper.createObjectNode()
     node.put("key", key)
     val array = node.putArray("intents")
-    intents.foreach(i => array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)))
+    record.intents.foreach { i =>
+      array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)).put("clock", i.clock)
+    }
+    record.producers.foreach { p =>
+      val o = node.putObject("producers")
+      o.put("seed", p.seed)
+      val acks = o.putArray("lastAcks")
+      p.lastAcks.toSeq.sortBy(a => (a._1._2, a._1._1.value)).foreach { case ((producer, journal), clock) =>
+        acks.addObject().put("producer", producer.toString).put("journal", journal).put("clock", clock)
+      }
+    }
     fs.mkdirs(dir)
     val tmp = new Path(dir, s".$key.${UUID.randomUUID()}.tmp")
     val out = fs.create(tmp, true)
@@ -57,7 +82,7 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
           catch { case _: FileAlreadyExistsException => false }
         case None => fs.rename(tmp, file(key))
       } finally if (fs.exists(tmp)) fs.delete(tmp, false)
-    if (placed) intents
+    if (placed) record
     else read(key).getOrElse(throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}"))
   }
 
@@ -76,6 +101,11 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
 
   private def file(key: String) = new Path(dir, s"$key.json")
 }
+
+/** What is recorded for one write: its ACK intents and, for a stream, where its producers stand
+  * once they are appended.
+  */
+final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None)
 
 object AckIntentLog {
   private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")

@@ -64,27 +64,38 @@ final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLo
 }
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
-final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long)
-    extends DataWriterFactory with StreamingDataWriterFactory {
+final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
+    producers: Option[SinkProducers] = None) extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
     createWriter(partitionId, taskId, batchEpoch)
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new GazetteDataWriter(config, targets, partitionId, epochId)
+    new GazetteDataWriter(config, targets, partitionId, epochId, producers)
 }
 
-/** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages of a fresh
-  * producer, appended per journal in bounded flushes; the attempt's ACK intents go to the
-  * driver in its commit message and are appended only once the driver has recorded them.
+/** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
+  * per journal in bounded flushes; the attempt's ACK intents go to the driver in its commit
+  * message and are appended only once the driver has recorded them. A stream's attempts
+  * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
+  * attempt under theirs left open in each journal; batch jobs as a fresh producer.
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
-final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long)
-    extends DataWriter[InternalRow] {
+final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
+    producers: Option[SinkProducers] = None) extends DataWriter[InternalRow] {
   import GazetteDataWriter._
 
   private val client = ClientCache(config.client)
-  private val publisher = new Publisher()
+  private val task = Option(TaskContext.get())
+  private val stable = producers.filter(_ => config.options.exactlyOnce)
+  private val publisher = stable match {
+    case Some(p) =>
+      val id = p.producer(partitionId, task.map(_.stageAttemptNumber()).getOrElse(0), task.map(_.attemptNumber()).getOrElse(0), epoch)
+      new Publisher(id, new MonotonicClock(p.clockFloor(id)))
+    case None => new Publisher()
+  }
+  // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
+  private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
   private val cols = config.columns
   private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
   private val framings: Map[String, Framing] = targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
@@ -98,7 +109,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
-  private val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
+  private val attempt = task.map(_.attemptNumber()).getOrElse(0)
   private var rows = 0L
   private var wrote = false
 
@@ -121,6 +132,10 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       val expected = csvWidths.getOrElseUpdate(journal, w)
       if (w != expected) throw GazetteErrors.csvWidth(journal, rows, partitionId, w - 1, expected - 1)
     }
+    stable.filter(_ => !rolledBack.contains(journal)).foreach { p =>
+      publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
+      rolledBack(journal) = (framing, payload)
+    }
     try {
       if (config.options.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
       else publisher.publishCommitted(journal, framing, payload)
@@ -130,7 +145,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
-    config.options.testFault.filter(f => f.point == "task-after-half" && f.epoch == epoch && attempt == 0 && partitionId == 0)
+    config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
       .foreach(_ => if (rows == FaultAfterRows) { flushAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
   }
 
@@ -140,15 +155,21 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
     }
     flushAll()
-    val rollbacks = publisher.rollbackIntents()
-    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks, unwritable.toMap)
+    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
   override def abort(): Unit = if (config.options.exactlyOnce && wrote) {
     publisher.drain()
-    try publisher.buildRollbackIntents().foreach(i => client.append(i.journal, i.intent))
+    try rollbacks().foreach(i => client.append(i.journal, i.intent))
     catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
+  }
+
+  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
+  // where its next attempt would roll back too; a fresh producer's before its first message.
+  private def rollbacks(): Seq[AckIntent] = stable match {
+    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) => publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j)) }
+    case None    => publisher.rollbackIntents()
   }
 
   override def close(): Unit = ()

@@ -86,10 +86,13 @@ final case class SinkOptions(
 
 /** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
   * `point:epoch`): `task-after-half` fails the first attempt of partition 0's task once it has
-  * appended its first five rows; `driver-before-persist`, `driver-after-persist` and `driver-after-some-acks` fail the
-  * driver's commit there.
+  * appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...); `driver-before-persist`,
+  * `driver-after-persist` and `driver-after-some-acks` fail the driver's commit there.
   */
-final case class SinkFault(point: String, epoch: Long)
+final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
+  def strikes(point: String, epoch: Long): Boolean =
+    this.point == point && (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
+}
 
 object GazetteOptions {
   val Broker = "broker"
@@ -157,6 +160,9 @@ object GazetteOptions {
       f.split(':') match {
         case Array(point, epoch) if Set("task-after-half", "driver-before-persist", "driver-after-persist",
             "driver-after-some-acks").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+        case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
+          val Array(first, period) = every.split('/').map(_.toLong)
+          SinkFault("task-after-half", first, period)
         case _ => throw GazetteErrors.invalidOption(TestFault, f, "point:epoch, e.g. driver-after-persist:1")
       }
     }

@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import io.sparkgazette.client.{BrokerStatusException, ClientConfig}
 import io.sparkgazette.client.protocol.Status
-import io.sparkgazette.message.{AckIntent, Framing}
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
@@ -53,6 +53,15 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
 
   val config: SinkConfig = SinkConfig(options, columns, location, hadoopConf)
 
+  // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
+  private var producers: Option[SinkProducers] = None
+
+  /** The producers this epoch's writers publish as (see [[SinkProducers]]). */
+  def epochProducers(): Option[SinkProducers] = {
+    if (producers.isEmpty && streaming) producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
+    producers
+  }
+
   /** The journals of this epoch: the selector is listed again each time. */
   def targets(): SinkTargets = {
     val journals = options.target match {
@@ -83,8 +92,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         l.read(key).getOrElse {
           val fresh = collect(messages)
           fault("driver-before-persist", epoch)
-          l.record(key, fresh)
-        }
+          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages)))))
+        }.intents
     }
     fault("driver-after-persist", epoch)
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
@@ -127,6 +136,12 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
   }
 
+  private def acks(messages: Array[WriterCommitMessage]): Seq[(ProducerId, String, Long)] =
+    messages.toSeq.collect { case m: GazetteCommitMessage =>
+      val producer = ProducerId(java.lang.Long.parseUnsignedLong(m.producer, 16))
+      m.intents.map(i => (producer, i.journal, i.clock))
+    }.flatten
+
   private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
 
@@ -148,7 +163,7 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
     // Spark marks continuous queries only once they run, after building their write.
     if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
       throw GazetteErrors.continuousProcessing()
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1)
+    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers())
   }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
