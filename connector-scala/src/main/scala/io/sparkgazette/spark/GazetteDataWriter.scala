@@ -94,6 +94,9 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       new Publisher(id, new MonotonicClock(p.clockFloor(id)))
     case None => new Publisher()
   }
+  // Exactly-once, a journal's bytes wait in a spool for the task's one append there at commit;
+  // at-least-once, they are appended whenever flushBytes of them are buffered.
+  private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
   // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
   private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
   private val cols = config.columns
@@ -146,21 +149,19 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
     config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
-      .foreach(_ => if (rows == FaultAfterRows) { flushAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
+      .foreach(_ => if (rows == FaultAfterRows) { appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
   }
 
   override def commit(): WriterCommitMessage = {
-    if (skip || !config.options.exactlyOnce) {
-      flushAll()
-      return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
-    }
-    flushAll()
+    appendAll()
+    if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
     GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
   override def abort(): Unit = if (config.options.exactlyOnce && wrote) {
     publisher.drain()
+    closeSpools()
     try rollbacks().foreach(i => client.append(i.journal, i.intent))
     catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
   }
@@ -172,7 +173,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     case None    => publisher.rollbackIntents()
   }
 
-  override def close(): Unit = ()
+  override def close(): Unit = closeSpools()
 
   private def journalOf(row: InternalRow): String =
     if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
@@ -181,14 +182,31 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
 
   private def flush(journal: String): Unit = {
     val bytes = publisher.drain(journal)
-    if (bytes.nonEmpty) { client.append(journal, bytes); wrote = true }
+    if (bytes.nonEmpty) {
+      if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
+      else { client.append(journal, bytes); wrote = true }
+    }
   }
 
-  private def flushAll(): Unit = targets.journals.foreach(flush)
+  /** Appends what is buffered and spooled, one append per journal. */
+  private def appendAll(): Unit = {
+    targets.journals.foreach(flush)
+    spools.foreach { case (journal, spool) =>
+      if (spool.size > 0) { client.append(journal, spool.content()); wrote = true }
+    }
+    closeSpools()
+  }
+
+  private def closeSpools(): Unit = {
+    spools.values.foreach(s => try s.close() catch { case NonFatal(_) => })
+    spools.clear()
+  }
 }
 
 object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
+
+  private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))
 
   /** Where an injected task failure strikes: after this many rows, appended. */
   private val FaultAfterRows = 5L

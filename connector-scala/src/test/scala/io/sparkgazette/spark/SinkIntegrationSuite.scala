@@ -113,6 +113,18 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(committedNumbers(journal).sorted == (0L until 30L))
   }
 
+  test("each task's messages form one contiguous run in each journal, also when they spill to local disk") {
+    val journal = "sink/out/runs/part-000"
+    Journals.create(client, Journals.spec(journal))
+    spark.range(0, 4000, 1, 8).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 200))) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal).option("flushBytes", "10000")
+      .mode("append").save()
+    assert(committedNumbers(journal).sorted == (0L until 4000L))
+    val producers = Judge.read(cluster.broker, journal, committed = false).filter(_.flags == 1).map(_.uuid.takeRight(12))
+    val runs = producers.foldLeft(List.empty[String])((acc, p) => if (acc.headOption.contains(p)) acc else p :: acc)
+    assert(runs.size == 8 && runs.distinct.size == 8, s"${runs.size} runs of ${runs.distinct.size} producers")
+  }
+
   test("an epoch recorded before a crash completes after one of its journals was deleted") {
     val out = outputs("deleted")
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
