@@ -74,8 +74,8 @@ final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, b
 }
 
 /** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
-  * per journal in bounded flushes; the attempt's ACK intents go to the driver in its commit
-  * message and are appended only once the driver has recorded them. A stream's attempts
+  * at commit in one append per journal (see [[JournalSpool]]); the attempt's ACK intents go to
+  * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
   * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
   * attempt under theirs left open in each journal; batch jobs as a fresh producer.
   * An epoch whose intents are already recorded was committed before a restart: its writers
