@@ -10,9 +10,10 @@ import com.google.protobuf.{ByteString, UnsafeByteOperations}
 /** What a task publishes to one journal, held for the one append it makes there at commit: in
   * memory up to `memoryBytes`, then in a local file, mapped (not read) for the append.
   *
-  * One append per task and journal keeps each producer's messages contiguous, so that a
-  * read-committed reader whose ring a producer's messages outgrew replays that producer's run
-  * once, instead of everything interleaved with it.
+  * One append per task and journal keeps each producer's messages contiguous however many
+  * tasks write at once, so that a reader's replay of a producer is not spread across the whole
+  * epoch. (Every ACK still follows every run: Gazette's reader replays a producer from its run
+  * to its ACK.)
   */
 final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
   private val memory = new ByteArrayOutputStream()
