@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: bench-source bench-decode test-source-properties setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: bench-source bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -26,6 +26,18 @@ test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
 	$(PYTHON) -m pytest -q tests
+
+# Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
+# (BENCH_ARGS="--rows 1000000").
+bench-sink: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_sink.py $(BENCH_ARGS)
+
+# The sink over 1,000 epochs: each row once, the driver's descriptors and threads flat (the
+# normal suite runs 40).
+test-sink-long: setup
+	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.SinkEpochsIntegrationSuite"
 
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.

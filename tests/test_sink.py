@@ -102,3 +102,18 @@ def test_batch_writes_exactly_once_and_at_least_once(cluster, spark):
     flags = [r["flags"] for r in got]
     assert flags.count(1) == 50 and flags.count(0) == 50  # transactional, then OUTSIDE_TXN
     assert all(re.fullmatch(r"[0-9a-f-]{36}", r["uuid"]) for r in got)
+
+
+def test_batch_write_with_a_batch_id_writes_nothing_twice(cluster, spark, tmp_path):
+    from spark_gazette import write
+    cluster.apply(specs("pysink/out/d/", 1))
+    rows = spark.createDataFrame([(json.dumps({"n": i}),) for i in range(10)], ["value"])
+    checkpoint = str(tmp_path / "ckpt")
+    for _ in range(2):  # a job run again under its batch id
+        write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", checkpoint_location=checkpoint, batch_id="run-1")
+    # Without a batch id, the same checkpoint location is a new write.
+    write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", checkpoint_location=checkpoint)
+    got = judge.read(cluster.broker, "pysink/out/d/part-0")
+    assert sorted(json.loads(r["payload"])["n"] for r in got) == sorted(list(range(10)) * 2)
+    with pytest.raises(ValueError, match="batch_id"):
+        write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", batch_id="")

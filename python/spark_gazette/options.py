@@ -36,6 +36,7 @@ SINK = {
     "uuid_pointer": "uuidPointer",
     "uuid_field": "uuidField",
     "flush_bytes": "flushBytes",
+    "batch_id": "batchId",
 }
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)

@@ -26,6 +26,7 @@ Sink options (`write_stream`, `write`):
     mapping                 "modulo" | "rendezvous" | "random" over the `key` column
     delivery_guarantee      "exactly-once" | "at-least-once"
     uuid_pointer, uuid_field, flush_bytes
+    batch_id                `write` only: re-running a job with the same id writes nothing twice
 
 The project's README documents each option once, with its default.
 """
@@ -85,9 +86,15 @@ def write_stream(df, broker: str, journal: str | None = None, selector: str | No
 def write(df, broker: str, journal: str | None = None, selector: str | None = None,
           checkpoint_location: str | None = None, mapping: str | None = None,
           delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-          uuid_field: int | None = None, flush_bytes: int | None = None) -> None:
-    """Appends the batch DataFrame `df` as one transaction: its messages become visible together
-    when the job commits."""
+          uuid_field: int | None = None, flush_bytes: int | None = None, batch_id: str | None = None) -> None:
+    """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
+    commits, one ACK per journal, appended journal by journal.
+
+    Journals are not committed together: a job whose commit fails part-way can leave some
+    journals' rows visible and the others' not. With `batch_id` (and `checkpoint_location`) the
+    job is recorded under that id first, and running it again with the same id, after a failure
+    or not, completes it without writing any row twice. Without `batch_id` every call is a new
+    write."""
     opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
     df.write.format("gazette").options(**opts).mode("append").save()
 

@@ -35,7 +35,7 @@ import (
 func main() {
 	log.SetLevel(log.ErrorLevel)
 	if len(os.Args) < 2 {
-		fail("usage: judge publish|read|map|scenarios [flags]")
+		fail("usage: judge publish|read|map|scenarios|publish-bench [flags]")
 	}
 	var cmd, args = os.Args[1], os.Args[2:]
 	var fs = flag.NewFlagSet(cmd, flag.ExitOnError)
@@ -51,6 +51,9 @@ func main() {
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
 	var countOnly = fs.Bool("count", false, "read: print only the number of messages and their bytes")
+	var count = fs.Int("n", 0, "publish-bench: messages to publish")
+	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
+	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
 	_ = fs.Parse(args)
 	_ = committed
 
@@ -65,6 +68,8 @@ func main() {
 		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks, *countOnly)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
+	case "publish-bench":
+		publishBench(*broker, strings.Split(*journals, ","), *count, *size, *producers)
 	default:
 		fail("unknown command " + cmd)
 	}

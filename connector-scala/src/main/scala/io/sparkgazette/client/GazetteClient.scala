@@ -162,6 +162,11 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
         } catch {
           case e: StatusRuntimeException if RetryableGrpc(e.getStatus.getCode) => e
           case e: TimeoutException                                            => e
+          // An interrupt is how Spark stops a query: it must read as one, not as a failed RPC.
+          case e: StatusRuntimeException if e.getCause.isInstanceOf[InterruptedException] =>
+            val i = new InterruptedException(s"$rpc of journal $journal$where was interrupted")
+            i.initCause(e)
+            throw i
           case e: StatusRuntimeException =>
             throw new GazetteException(s"$rpc of journal $journal$where via $endpoint failed: ${e.getStatus}", e)
         }

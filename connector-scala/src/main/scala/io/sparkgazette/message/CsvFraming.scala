@@ -55,6 +55,14 @@ object CsvFraming extends Framing {
     out.write('\n')
   }
 
+  /** How many fields `payload` makes once framed, its UUID column included; None if it is not
+    * a valid record.
+    */
+  def framedWidth(payload: Array[Byte]): Option[Int] = {
+    val record = stripLineEnd(payload)
+    if (record.isEmpty) Some(1) else fields(record).toOption.map(_.length + 1)
+  }
+
   override def frameAck(uuid: UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit = {
     val record = stripLineEnd(like)
     val width = if (record.isEmpty) 1 else fields(record).map(_.length + 1).getOrElse(1)

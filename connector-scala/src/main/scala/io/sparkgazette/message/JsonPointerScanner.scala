@@ -26,7 +26,7 @@ final class JsonPointerScanner(pointer: String) {
   /** Where the pointer's string would be inserted into the object `doc[from, until)`: the
     * deepest object on the pointer's path that exists, as (its depth, the index just after its
     * `{`, whether it is empty). Left when the document is not an object, a value on the path is
-    * not an object, or the pointer's member is already present.
+    * not an object or its key is repeated, or the pointer's member is already present.
     */
   def insertionPoint(doc: Array[Byte], from: Int, until: Int): Either[String, (Int, Int, Boolean)] =
     try new Scan(doc, from, until).locate()
@@ -83,6 +83,10 @@ final class JsonPointerScanner(pointer: String) {
         ws()
         val empty = peek == '}'
         if (!member(path(depth))) return Right((depth, open, empty))
+        // Go's decoder keeps a key's last occurrence: a UUID set into the first would be lost.
+        val at = i
+        if (repeats(path(depth))) return Left(s"duplicate key ${pointerPrefix(depth + 1)} (readers take its last occurrence)")
+        i = at
         depth += 1
         if (depth == path.length) return Left(s"${pointerPrefix(depth)} is already present")
       }
@@ -104,6 +108,18 @@ final class JsonPointerScanner(pointer: String) {
         value(); ws()
         if (peek == '}') return false
         expect(',')
+      }
+      false
+    }
+
+    // Whether `key` occurs again in the current object, after the value the scan is at.
+    private def repeats(key: Array[Byte]): Boolean = {
+      value(); ws()
+      while (peek != '}') {
+        expect(','); ws()
+        val matched = keyEquals(key)
+        if (matched) return true
+        ws(); expect(':'); value(); ws()
       }
       false
     }

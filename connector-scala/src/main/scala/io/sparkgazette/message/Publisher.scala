@@ -5,11 +5,11 @@ import java.time.Instant
 
 import scala.collection.mutable
 
-/** The framed ACK message that commits one producer's transaction in `journal`. Store it
-  * durably before appending it, and append it again after any failure: a repeated ACK is
-  * harmless.
+/** The framed ACK message that commits one producer's transaction in `journal`, and its clock.
+  * Store it durably before appending it, and append it again after any failure: a repeated ACK
+  * is harmless.
   */
-final case class AckIntent(journal: String, intent: Array[Byte]) {
+final case class AckIntent(journal: String, intent: Array[Byte], clock: Long = 0L) {
   override def toString: String = s"AckIntent($journal, ${intent.length} bytes)"
 }
 
@@ -63,14 +63,26 @@ final class Publisher(
     * clock tick, in first-use order; the next uncommitted message opens a new transaction.
     */
   def buildAckIntents(): Seq[AckIntent] = {
-    val intents = open.toSeq.map { case (journal, (framing, like)) =>
-      val out = new ByteArrayOutputStream(64)
-      framing.frameAck(Uuid.build(producer, clock.tick(), Flags.AckTxn), like, out)
-      AckIntent(journal, out.toByteArray)
-    }
+    val intents = open.toSeq.map { case (journal, (framing, like)) => ack(journal, framing, like, clock.tick()) }
     open.clear()
     txnStart = -1L
     intents
+  }
+
+  /** An ACK at `at` in `journal`. Readers take an ACK at or below the last clock they saw the
+    * producer commit there as a rollback of whatever it left open after that: at that clock, it
+    * abandons a failed attempt's messages under a producer that is used again.
+    */
+  def ackAt(journal: String, framing: Framing, like: Array[Byte], at: Long): AckIntent = ack(journal, framing, like, at)
+
+  /** Buffers [[ackAt]] for `journal`, ahead of what is published there next. */
+  def publishRollback(journal: String, framing: Framing, like: Array[Byte], at: Long): Unit =
+    buffers.getOrElseUpdate(journal, new ByteArrayOutputStream()).write(ackAt(journal, framing, like, at).intent)
+
+  private def ack(journal: String, framing: Framing, like: Array[Byte], at: Long): AckIntent = {
+    val out = new ByteArrayOutputStream(64)
+    framing.frameAck(Uuid.build(producer, at, Flags.AckTxn), like, out)
+    AckIntent(journal, out.toByteArray, at)
   }
 
   /** ACKs that roll back the open transaction in every journal it wrote to: their clock
@@ -88,11 +100,7 @@ final class Publisher(
     * that a transaction can still be rolled back after its ACK intents were built.
     */
   def rollbackIntents(): Seq[AckIntent] =
-    open.toSeq.map { case (journal, (framing, like)) =>
-      val out = new ByteArrayOutputStream(64)
-      framing.frameAck(Uuid.build(producer, txnStart, Flags.AckTxn), like, out)
-      AckIntent(journal, out.toByteArray)
-    }
+    open.toSeq.map { case (journal, (framing, like)) => ack(journal, framing, like, txnStart) }
 
   private def publish(journal: String, framing: Framing, payload: Array[Byte], flags: Int): Unit = {
     clock.update(now())

@@ -1,52 +1,95 @@
 package io.sparkgazette.spark
 
+import java.nio.file.{FileAlreadyExistsException, Files}
 import java.util.{Base64, UUID}
 
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.ObjectMapper
-import io.sparkgazette.message.AckIntent
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import io.sparkgazette.message.{AckIntent, ProducerId}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
-/** The sink's durable record of each epoch's ACK intents, under the query's checkpoint
-  * location: `<checkpointLocation>/gazette-sink/ack-intents/<epoch>.json`, written by rename so
-  * that an epoch's intents are all there or not at all.
+/** The sink's durable record of each write's ACK intents, under the checkpoint location: a
+  * stream's epochs in `<checkpointLocation>/gazette-sink/ack-intents/<epoch>.json`, batch jobs
+  * in `<checkpointLocation>/gazette-sink/batches/<batchId>.json`, each written whole or not at all,
+  * and never replaced.
   *
-  * An epoch whose intents are recorded is committed, whatever happened next: its ACKs are
-  * (re-)appended until they land, and its writers, if Spark runs the epoch again, write nothing.
+  * A write whose intents are recorded is committed, whatever happened next: its ACKs are
+  * (re-)appended until they land, and its writers, if Spark runs it again, write nothing.
   */
-final class AckIntentLog(checkpointLocation: String, conf: Configuration) {
-  private val dir = new Path(new Path(checkpointLocation, "gazette-sink"), "ack-intents")
+final class AckIntentLog private (dir: Path, conf: Configuration) {
   private lazy val fs: FileSystem = dir.getFileSystem(conf)
   private val mapper = new ObjectMapper()
 
-  def contains(epoch: Long): Boolean = fs.exists(file(epoch))
+  def contains(key: String): Boolean = fs.exists(file(key))
 
-  def read(epoch: Long): Option[Seq[AckIntent]] =
-    if (!contains(epoch)) None
+  def read(key: String): Option[IntentRecord] =
+    if (!contains(key)) None
     else {
-      val in = fs.open(file(epoch))
-      try Some(mapper.readTree(in).get("intents").elements().asScala.map { n =>
-        AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()))
-      }.toSeq)
+      val in = fs.open(file(key))
+      try Some(parse(mapper.readTree(in)))
       finally in.close()
     }
 
-  def write(epoch: Long, intents: Seq[AckIntent]): Unit = {
+  /** The record of the latest epoch: where the stream's producers stand. */
+  def latest(): Option[IntentRecord] =
+    if (!fs.exists(dir)) None
+    else fs.listStatus(dir).flatMap(s => s.getPath.getName.stripSuffix(".json").toLongOption).maxOption.flatMap(e => read(e.toString))
+
+  private def parse(node: JsonNode): IntentRecord = {
+    val intents = node.get("intents").elements().asScala.map { n =>
+      AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()), Option(n.get("clock")).fold(0L)(_.asLong))
+    }.toSeq
+    val producers = Option(node.get("producers")).map { p =>
+      SinkProducers(p.get("seed").asLong(), p.get("lastAcks").elements().asScala.map { a =>
+        (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) -> a.get("clock").asLong()
+      }.toMap)
+    }
+    IntentRecord(intents, producers)
+  }
+
+  /** Records `intents` under `key` unless something is recorded there already, and returns
+    * what is recorded: a record, once made, is never replaced (a zombie driver may race the
+    * live one). The record appears whole: written aside, then linked or renamed into place,
+    * which fails where the name exists (a hard link on the local file system, whose rename
+    * would replace it; rename elsewhere, as on HDFS).
+    */
+  def record(key: String, record: IntentRecord): IntentRecord = {
     val node = mapper.createObjectNode()
-    node.put("epoch", epoch)
+    node.put("key", key)
     val array = node.putArray("intents")
-    intents.foreach(i => array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)))
+    record.intents.foreach { i =>
+      array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)).put("clock", i.clock)
+    }
+    record.producers.foreach { p =>
+      val o = node.putObject("producers")
+      o.put("seed", p.seed)
+      val acks = o.putArray("lastAcks")
+      p.lastAcks.toSeq.sortBy(a => (a._1._2, a._1._1.value)).foreach { case ((producer, journal), clock) =>
+        acks.addObject().put("producer", producer.toString).put("journal", journal).put("clock", clock)
+      }
+    }
     fs.mkdirs(dir)
-    val tmp = new Path(dir, s".$epoch.${UUID.randomUUID()}.tmp")
+    val tmp = new Path(dir, s".$key.${UUID.randomUUID()}.tmp")
     val out = fs.create(tmp, true)
     try out.write(mapper.writeValueAsBytes(node))
     finally out.close()
-    if (!fs.rename(tmp, file(epoch))) {
-      fs.delete(tmp, false)
-      throw new IllegalStateException(s"cannot record the ACK intents of epoch $epoch at ${file(epoch)}: it exists")
-    }
+    val placed =
+      try localFile(tmp) match {
+        case Some(from) =>
+          try { Files.createLink(localFile(file(key)).get.toPath, from.toPath); true }
+          catch { case _: FileAlreadyExistsException => false }
+        case None => fs.rename(tmp, file(key))
+      } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    if (placed) record
+    else read(key).getOrElse(throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}"))
+  }
+
+  private def localFile(p: Path): Option[java.io.File] = fs match {
+    case l: LocalFileSystem    => Some(l.pathToFile(p))
+    case r: RawLocalFileSystem => Some(r.pathToFile(p))
+    case _                     => None
   }
 
   /** Forgets epochs more than `keep` before `epoch`: Spark never re-runs them. */
@@ -56,5 +99,43 @@ final class AckIntentLog(checkpointLocation: String, conf: Configuration) {
         p.getName.stripSuffix(".json").toLongOption.filter(_ < epoch - keep).foreach(_ => fs.delete(p, false))
       }
 
-  private def file(epoch: Long) = new Path(dir, s"$epoch.json")
+  private def file(key: String) = new Path(dir, s"$key.json")
+}
+
+/** What is recorded for one write: its ACK intents and, for a stream, where its producers stand
+  * once they are appended.
+  */
+final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None)
+
+object AckIntentLog {
+  private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")
+
+  /** A stream's epochs, keyed by epoch number. */
+  def epochs(checkpointLocation: String, conf: Configuration): AckIntentLog =
+    new AckIntentLog(new Path(root(checkpointLocation), "ack-intents"), conf)
+
+  /** Batch jobs, keyed by the user's `batchId`. */
+  def batches(checkpointLocation: String, conf: Configuration): AckIntentLog =
+    new AckIntentLog(new Path(root(checkpointLocation), "batches"), conf)
+}
+
+/** Where a write's intents are recorded, and under which key each epoch is; travels to the
+  * writers so that a write already recorded writes nothing.
+  */
+final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
+  def open(conf: Configuration): AckIntentLog =
+    if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf) else AckIntentLog.epochs(checkpointLocation, conf)
+
+  def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
+}
+
+object IntentLogLocation {
+
+  /** Exactly-once streams record every epoch; batch jobs only when the user names them with
+    * `batchId`, so that every other batch job is a new write.
+    */
+  def of(options: SinkOptions, streaming: Boolean): Option[IntentLogLocation] =
+    if (!options.exactlyOnce) None
+    else if (streaming) options.checkpointLocation.map(IntentLogLocation(_, None))
+    else options.batchId.map(id => IntentLogLocation(options.checkpointLocation.get, Some(id)))
 }

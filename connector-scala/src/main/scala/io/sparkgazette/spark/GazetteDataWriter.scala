@@ -12,10 +12,11 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
 /** What a task attempt reports when it commits: the ACK intents that make its messages
-  * visible (none for at-least-once writes, or for an epoch already recorded).
+  * visible (none for at-least-once writes, or for an epoch already recorded), and how many
+  * rows it held back from journals the sink cannot write, for the driver to refuse.
   */
-final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent])
-    extends WriterCommitMessage
+final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
+    unwritable: Map[String, Long] = Map.empty) extends WriterCommitMessage
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
 final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
@@ -48,55 +49,78 @@ object SinkColumns {
   }
 }
 
-/** The journals an epoch writes to, resolved on the driver, and how rows map to them. */
-final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String)
-
-/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) the
-  * checkpoint location where epochs' ACK intents are recorded.
+/** The journals an epoch writes to, resolved on the driver, and how rows map to them;
+  * `unwritable` holds why the sink cannot write some of them (their content type).
   */
-final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[String],
+final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
+    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty)
+
+/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
+  * epochs' ACK intents are recorded.
+  */
+final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
     hadoopConf: SerializableConfiguration) {
   def client: ClientConfig = ClientConfig(options.broker)
 }
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
-final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long)
-    extends DataWriterFactory with StreamingDataWriterFactory {
+final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
+    producers: Option[SinkProducers] = None) extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
     createWriter(partitionId, taskId, batchEpoch)
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new GazetteDataWriter(config, targets, partitionId, epochId)
+    new GazetteDataWriter(config, targets, partitionId, epochId, producers)
 }
 
-/** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages of a fresh
-  * producer, appended per journal in bounded flushes; the attempt's ACK intents go to the
-  * driver in its commit message and are appended only once the driver has recorded them.
+/** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
+  * at commit in one append per journal (see [[JournalSpool]]); the attempt's ACK intents go to
+  * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
+  * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
+  * attempt under theirs left open in each journal; batch jobs as a fresh producer.
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
-final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long)
-    extends DataWriter[InternalRow] {
+final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
+    producers: Option[SinkProducers] = None) extends DataWriter[InternalRow] {
   import GazetteDataWriter._
 
   private val client = ClientCache(config.client)
-  private val publisher = new Publisher()
+  private val task = Option(TaskContext.get())
+  private val stable = producers.filter(_ => config.options.exactlyOnce)
+  private val publisher = stable match {
+    case Some(p) =>
+      val id = p.producer(partitionId, task.map(_.stageAttemptNumber()).getOrElse(0), task.map(_.attemptNumber()).getOrElse(0), epoch)
+      new Publisher(id, new MonotonicClock(p.clockFloor(id)))
+    case None => new Publisher()
+  }
+  // Exactly-once, a journal's bytes wait in a spool for the task's one append there at commit;
+  // at-least-once, they are appended whenever flushBytes of them are buffered.
+  private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
+  // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
+  private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
   private val cols = config.columns
   private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
-  private val framings: Map[String, Framing] = targets.contentTypes.map { case (j, ct) =>
-    j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField)
-      .fold(p => throw new IllegalStateException(s"Journal $j cannot be written: $p"), identity)
+  private val framings: Map[String, Framing] = targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
+    case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
   }
+  // Rows for journals the sink cannot write are held back and counted: the driver refuses the
+  // epoch once, naming them, rather than every task failing on its own.
+  private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
+  // CSV journals' widths, UUID column included: the journal's first record's, or else this
+  // task's first row's there.
+  private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
-  private val skip = config.intentLog.exists(dir => new AckIntentLog(dir, config.hadoopConf.value).contains(epoch))
-  private val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
+  private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
+  private val attempt = task.map(_.attemptNumber()).getOrElse(0)
   private var rows = 0L
   private var wrote = false
 
-  if (skip) log.info(s"epoch $epoch is already committed; partition $partitionId writes nothing")
+  if (skip) log.info(s"${config.intentLog.get.key(epoch)} is already committed; partition $partitionId writes nothing")
 
   override def write(row: InternalRow): Unit = if (!skip) {
     val journal = journalOf(row)
+    if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
     val framing = framings.getOrElse(journal, throw new IllegalArgumentException(
       s"Row $rows of partition $partitionId names journal '$journal', which is not among the sink's journals ${targets.journals.mkString(", ")}"))
     val payload =
@@ -107,6 +131,14 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       } else if (row.isNullAt(cols.value))
         throw new IllegalArgumentException(s"Row $rows of partition $partitionId has a null value")
       else row.getBinary(cols.value)
+    if (framing.contentType == Framing.Csv) CsvFraming.framedWidth(payload).foreach { w =>
+      val expected = csvWidths.getOrElseUpdate(journal, w)
+      if (w != expected) throw GazetteErrors.csvWidth(journal, rows, partitionId, w - 1, expected - 1)
+    }
+    stable.filter(_ => !rolledBack.contains(journal)).foreach { p =>
+      publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
+      rolledBack(journal) = (framing, payload)
+    }
     try {
       if (config.options.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
       else publisher.publishCommitted(journal, framing, payload)
@@ -116,25 +148,32 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
-    config.options.testFault.filter(f => f.point == "task-after-half" && f.epoch == epoch && attempt == 0 && partitionId == 0)
-      .foreach(_ => if (rows == FaultAfterRows) { flushAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
+    config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
+      .foreach(_ => if (rows == FaultAfterRows) { appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
   }
 
   override def commit(): WriterCommitMessage = {
-    if (skip || !config.options.exactlyOnce) { flushAll(); return GazetteCommitMessage(publisher.producer.toString, Nil, Nil) }
-    flushAll()
-    val rollbacks = publisher.rollbackIntents()
-    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks)
+    appendAll()
+    if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
+    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
   override def abort(): Unit = if (config.options.exactlyOnce && wrote) {
     publisher.drain()
-    try publisher.buildRollbackIntents().foreach(i => client.append(i.journal, i.intent))
+    closeSpools()
+    try rollbacks().foreach(i => client.append(i.journal, i.intent))
     catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
   }
 
-  override def close(): Unit = ()
+  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
+  // where its next attempt would roll back too; a fresh producer's before its first message.
+  private def rollbacks(): Seq[AckIntent] = stable match {
+    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) => publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j)) }
+    case None    => publisher.rollbackIntents()
+  }
+
+  override def close(): Unit = closeSpools()
 
   private def journalOf(row: InternalRow): String =
     if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
@@ -143,14 +182,31 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
 
   private def flush(journal: String): Unit = {
     val bytes = publisher.drain(journal)
-    if (bytes.nonEmpty) { client.append(journal, bytes); wrote = true }
+    if (bytes.nonEmpty) {
+      if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
+      else { client.append(journal, bytes); wrote = true }
+    }
   }
 
-  private def flushAll(): Unit = targets.journals.foreach(flush)
+  /** Appends what is buffered and spooled, one append per journal. */
+  private def appendAll(): Unit = {
+    targets.journals.foreach(flush)
+    spools.foreach { case (journal, spool) =>
+      if (spool.size > 0) { client.append(journal, spool.content()); wrote = true }
+    }
+    closeSpools()
+  }
+
+  private def closeSpools(): Unit = {
+    spools.values.foreach(s => try s.close() catch { case NonFatal(_) => })
+    spools.clear()
+  }
 }
 
 object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
+
+  private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))
 
   /** Where an injected task failure strikes: after this many rows, appended. */
   private val FaultAfterRows = 5L

@@ -69,6 +69,19 @@ object GazetteErrors {
     new IllegalArgumentException(s"Protobuf message field $field makes the message recursive ($path), and a " +
       "recursive message has no Spark schema; decode a message that does not contain itself")
 
+  def unwritableJournals(journals: Seq[(String, Long, String)]): IllegalStateException =
+    new IllegalStateException(journals.map { case (j, rows, why) => s"Journal $j cannot be written ($rows rows): $why" }
+      .mkString("; ") + ". Give the journals a content-type the sink can write, or send no rows there (option 'selector', " +
+      "or the 'journal' column)")
+
+  def csvWidth(journal: String, row: Long, partition: Int, fields: Int, expected: Int): IllegalArgumentException =
+    new IllegalArgumentException(s"Row $row of partition $partition has $fields CSV fields, but the records of journal " +
+      s"$journal have $expected after their UUID column: every record of a CSV journal is as wide as its first")
+
+  def continuousProcessing(): UnsupportedOperationException =
+    new UnsupportedOperationException("The Gazette sink does not support continuous processing (Trigger.Continuous): " +
+      "it commits whole epochs through the driver. Use a micro-batch trigger, e.g. Trigger.ProcessingTime(\"1 second\")")
+
   def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String): IllegalStateException =
     new IllegalStateException(s"Message at offset ${Option(begin).map(_.toString).getOrElse("?")} of journal " +
       s"${Option(journal).getOrElse("?")} is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null.")

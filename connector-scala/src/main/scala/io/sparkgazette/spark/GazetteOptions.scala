@@ -80,15 +80,19 @@ final case class SinkOptions(
     uuidField: Int,
     checkpointLocation: Option[String],
     flushBytes: Int,
-    testFault: Option[SinkFault]
+    testFault: Option[SinkFault],
+    batchId: Option[String] = None
 )
 
 /** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
   * `point:epoch`): `task-after-half` fails the first attempt of partition 0's task once it has
-  * appended its first five rows; `driver-before-persist`, `driver-after-persist` and `driver-after-some-acks` fail the
-  * driver's commit there.
+  * appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...); `driver-before-persist`,
+  * `driver-after-persist` and `driver-after-some-acks` fail the driver's commit there.
   */
-final case class SinkFault(point: String, epoch: Long)
+final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
+  def strikes(point: String, epoch: Long): Boolean =
+    this.point == point && (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
+}
 
 object GazetteOptions {
   val Broker = "broker"
@@ -116,9 +120,10 @@ object GazetteOptions {
   val CheckpointLocation = "checkpointLocation"
   val FlushBytes = "flushBytes"
   val TestFault = "testFault"
+  val BatchId = "batchId"
 
   private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
-    CheckpointLocation, FlushBytes, TestFault)
+    CheckpointLocation, FlushBytes, TestFault, BatchId)
 
   /** Parses the sink's options; streaming writes need `checkpointLocation`. */
   def sink(options: Map[String, String], streaming: Boolean): SinkOptions = {
@@ -155,11 +160,23 @@ object GazetteOptions {
       f.split(':') match {
         case Array(point, epoch) if Set("task-after-half", "driver-before-persist", "driver-after-persist",
             "driver-after-some-acks").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+        case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
+          val Array(first, period) = every.split('/').map(_.toLong)
+          SinkFault("task-after-half", first, period)
         case _ => throw GazetteErrors.invalidOption(TestFault, f, "point:epoch, e.g. driver-after-persist:1")
       }
     }
+    val batchId = o.get(BatchId).map { id =>
+      if (streaming) throw GazetteErrors.invalidOption(BatchId, id, "no value: batchId applies to batch writes only (a stream keys its epochs itself)")
+      if (!id.matches("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}"))
+        throw GazetteErrors.invalidOption(BatchId, id, "1 to 128 letters, digits, '.', '_' or '-', not starting with '.'")
+      if (!exactlyOnce) throw GazetteErrors.conflictingOptions(BatchId, s"$DeliveryGuarantee=at-least-once")
+      if (checkpoint.isEmpty) throw GazetteErrors.missingOption(CheckpointLocation, "a batch write with batchId records its ACK intents there")
+      id
+    }
     SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
-      o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault)
+      o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault,
+      batchId)
   }
 
   private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)

@@ -2,8 +2,9 @@ package io.sparkgazette.spark
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.client.{ClientConfig, GazetteClient}
-import io.sparkgazette.message.AckIntent
+import io.sparkgazette.client.{BrokerStatusException, ClientConfig}
+import io.sparkgazette.client.protocol.Status
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
@@ -40,13 +41,26 @@ final class GazetteWrite(info: LogicalWriteInfo) extends Write {
 }
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
-private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration) {
+private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
+    streaming: Boolean) {
   import SinkDriver._
 
-  private lazy val client = new GazetteClient(ClientConfig(options.broker))
-  private val log_ = options.checkpointLocation.filter(_ => options.exactlyOnce).map(new AckIntentLog(_, hadoopConf.value))
+  // Spark builds a write, and so a driver, for every micro-batch and never closes it: the
+  // driver borrows the JVM's shared client instead of opening channels of its own.
+  private def client = ClientCache(ClientConfig(options.broker))
+  private val location = IntentLogLocation.of(options, streaming)
+  private val log_ = location.map(_.open(hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(options, columns, log_.map(_ => options.checkpointLocation.get), hadoopConf)
+  val config: SinkConfig = SinkConfig(options, columns, location, hadoopConf)
+
+  // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
+  private var producers: Option[SinkProducers] = None
+
+  /** The producers this epoch's writers publish as (see [[SinkProducers]]). */
+  def epochProducers(): Option[SinkProducers] = {
+    if (producers.isEmpty && streaming) producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
+    producers
+  }
 
   /** The journals of this epoch: the selector is listed again each time. */
   def targets(): SinkTargets = {
@@ -61,44 +75,72 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
     val contentTypes = journals.map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
-    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping)
+    val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
+    val csvWidths = contentTypes.collect { case (j, Framing.Csv) => CsvWidths(client, j).map(j -> _) }.flatten.toMap
+    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths)
   }
 
   /** Records the epoch's intents (unless a previous run did), then appends them, all of a
     * journal's ACKs in one append.
     */
   def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
+    refuseUnwritable(messages)
     val intents = log_ match {
       case None => collect(messages)
       case Some(l) =>
-        l.read(epoch).getOrElse {
+        val key = location.get.key(epoch)
+        l.read(key).getOrElse {
           val fresh = collect(messages)
           fault("driver-before-persist", epoch)
-          l.write(epoch, fresh)
-          fresh
-        }
+          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages)))))
+        }.intents
     }
     fault("driver-after-persist", epoch)
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
-      client.append(journal, acks.map(_.intent).reduce(_ ++ _))
+      appendUnlessDeleted(epoch, journal, acks.map(_.intent).reduce(_ ++ _))
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
-    log_.foreach(_.prune(epoch))
-    logger.info(s"epoch $epoch committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals")
+    if (streaming) log_.foreach(_.prune(epoch))
+    logger.info(s"${location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals")
   }
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
     */
   def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
-    if (log_.exists(_.contains(epoch))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
+    if (log_.exists(_.contains(location.get.key(epoch)))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
     else
       messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach { case (journal, rs) =>
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
 
-  def close(): Unit = client.close()
+  /** Appends an epoch's ACKs to `journal`; a journal deleted since the epoch was recorded is
+    * skipped, as Gazette's consumers skip the ACK intents of journals that no longer exist.
+    * List confirms the deletion: a broker that has not yet heard of a new journal says
+    * JOURNAL_NOT_FOUND too.
+    */
+  private def appendUnlessDeleted(epoch: Long, journal: String, acks: Array[Byte]): Unit =
+    try client.append(journal, acks)
+    catch {
+      case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && client.list(s"name=$journal").isEmpty =>
+        logger.warn(s"journal $journal no longer exists: the ACKs of epoch $epoch for it are skipped, and what it held is gone with it")
+    }
+
+  private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
+    val held = messages.toSeq.collect { case m: GazetteCommitMessage => m.unwritable }.flatten
+      .groupMapReduce(_._1)(_._2)(_ + _)
+    if (held.nonEmpty) {
+      val why = targets().unwritable
+      throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) => (j, n, why.getOrElse(j, "its content-type")) })
+    }
+  }
+
+  private def acks(messages: Array[WriterCommitMessage]): Seq[(ProducerId, String, Long)] =
+    messages.toSeq.collect { case m: GazetteCommitMessage =>
+      val producer = ProducerId(java.lang.Long.parseUnsignedLong(m.producer, 16))
+      m.intents.map(i => (producer, i.journal, i.clock))
+    }.flatten
 
   private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
@@ -115,24 +157,28 @@ object SinkDriver {
 
 final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
     extends StreamingWrite {
-  private val driver = new SinkDriver(options, columns, hadoopConf)
+  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
 
-  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1)
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
+    // Spark marks continuous queries only once they run, after building their write.
+    if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
+      throw GazetteErrors.continuousProcessing()
+    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers())
+  }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
 
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.abort(epochId, messages)
 }
 
-/** A batch write is one epoch. With `checkpointLocation` its intents are recorded there first,
-  * as in streaming, so a job restarted with the same location and epoch cannot write twice;
-  * without it the job commit appends them directly: the job commit is then the only writer of
-  * those ACKs, and a failure before it leaves every message unacknowledged.
+/** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are
+  * recorded under that id first, as a stream's epochs are, so a job run again with the same id
+  * writes nothing twice and completes what a failed run recorded; without it every job is a
+  * new write, whose job commit appends the intents directly.
   */
 final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
     extends BatchWrite {
-  private val driver = new SinkDriver(options, columns, hadoopConf)
+  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =

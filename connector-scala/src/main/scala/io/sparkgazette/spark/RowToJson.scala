@@ -1,7 +1,7 @@
 package io.sparkgazette.spark
 
 import java.io.ByteArrayOutputStream
-import java.time.{Instant, LocalDate, ZoneOffset}
+import java.time.{Instant, LocalDate, LocalDateTime, ZoneOffset}
 import java.util.Base64
 
 import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator}
@@ -10,8 +10,9 @@ import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types._
 
 /** Rows written as JSON objects of all their columns, for ndjson journals given no `value`
-  * column: timestamps as ISO-8601 instants, dates as ISO dates, binary as base64, maps with
-  * their keys as strings.
+  * column: timestamps as ISO-8601 instants, timestamps without a time zone as ISO local
+  * date-times, dates as ISO dates, binary as base64, maps with their keys as strings (binary
+  * keys in base64).
   */
 final class RowToJson(schema: StructType) {
   private val factory = new JsonFactory()
@@ -45,9 +46,9 @@ final class RowToJson(schema: StructType) {
     case (_: DecimalType, d: Decimal)    => g.writeNumber(d.toJavaBigDecimal)
     case (BinaryType, b: Array[Byte])    => g.writeString(Base64.getEncoder.encodeToString(b))
     case (DateType, d: Int)              => g.writeString(LocalDate.ofEpochDay(d.toLong).toString)
-    case (TimestampType | TimestampNTZType, us: Long) =>
-      val t = Instant.ofEpochSecond(Math.floorDiv(us, 1000000L), Math.floorMod(us, 1000000L) * 1000L)
-      g.writeString(if (t == null) "" else t.atOffset(ZoneOffset.UTC).toInstant.toString)
+    case (TimestampType, us: Long)       => g.writeString(instant(us).toString)
+    // A timestamp without a time zone is a wall-clock reading: no zone is invented for it.
+    case (TimestampNTZType, us: Long)    => g.writeString(LocalDateTime.ofInstant(instant(us), ZoneOffset.UTC).toString)
     case (st: StructType, r: InternalRow) => struct(g, r, st)
     case (ArrayType(et, _), a: ArrayData) =>
       g.writeStartArray()
@@ -57,10 +58,16 @@ final class RowToJson(schema: StructType) {
       g.writeStartObject()
       val (ks, vs) = (m.keyArray(), m.valueArray())
       (0 until m.numElements()).foreach { i =>
-        g.writeFieldName(ks.get(i, kt).toString)
+        g.writeFieldName(kt match {
+          case BinaryType => Base64.getEncoder.encodeToString(ks.getBinary(i))
+          case _          => ks.get(i, kt).toString
+        })
         value(g, if (vs.isNullAt(i)) null else vs.get(i, vt), vt)
       }
       g.writeEndObject()
     case (other, _) => throw new IllegalArgumentException(s"cannot write a column of type ${other.simpleString} as JSON")
   }
+
+  private def instant(micros: Long): Instant =
+    Instant.ofEpochSecond(Math.floorDiv(micros, 1000000L), Math.floorMod(micros, 1000000L) * 1000L)
 }

@@ -69,6 +69,16 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     assert(refuse("""{"_meta":5}""").contains("/_meta is not an object"))
   }
 
+  test("ndjson: framing refuses a payload whose UUID's path has a duplicate key, as Go would read the last one") {
+    def refuse(p: String) = intercept[MessageFormatException](framed(Json, Seq(p -> uuid(1)))).getMessage
+    assert(refuse("""{"_meta":{"a":1},"x":2,"_meta":{"b":3}}""").contains("duplicate key /_meta"))
+    assert(refuse("""{"_meta":{},"_meta":{}}""").startsWith("cannot set the UUID at /_meta/uuid: duplicate key /_meta"))
+    assert(intercept[MessageFormatException](framed(new JsonFraming("/m/n/uuid"), Seq("""{"m":{"n":{},"n":{}}}""" -> uuid(1))))
+      .getMessage.contains("duplicate key /m/n"))
+    // Duplicates off the path are the document's own business.
+    assert(new String(framed(Json, Seq("""{"a":1,"a":2,"_meta":{}}""" -> uuid(1))), UTF_8).contains(""""_meta":{"uuid""""))
+  }
+
   test("ndjson: malformed lines, bad UUIDs and a truncated last line are reported at their offsets") {
     val good = s"""{"_meta":{"uuid":"${uuid(1)}"}}"""
     val input = Seq(good, """{"a":tru}""", good, """{"_meta":{"uuid":"not-a-uuid"}}""", "", good, """{"open":1""").mkString("\n")

@@ -69,6 +69,21 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "testFault" -> "sometime") contains "'testFault'")
   }
 
+  test("sink option batchId: batch writes only, exactly once, with a checkpointLocation, a plain name") {
+    val b = "broker" -> "http://127.0.0.1:8080"
+    def batch(kv: (String, String)*) = GazetteOptions.sink((Seq(b, "journal" -> "a") ++ kv).toMap, streaming = false)
+    def batchError(kv: (String, String)*) = intercept[IllegalArgumentException](batch(kv: _*)).getMessage
+    assert(batch("checkpointLocation" -> "/c", "batchId" -> "2026-11-22_run.1").batchId.contains("2026-11-22_run.1"))
+    assert(batch("checkpointLocation" -> "/c").batchId.isEmpty)
+    assert(batchError("batchId" -> "x") contains "'checkpointLocation' is required")
+    assert(batchError("checkpointLocation" -> "/c", "batchId" -> "a/b") contains "'batchId' has invalid value 'a/b'")
+    assert(batchError("checkpointLocation" -> "/c", "batchId" -> ".hidden") contains "'batchId'")
+    assert(batchError("checkpointLocation" -> "/c", "batchId" -> "x", "deliveryGuarantee" -> "at-least-once") contains "'batchId' and")
+    val streaming = intercept[IllegalArgumentException](GazetteOptions.sink(Map(b, "journal" -> "a", "checkpointLocation" -> "/c",
+      "batchId" -> "x"), streaming = true)).getMessage
+    assert(streaming contains "batch writes only")
+  }
+
   test("sink columns: value with journal and key, or JSON rows; anything else is named") {
     import org.apache.spark.sql.types._
     val ok = SinkColumns(StructType.fromDDL("value STRING, journal STRING, key BINARY"))

@@ -82,6 +82,107 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  /** What Gazette's ReadCommittedIter sees of `journal`'s `{"n": ...}` rows. */
+  private def committedNumbers(journal: String): Seq[Long] =
+    Judge.read(cluster.broker, journal).map(r => """"n":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+
+  private def batchWrite(journal: String, from: Long, checkpoint: String, extra: Map[String, String] = Map.empty): Unit =
+    spark.range(from, from + 10, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
+
+  test("batch writes that share a checkpointLocation each write their own rows") {
+    val journal = "sink/out/batch-reuse/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint)
+    batchWrite(journal, 10, checkpoint)
+    assert(committedNumbers(journal).sorted == (0L until 20L))
+  }
+
+  test("a batch job run again with its batchId writes nothing twice, also after a driver failure") {
+    val journal = "sink/out/batch-id/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1"))
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1")) // a re-run of a job that succeeded
+    batchWrite(journal, 10, checkpoint, Map("batchId" -> "day-2"))
+    val e = intercept[Exception](batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3", "testFault" -> "driver-after-persist:0")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist"))
+    batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3"))
+    assert(committedNumbers(journal).sorted == (0L until 30L))
+  }
+
+  test("each task's messages form one contiguous run in each journal, also when they spill to local disk") {
+    val journal = "sink/out/runs/part-000"
+    Journals.create(client, Journals.spec(journal))
+    spark.range(0, 4000, 1, 8).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 200))) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal).option("flushBytes", "10000")
+      .mode("append").save()
+    assert(committedNumbers(journal).sorted == (0L until 4000L))
+    val producers = Judge.read(cluster.broker, journal, committed = false).filter(_.flags == 1).map(_.uuid.takeRight(12))
+    val runs = producers.foldLeft(List.empty[String])((acc, p) => if (acc.headOption.contains(p)) acc else p :: acc)
+    assert(runs.size == 8 && runs.distinct.size == 8, s"${runs.size} runs of ${runs.distinct.size} producers")
+  }
+
+  test("an epoch recorded before a crash completes after one of its journals was deleted") {
+    val out = outputs("deleted")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val e = intercept[Exception](run(out, checkpoint, Map("testFault" -> "driver-after-persist:1")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
+    // Whatever reached the journal about to go is lost with it, acknowledged or not.
+    val deleted = "sink/out/deleted/part-002"
+    val lost = Judge.read(cluster.broker, deleted, committed = false).filter(_.flags != 2).map { r =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+    }.toSet
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = deleted)))
+    run(out, checkpoint)
+    val seen = committedOutput(out)
+    assert(seen.size == seen.distinct.size, s"${seen.size - seen.distinct.size} rows are visible twice")
+    assert(seen.toSet == expected -- lost)
+  }
+
+  test("journals the sink cannot write are refused once, by the driver, naming them, and only when rows go there") {
+    val good = "sink/out/badtype/part-000"
+    val bad = "sink/out/badtype/part-001"
+    Journals.create(client, Journals.spec(good), Journals.spec(bad, labels = Seq("content-type" -> "application/octet-stream")))
+    def write(journalColumn: String) = spark.range(0, 20, 1, 4).selectExpr("to_json(named_struct('n', id)) AS value", s"$journalColumn AS journal")
+      .write.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/out/badtype/").mode("append").save()
+    write(s"'$good'")
+    assert(committedNumbers(good).sorted == (0L until 20L))
+    val e = intercept[Exception](write(s"if(id % 2 = 0, '$good', '$bad')"))
+    val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(message.contains(s"Journal $bad cannot be written (10 rows): unrecognized content-type (application/octet-stream)"), message)
+    assert(!message.contains("Lost task") && !message.contains("stage failure"), message)
+    assert(committedNumbers(good).sorted == (0L until 20L))
+  }
+
+  test("CSV journals: every record as wide as the journal's first, or an error naming the row") {
+    val journal = "sink/out/csv/part-000"
+    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> "text/csv")))
+    def write(values: String*) = {
+      val session = spark
+      import session.implicits._
+      values.toSeq.toDF("value").coalesce(1).write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .mode("append").save()
+    }
+    write("a,b", "c,d")
+    def error(values: String*) = Iterator.iterate[Throwable](intercept[Exception](write(values: _*)))(_.getCause)
+      .takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(error("e,f,g").contains(s"Row 0 of partition 0 has 3 CSV fields, but the records of journal $journal have 2"))
+    assert(error("h,i", "j").contains(s"Row 1 of partition 0 has 1 CSV fields, but the records of journal $journal have 2"))
+    assert(Judge.read(cluster.broker, journal).map(_.payload.stripSuffix("\n")) == Seq("a,b", "c,d"))
+  }
+
+  test("continuous processing is refused with a clear message") {
+    val e = intercept[Exception](spark.readStream.format("rate").load().selectExpr("cast(value AS string) AS value")
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.Continuous("1 second")).start().awaitTermination(60000))
+    assert(e.getMessage.contains("continuous"), e.getMessage)
+    assert(e.getMessage.contains("Trigger.Continuous"), e.getMessage)
+  }
+
   test("update mode appends each batch's updated rows") {
     val out = outputs("update")
     val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")

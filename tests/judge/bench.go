@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.gazette.dev/core/broker/client"
+	pb "go.gazette.dev/core/broker/protocol"
+	"go.gazette.dev/core/message"
+)
+
+// publishBench publishes n ndjson messages of about size bytes into journals as the sink
+// writes them: `producers` concurrent Publishers (one per writing task), each publishing its
+// share uncommitted, keyed over the journals, then appending its ACK intents. It prints the
+// seconds taken, the reference the sink's benchmark is measured against.
+func publishBench(broker string, journals []string, n, size, producers int) {
+	var ctx = context.Background()
+	var rjc = connect(ctx, broker)
+	var as = client.NewAppendService(ctx, rjc)
+	var pad = strings.Repeat("x", max(0, size-len(`{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":0000000,"pad":""}`)-1))
+	var start = time.Now()
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			var pub = message.NewPublisher(as, nil)
+			for i := p; i < n; i += producers {
+				var journal = pb.Journal(journals[i%len(journals)])
+				var mapping = func(message.Mappable) (pb.Journal, string, error) { return journal, "application/x-ndjson", nil }
+				must(pub.PublishUncommitted(mapping, &doc{contentType: "application/x-ndjson",
+					body: fmt.Sprintf(`"n":%d,"pad":%q`, i, pad)}))
+			}
+			var intents, err = pub.BuildAckIntents()
+			must(nil, err)
+			for _, i := range intents {
+				var a = as.StartAppend(pb.AppendRequest{Journal: i.Journal}, nil)
+				_, _ = a.Writer().Write(i.Intent)
+				must(nil, a.Release())
+			}
+		}(p)
+	}
+	wg.Wait()
+	for op := range as.PendingExcept("") {
+		if err := op.Err(); err != nil {
+			fail(err.Error())
+		}
+	}
+	fmt.Printf("%.3f\n", time.Since(start).Seconds())
+}
