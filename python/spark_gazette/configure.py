@@ -3,17 +3,21 @@
 from importlib import resources
 from pathlib import Path
 
-MAVEN_COORDINATES = "io.sparkgazette:spark-gazette_2.13:0.1.0-SNAPSHOT"
+from spark_gazette._version import VERSION
+
+MAVEN_COORDINATES = f"io.sparkgazette:spark-gazette_2.13:{VERSION}"
+"""The connector's Maven coordinates, for `--packages` and cluster libraries: the same version as
+this Python package, whose wheel carries the same jar."""
 
 
 def jar_path() -> str:
     """The connector's assembly jar bundled in this package."""
-    jars = sorted(Path(str(resources.files("spark_gazette") / "jars")).glob("spark-gazette-assembly-*.jar"))
-    if not jars:
+    jar = Path(str(resources.files("spark_gazette"))) / "jars" / f"spark-gazette-assembly-{VERSION}.jar"
+    if not jar.is_file():
         raise FileNotFoundError(
-            "spark_gazette has no bundled connector jar: build it with `make assembly` and reinstall the "
-            "package, or pass use_maven=True to resolve " + MAVEN_COORDINATES)
-    return str(jars[-1])
+            f"spark_gazette {VERSION} has no bundled connector jar ({jar.name}): install the wheel that "
+            "`make dist` builds, or pass use_maven=True to resolve " + MAVEN_COORDINATES)
+    return str(jar)
 
 
 def configure_spark_with_gazette(builder, use_maven: bool = False):
