@@ -59,7 +59,7 @@ publish-local: setup
 # wheel carries the same jar.
 dist: setup
 	@rm -rf target/dist
-	@$(SBT) connector/assembly connector/publish >&2
+	@RELEASE=1 $(SBT) connector/assembly connector/publish >&2
 	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars && cp $(JAR) python/spark_gazette/jars/
 	@rm -rf python/build && $(PYTHON) -m pip wheel -q --no-deps -w target/dist ./python >&2
 	@find target/dist -type f \( -name '*.jar' -o -name '*.pom' -o -name '*.whl' \) | sort

@@ -93,10 +93,11 @@ lazy val connector = (project in file("connector-scala"))
     // What `publishM2` publishes is the shaded assembly, with a POM that lists no dependencies:
     // everything the connector needs is inside it or comes with Spark.
     Compile / packageBin / publishArtifact := false,
-    // Maven Central wants sources and javadoc jars next to the jar; the docs cover our own
-    // sources, not the generated protocol classes.
-    Compile / packageDoc / publishArtifact := true,
-    Compile / packageSrc / publishArtifact := true,
+    // Maven Central wants sources and javadoc jars next to the jar: `make dist` (RELEASE=1) builds
+    // them; scaladoc would add most of a minute to every test run's publishM2. The docs cover our
+    // own sources, not the generated protocol classes.
+    Compile / packageDoc / publishArtifact := sys.env.get("RELEASE").contains("1"),
+    Compile / packageSrc / publishArtifact := sys.env.get("RELEASE").contains("1"),
     Test / publishArtifact := false,
     // Our own sources only, against the compiled protocol classes: scaladoc of the generated code
     // would take a minute on every publish.
@@ -106,6 +107,9 @@ lazy val connector = (project in file("connector-scala"))
     // `make dist` publishes here, in Maven's layout with checksums: the bundle a Central release uploads.
     publishTo := Some(MavenCache("dist", (ThisBuild / baseDirectory).value / "target" / "dist" / "maven")),
     publishMavenStyle := true,
+    // A release version is published again by every build (make test, make dist): the newest wins.
+    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
+    publishConfiguration := publishConfiguration.value.withOverwrite(true),
     Compile / assembly / artifact := (Compile / assembly / artifact).value.withClassifier(None),
     addArtifact(Compile / assembly / artifact, assembly),
     pomPostProcess := { node =>

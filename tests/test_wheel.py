@@ -87,3 +87,19 @@ def test_a_fresh_virtualenv_with_only_pyspark_writes_and_reads_with_the_wheel(fr
         assert sorted(result["values"]) == list(range(20)) and all(result["uuids"])
         committed = judge.read(cluster.broker, "wheel/events")
         assert sorted(json.loads(r["payload"])["n"] for r in committed) == list(range(20))
+
+
+def test_the_published_pom_is_complete_for_maven_central_and_lists_no_dependencies():
+    """`make test` publishes to ~/.m2 what `make dist` publishes to target/dist/maven."""
+    import xml.etree.ElementTree as ET
+    from spark_gazette import MAVEN_COORDINATES
+    group, artifact, version = MAVEN_COORDINATES.split(":")
+    pom = Path.home() / ".m2/repository" / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.pom"
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(pom).getroot()
+    assert root.find("m:version", ns).text == version
+    for required in ("name", "description", "url", "licenses/m:license/m:name", "scm/m:url", "scm/m:connection",
+                     "developers/m:developer/m:name"):
+        node = root.find("m:" + required, ns)
+        assert node is not None and node.text, required
+    assert root.find("m:dependencies", ns) is None
