@@ -24,6 +24,8 @@ SOURCE = {
     "sequencer_ring_size": "sequencerRingSize",
     "sequencer_ring_bytes": "sequencerRingBytes",
     "fragment_root": "fragmentRoot",
+    "rpc_timeout": "rpcTimeout",
+    "retry_timeout": "retryTimeout",
 }
 
 SINK = {
@@ -36,6 +38,8 @@ SINK = {
     "uuid_pointer": "uuidPointer",
     "uuid_field": "uuidField",
     "flush_bytes": "flushBytes",
+    "rpc_timeout": "rpcTimeout",
+    "retry_timeout": "retryTimeout",
 }
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -75,7 +79,7 @@ def _check(name: str, value) -> str:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             _fail(name, value, "a positive int")
         return str(value)
-    if name in ("max_trigger_delay", "producer_prune_horizon"):
+    if name in ("max_trigger_delay", "producer_prune_horizon", "rpc_timeout", "retry_timeout"):
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return f"{value}ms"
         if not isinstance(value, str) or not _DURATION.match(value):

@@ -17,6 +17,7 @@ Source options (`read_stream`, `read`):
     producer_prune_horizon  forget producers silent this long ("24h")
     include_labels          add the journals' labels column
     sequencer_ring_size / sequencer_ring_bytes   messages held per task while transactions are open
+    rpc_timeout, retry_timeout                   deadline of each RPC attempt ("30s"); retry budget ("2m")
 
 Sink options (`write_stream`, `write`):
 
@@ -25,12 +26,13 @@ Sink options (`write_stream`, `write`):
     checkpoint_location     required for exactly-once streams
     mapping                 "modulo" | "rendezvous" | "random" over the `key` column
     delivery_guarantee      "exactly-once" | "at-least-once"
-    uuid_pointer, uuid_field, flush_bytes
+    uuid_pointer, uuid_field, flush_bytes, rpc_timeout, retry_timeout
 
 The project's README documents each option once, with its default.
 """
 
 from spark_gazette import options as _options
+from spark_gazette.connector import explained
 
 
 def read_stream(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
@@ -38,7 +40,8 @@ def read_stream(spark, broker: str, selector: str | None = None, journals=None, 
                 max_trigger_delay=None, read_committed: bool | None = None, fail_on_data_loss: bool | None = None,
                 fail_on_malformed: bool | None = None, uuid_pointer: str | None = None, uuid_field: int | None = None,
                 producer_prune_horizon=None, include_labels: bool | None = None,
-                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None):
+                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None,
+                rpc_timeout=None, retry_timeout=None):
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
 
@@ -50,22 +53,23 @@ def read_stream(spark, broker: str, selector: str | None = None, journals=None, 
                              starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
     """
     opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
-    return spark.readStream.format("gazette").options(**opts).load()
+    return _loaded(spark.readStream.format("gazette").options(**opts))
 
 
 def read(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
          ending_offsets=None, read_committed: bool | None = None, fail_on_malformed: bool | None = None,
-         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None):
+         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None,
+         rpc_timeout=None, retry_timeout=None):
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"); same columns as `read_stream`."""
     opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
-    return spark.read.format("gazette").options(**opts).load()
+    return _loaded(spark.read.format("gazette").options(**opts))
 
 
 def write_stream(df, broker: str, journal: str | None = None, selector: str | None = None,
                  checkpoint_location: str | None = None, mapping: str | None = None,
                  delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-                 uuid_field: int | None = None, flush_bytes: int | None = None):
+                 uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout=None, retry_timeout=None):
     """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
     (rows mapped by their `key` column, or their own `journal` column), exactly once.
 
@@ -79,17 +83,29 @@ def write_stream(df, broker: str, journal: str | None = None, selector: str | No
     if opts.get("deliveryGuarantee", "exactly-once") == "exactly-once" and "checkpointLocation" not in opts:
         raise ValueError("write_stream needs checkpoint_location for exactly-once delivery: Spark does not show "
                          "the session-wide spark.sql.streaming.checkpointLocation to sinks")
+    _loaded(df.sparkSession.read.format("gazette").options(**opts))
     return df.writeStream.format("gazette").options(**opts)
 
 
 def write(df, broker: str, journal: str | None = None, selector: str | None = None,
           checkpoint_location: str | None = None, mapping: str | None = None,
           delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-          uuid_field: int | None = None, flush_bytes: int | None = None) -> None:
+          uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout=None,
+          retry_timeout=None) -> None:
     """Appends the batch DataFrame `df` as one transaction: its messages become visible together
     when the job commits."""
     opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
-    df.write.format("gazette").options(**opts).mode("append").save()
+    with explained():
+        df.write.format("gazette").options(**opts).mode("append").save()
+
+
+def _loaded(reader):
+    """The loaded DataFrame, analyzed now, also under Spark Connect: the connector checks the
+    options where they are given, and a session without it says what to do."""
+    with explained():
+        df = reader.load()
+        df.schema
+    return df
 
 
 def _without(args: dict, *names: str) -> dict:

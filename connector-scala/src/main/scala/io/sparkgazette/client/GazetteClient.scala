@@ -169,7 +169,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
       if (!backoff.pause()) failure match {
         case e: BrokerStatusException => throw e
-        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e)
+        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
       }
     }
     throw new IllegalStateException("unreachable")

@@ -56,4 +56,8 @@ object GazetteErrors {
   def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String): IllegalStateException =
     new IllegalStateException(s"Message at offset ${Option(begin).map(_.toString).getOrElse("?")} of journal " +
       s"${Option(journal).getOrElse("?")} is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null.")
+
+  def unknownSessionOption(name: String, known: Iterable[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Unknown Gazette option '$name', set for the whole session as " +
+      s"${SessionDefaults.Prefix}$name. Known options: ${known.toSeq.sorted.mkString(", ")}")
 }

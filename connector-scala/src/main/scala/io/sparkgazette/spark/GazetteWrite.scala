@@ -43,7 +43,7 @@ final class GazetteWrite(info: LogicalWriteInfo) extends Write {
 private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration) {
   import SinkDriver._
 
-  private lazy val client = new GazetteClient(ClientConfig(options.broker))
+  private lazy val client = new GazetteClient(options.clientConfig)
   private val log_ = options.checkpointLocation.filter(_ => options.exactlyOnce).map(new AckIntentLog(_, hadoopConf.value))
 
   val config: SinkConfig = SinkConfig(options, columns, log_.map(_ => options.checkpointLocation.get), hadoopConf)
