@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: dist bench-source bench-decode setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: dist test-compat bench-source bench-decode setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -29,6 +29,14 @@ test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
 	$(PYTHON) -m pytest -q tests
+
+# The Python suites on the oldest supported pyspark (python/requirements-compat.txt), in
+# .venv-compat, against the same jar as `make test` (which runs them on requirements-dev.txt's).
+test-compat: setup
+	@build/setup.sh --compat
+	$(SBT) connector/assembly connector/publishM2
+	@$(MAKE) -s python-package PYTHON=.venv-compat/bin/python
+	.venv-compat/bin/python -m pytest -q tests
 
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.
