@@ -26,6 +26,10 @@ SOURCE = {
     "fragment_root": "fragmentRoot",
     "rpc_timeout": "rpcTimeout",
     "retry_timeout": "retryTimeout",
+    "trusted_ca_file": "trustedCaFile",
+    "cert_file": "certFile",
+    "cert_key_file": "certKeyFile",
+    "auth_token": "authToken",
 }
 
 SINK = {
@@ -40,6 +44,10 @@ SINK = {
     "flush_bytes": "flushBytes",
     "rpc_timeout": "rpcTimeout",
     "retry_timeout": "retryTimeout",
+    "trusted_ca_file": "trustedCaFile",
+    "cert_file": "certFile",
+    "cert_key_file": "certKeyFile",
+    "auth_token": "authToken",
 }
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -51,6 +59,10 @@ def _fail(name: str, value, expected: str):
 
 def _check(name: str, value) -> str:
     """The option's wire value, or a ValueError naming the option."""
+    if name == "auth_token":  # never shown, not even in an error
+        if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+            raise ValueError("Gazette option 'auth_token' has an invalid value (not shown): expected a JWT without spaces")
+        return value
     if name == "broker":
         brokers = [b.strip() for b in str(value).split(",") if b.strip()]
         if not brokers or not all(re.match(r"^https?://[^/\s]+$", b) for b in brokers):

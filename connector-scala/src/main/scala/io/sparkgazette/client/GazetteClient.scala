@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory
 final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   import GazetteClient._
 
-  private[client] val channels = new Channels
+  private[client] val channels = new Channels(config.tls, config.authToken)
   private[client] val routes = new Routes(config.brokers)
 
   /** Every journal matching `selector`, with its spec and current route. */

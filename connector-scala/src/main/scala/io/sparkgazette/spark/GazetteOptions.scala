@@ -125,6 +125,10 @@ object GazetteOptions {
 
   val RpcTimeout = "rpcTimeout"
   val RetryTimeout = "retryTimeout"
+  val TrustedCaFile = "trustedCaFile"
+  val CertFile = "certFile"
+  val CertKeyFile = "certKeyFile"
+  val AuthToken = "authToken"
 
   private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
     CheckpointLocation, FlushBytes, TestFault) ++ connectionOptions
@@ -234,7 +238,10 @@ object GazetteOptions {
     b
   }
 
-  private def connectionOptions = Seq(RpcTimeout, RetryTimeout)
+  private def connectionOptions = Seq(RpcTimeout, RetryTimeout, TrustedCaFile, CertFile, CertKeyFile, AuthToken)
+
+  /** Options whose values are never shown: in errors, plans and logs they read as redacted. */
+  val SecretOptions: Set[String] = Set(AuthToken.toLowerCase(Locale.ROOT))
 
   private[spark] def connection(o: Reader): BrokerConnection = BrokerConnection(
     rpcTimeout = o.get(RpcTimeout).map { v =>
@@ -242,7 +249,23 @@ object GazetteOptions {
       if (d.toMillis <= 0) throw GazetteErrors.invalidOption(RpcTimeout, v, "a duration above zero, such as 30s")
       d
     },
-    retryTimeout = o.get(RetryTimeout).map(duration(RetryTimeout, _)))
+    retryTimeout = o.get(RetryTimeout).map(duration(RetryTimeout, _)),
+    tls = tls(o),
+    authToken = o.get(AuthToken).map { t =>
+      if (t.trim.isEmpty || t.exists(_.isWhitespace)) throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
+      new io.sparkgazette.client.Secret(t)
+    })
+
+  private def tls(o: Reader): io.sparkgazette.client.Tls = {
+    if (o.get(CertFile).isDefined != o.get(CertKeyFile).isDefined)
+      throw GazetteErrors.missingOption(if (o.get(CertFile).isDefined) CertKeyFile else CertFile,
+        s"$CertFile and $CertKeyFile go together (a client certificate and its PKCS#8 PEM key)")
+    val tls = io.sparkgazette.client.Tls(o.get(TrustedCaFile), o.get(CertFile), o.get(CertKeyFile))
+    val plain = o.get(Broker).toSeq.flatMap(_.split(',')).map(_.trim).filter(b => b.nonEmpty && !b.startsWith("https://"))
+    if (tls != io.sparkgazette.client.Tls() && plain.nonEmpty)
+      throw GazetteErrors.invalidOption(Broker, o.get(Broker).get, s"https:// endpoints: TLS options are set, and ${plain.mkString(", ")} is not TLS")
+    tls
+  }
 
   private[spark] def uuidPointer(o: Reader): String = {
     val p = o.get(UuidPointer).getOrElse(Framing.DefaultUuidPointer)

@@ -29,3 +29,27 @@ class ConnectionOptionsSuite extends AnyFunSuite {
     assert(e2.contains("'retryTimeout' has invalid value 'soon'"))
   }
 }
+
+/** TLS and bearer token options; the brokers they reach are in tests/test_security.py. */
+class SecurityOptionsSuite extends AnyFunSuite {
+  private val tlsSource = Map("broker" -> "https://127.0.0.1:8443", "selector" -> "prefix=events/")
+  private def read(kv: (String, String)*) =
+    GazetteOptions.source(new CaseInsensitiveStringMap((tlsSource ++ kv).asJava), streaming = true)
+
+  test("TLS files and the token reach the client's config; the token never prints") {
+    val c = read("trustedCaFile" -> "/ca.pem", "certFile" -> "/c.pem", "certKeyFile" -> "/k.pem", "authToken" -> "s3cr3t.jwt.sig").clientConfig
+    assert(c.tls == io.sparkgazette.client.Tls(Some("/ca.pem"), Some("/c.pem"), Some("/k.pem")))
+    assert(c.authToken.map(_.value).contains("s3cr3t.jwt.sig"))
+    assert(!c.toString.contains("s3cr3t") && !read("authToken" -> "s3cr3t.jwt.sig").toString.contains("s3cr3t"))
+    assert(GazetteErrors.describe(Map("AUTHTOKEN" -> "s3cr3t", "broker" -> "b")) == "AUTHTOKEN=*********(redacted), broker=b")
+  }
+
+  test("a certificate without its key, TLS to an http endpoint and a bad token fail, naming the option and not the token") {
+    assert(intercept[IllegalArgumentException](read("certFile" -> "/c.pem")).getMessage contains "'certKeyFile' is required")
+    val plain = intercept[IllegalArgumentException](GazetteOptions.source(new CaseInsensitiveStringMap(
+      Map("broker" -> "http://b:1", "journals" -> "j", "trustedCaFile" -> "/ca.pem").asJava), streaming = true)).getMessage
+    assert(plain.contains("'broker'") && plain.contains("https://"))
+    val bad = intercept[IllegalArgumentException](read("authToken" -> "s3cr3t with spaces")).getMessage
+    assert(bad.contains("'authToken'") && !bad.contains("s3cr3t"))
+  }
+}
