@@ -2,13 +2,19 @@
 journal specs in gazctl's YAML form, and publish test messages. These need a classic session;
 under Spark Connect they raise a RuntimeError."""
 
+from __future__ import annotations
+
 import base64
 import json
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 from spark_gazette.options import _check
 
 
-def _admin(spark):
+def _admin(spark: SparkSession) -> Any:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         raise RuntimeError("spark_gazette.admin needs a classic SparkSession (it calls the connector through "
@@ -16,12 +22,12 @@ def _admin(spark):
     return jvm.io.sparkgazette.spark.Admin
 
 
-def list_journals(spark, broker: str, selector: str = "") -> list[dict]:
+def list_journals(spark: SparkSession, broker: str, selector: str = "") -> list[dict[str, Any]]:
     """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches."""
     return json.loads(_admin(spark).listJournals(_check("broker", broker), selector))
 
 
-def flatten_specs(tree: dict, parent: dict | None = None) -> list[dict]:
+def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """gazctl's hierarchical spec (children inherit labels, replication and fragment) as a flat
     list of journal specs; labels as [name, value] pairs."""
     parent = parent or {}
@@ -36,7 +42,7 @@ def flatten_specs(tree: dict, parent: dict | None = None) -> list[dict]:
     return [node]
 
 
-def apply_specs(spark, broker: str, specs) -> list[str]:
+def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any]) -> list[str]:
     """Creates or updates journals from gazctl-style YAML text (needs PyYAML) or an already
     parsed dict, waiting until each accepts appends; returns the journal names."""
     if isinstance(specs, str):
@@ -49,7 +55,8 @@ def apply_specs(spark, broker: str, specs) -> list[str]:
     return [s["name"] for s in flat]
 
 
-def publish(spark, broker: str, journal: str, messages, uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1) -> int:
+def publish(spark: SparkSession, broker: str, journal: str, messages: Iterable[dict[str, Any] | str | bytes],
+            uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1) -> int:
     """Publishes messages (dicts as JSON, str or bytes as they are) as committed messages with
     UUIDs, in one append; returns the journal's write head after it."""
     payloads = []

@@ -4,9 +4,12 @@ meets first, each with the way out (Maven coordinates, cluster library, Connect 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from spark_gazette._version import VERSION
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 MAVEN_COORDINATES = f"io.sparkgazette:spark-gazette_2.13:{VERSION}"
 """The connector's Maven coordinates, for `--packages` and cluster libraries: the same version as
@@ -68,7 +71,7 @@ def explained() -> Iterator[None]:
         raise
 
 
-def has_connector(spark) -> bool:
+def has_connector(spark: SparkSession) -> bool:
     """Whether `spark` resolves format("gazette"): the connector refuses the empty options, Spark
     without it does not know the name."""
     try:

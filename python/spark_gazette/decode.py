@@ -1,19 +1,26 @@
 """Decoding the `value` column of messages."""
 
+from __future__ import annotations
+
 import hashlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 _MODES = ("FAILFAST", "PERMISSIVE")
 _ENGINES = ("auto", "jvm", "python", "spark")
 
 
-def parse_json(df, schema, column: str = "value", into: str = "message"):
+def parse_json(df: DataFrame, schema: StructType | str, column: str = "value", into: str = "message") -> DataFrame:
     """Adds column `into` holding the ndjson `value` parsed with `schema` (a StructType or DDL)."""
     from pyspark.sql.functions import col, from_json
     return df.withColumn(into, from_json(col(column).cast("string"), schema))
 
 
-def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
-                   engine: str = "auto", mode: str = "FAILFAST"):
+def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
+                   engine: str = "auto", mode: str = "FAILFAST") -> DataFrame:
     """Adds column `into` holding the protobuf `value` (of `application/x-protobuf-fixed`
     journals) decoded as `message_name` (e.g. "demo.Event"), described by a descriptor set file
     (`protoc --include_imports --descriptor_set_out=event.desc event.proto`).
