@@ -27,6 +27,7 @@ need go "Go 1.25 or newer (Gazette v0.103.0 needs it)"
 need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
 command -v mvn >/dev/null 2>&1 || apt_install maven
 command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
+command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
 
 # Gazette and etcd: built from the module pinned in tests/judge, whose go.sum checks every download.
 gobin="$(go env GOPATH)/bin"
