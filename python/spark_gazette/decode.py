@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 _MODES = ("FAILFAST", "PERMISSIVE")
-_ENGINES = ("auto", "jvm", "python", "spark")
+_ENGINES = ("auto", "jvm", "python", "spark", "sql")
 
 
 def parse_json(df: DataFrame, schema: StructType | str, column: str = "value", into: str = "message") -> DataFrame:
@@ -45,6 +45,9 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
                jar; the file is read on the driver through Hadoop (local, HDFS, object stores).
       "python" a Python UDF giving the same schema and values; the file is read here, and the
                workers need the `protobuf` package.
+      "sql"    the connector's decoder called by name, `gazette_from_protobuf`: works under Spark Connect
+               when the server starts with spark.sql.extensions=io.sparkgazette.spark.GazetteExtensions;
+               the file is read by the server's driver.
       "spark"  Spark's own `from_protobuf` with its own type mapping and options; it needs the
                spark-protobuf package on the session
                (`org.apache.spark:spark-protobuf_2.13:<spark version>`).
@@ -67,6 +70,11 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
     names = set(df.columns)
     journal = col("journal") if "journal" in names else lit(None).cast("string")
     begin = col("begin") if "begin" in names else lit(None).cast("long")
+
+    if engine == "sql":
+        from pyspark.sql.functions import call_function
+        return df.withColumn(into, call_function("gazette_from_protobuf", col(column), lit(message_name),
+                                                 lit(descriptor_file), lit(mode), journal, begin))
 
     if engine == "jvm":
         if not classic:
