@@ -48,6 +48,18 @@ def test_the_wheel_is_named_after_the_one_version_and_carries_that_jar(wheel):
     assert f'\nversion = "{version}"\n' in pyproject and "SNAPSHOT" not in version
     names = zipfile.ZipFile(wheel).namelist()
     assert f"spark_gazette/jars/spark-gazette-assembly-{version}.jar" in names
+    assert "spark_gazette/py.typed" in names
+
+
+def test_building_the_package_without_its_jar_fails_and_says_how_to_get_it(tmp_path):
+    """What `pip install ./python` meets on a clean clone, where no build has made the jar."""
+    import shutil
+    source = tmp_path / "python"
+    shutil.copytree(ROOT / "python", source, ignore=shutil.ignore_patterns("jars", "build", "*.egg-info"))
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "out"),
+                          str(source)], capture_output=True, text=True)
+    assert out.returncode != 0 and not list((tmp_path / "out").glob("*.whl"))
+    assert "carries the connector jar" in out.stderr + out.stdout and "make dist" in out.stderr + out.stdout
 
 
 def test_a_fresh_virtualenv_with_only_pyspark_writes_and_reads_with_the_wheel(fresh_venv, tmp_path):
