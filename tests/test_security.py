@@ -1,5 +1,5 @@
 """Brokers that require mutual TLS and bearer tokens (started with certificates and an auth key
-made for the test): the connector reads and writes with the right credentials, fails clearly
+made for the test): the connector and the admin helpers read and write with the right credentials, fail clearly
 without them, and never shows the token: not in logs (at INFO), errors, plans or progress."""
 
 import json
@@ -15,6 +15,12 @@ from security import Security
 from specs import journal_specs
 
 pytestmark = requires_local_binaries
+
+
+ADMIN_SPEC = {"name": "secure/admin", "replication": 1,
+              "labels": [{"name": "content-type", "value": "application/x-ndjson"}],
+              "fragment": {"length": 1048576, "compression_codec": "SNAPPY", "stores": ["file:///"],
+                           "refresh_interval": "1m0s"}}
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +71,11 @@ def test_mutual_tls_and_tokens_read_and_write_and_the_token_never_shows(secured,
         values = sorted(json.loads(r.value)["n"] for r in events.collect())
         begins = sorted(r.begin for r in events.collect())
         copied = sorted(json.loads(r.value)["begin"] for r in copies.collect())
+        from spark_gazette import admin
+        admin.apply_specs(spark, b, {ADMIN_SPEC!r}, auth_token=token, **creds)
+        head = admin.publish(spark, b, "secure/admin", [{{"n": 1}}, {{"n": 2}}], auth_token=token, **creds)
+        listed = {{j["name"]: j["writeHead"] for j in admin.list_journals(spark, b, "prefix=secure/", auth_token=token,
+                                                                         **creds)}}
         errors = {{}}
         attempts = {{
             "no_ca": dict(auth_token=token),
@@ -78,7 +89,7 @@ def test_mutual_tls_and_tokens_read_and_write_and_the_token_never_shows(secured,
                 errors[name] = None
             except Exception as e:
                 errors[name] = str(e)
-        print("RESULT " + json.dumps({{"values": values, "copied": copied == begins, "plan": plan.getvalue(), "errors": errors,
+        print("RESULT " + json.dumps({{"values": values, "copied": copied == begins, "admin": [head, listed], "plan": plan.getvalue(), "errors": errors,
                                        "progress": json.dumps([json.loads(p.json) for p in q.recentProgress])}}))
         spark.stop()
     """))
@@ -88,6 +99,8 @@ def test_mutual_tls_and_tokens_read_and_write_and_the_token_never_shows(secured,
     assert "INFO org.apache.spark" in out.stderr  # the logs were there to be searched
     result = json.loads(next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))[7:])
     assert result["values"] == list(range(20)) and result["copied"]
+    head, listed = result["admin"]
+    assert set(listed) == {"secure/admin", "secure/copies", "secure/events"} and listed["secure/admin"] == head > 0
     assert "authToken=*********(redacted)" in result["plan"]
     assert "secure/events" in result["progress"]
     errors = result["errors"]

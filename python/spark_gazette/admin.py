@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-from spark_gazette.options import _check
+from spark_gazette.options import SOURCE, _check
 
 
 def _admin(spark: SparkSession) -> Any:
@@ -22,9 +22,12 @@ def _admin(spark: SparkSession) -> Any:
     return jvm.io.sparkgazette.spark.Admin
 
 
-def list_journals(spark: SparkSession, broker: str, selector: str = "") -> list[dict[str, Any]]:
-    """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches."""
-    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector))
+def list_journals(spark: SparkSession, broker: str, selector: str = "", **connection: str | int) -> list[dict[str, Any]]:
+    """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches.
+
+    `connection`: the helpers' connection options (rpc_timeout, retry_timeout, trusted_ca_file,
+    cert_file, cert_key_file, auth_token), as for read_stream; so for apply_specs and publish."""
+    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector, _connection(connection)))
 
 
 def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -42,7 +45,7 @@ def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = No
     return [node]
 
 
-def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any]) -> list[str]:
+def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any], **connection: str | int) -> list[str]:
     """Creates or updates journals from gazctl-style YAML text (needs PyYAML) or an already
     parsed dict, waiting until each accepts appends; returns the journal names."""
     if isinstance(specs, str):
@@ -51,16 +54,27 @@ def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any]
     else:
         docs = [specs]
     flat = [s for d in docs for s in flatten_specs(d)]
-    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat))
+    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat), _connection(connection))
     return [s["name"] for s in flat]
 
 
 def publish(spark: SparkSession, broker: str, journal: str, messages: Iterable[dict[str, Any] | str | bytes],
-            uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1) -> int:
+            uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1, **connection: str | int) -> int:
     """Publishes messages (dicts as JSON, str or bytes as they are) as committed messages with
     UUIDs, in one append; returns the journal's write head after it."""
     payloads = []
     for m in messages:
         raw = json.dumps(m).encode() if isinstance(m, dict) else m.encode() if isinstance(m, str) else bytes(m)
         payloads.append(base64.b64encode(raw).decode())
-    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field))
+    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field,
+                                     _connection(connection)))
+
+
+_CONNECTION = ("rpc_timeout", "retry_timeout", "trusted_ca_file", "cert_file", "cert_key_file", "auth_token")
+
+
+def _connection(given: Mapping[str, Any]) -> str:
+    unknown = sorted(set(given) - set(_CONNECTION))
+    if unknown:
+        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(_CONNECTION)}")
+    return json.dumps({SOURCE[k]: _check(k, v) for k, v in given.items() if v is not None})

@@ -243,6 +243,12 @@ object GazetteOptions {
   /** Options whose values are never shown: in errors, plans and logs they read as redacted. */
   val SecretOptions: Set[String] = Set(AuthToken.toLowerCase(Locale.ROOT))
 
+  /** A client's config from `broker` and the connection options alone (the admin helpers'). */
+  def connectionConfig(options: Map[String, String]): ClientConfig = {
+    val o = new Reader(options, Broker +: connectionOptions)
+    connection(o).config(broker(o))
+  }
+
   private[spark] def connection(o: Reader): BrokerConnection = BrokerConnection(
     rpcTimeout = o.get(RpcTimeout).map { v =>
       val d = duration(RpcTimeout, v)
