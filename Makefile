@@ -1,9 +1,12 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: bench-source bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: dist test-compat bench-source bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
 BROKERS ?= 1
+# The one version of a release (jar, POM and wheel): python/pyproject.toml's.
+VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' python/pyproject.toml)
+JAR := connector-scala/target/scala-2.13/spark-gazette-assembly-$(VERSION).jar
 
 setup:
 	@build/setup.sh
@@ -39,6 +42,14 @@ bench-sink: setup
 test-sink-long: setup
 	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.SinkEpochsIntegrationSuite"
 
+# The Python suites on the oldest supported pyspark (python/requirements-compat.txt), in
+# .venv-compat, against the same jar as `make test` (which runs them on requirements-dev.txt's).
+test-compat: setup
+	@build/setup.sh --compat
+	$(SBT) connector/assembly connector/publishM2
+	@$(MAKE) -s python-package PYTHON=.venv-compat/bin/python
+	.venv-compat/bin/python -m pytest -q tests
+
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.
 demo: setup
@@ -50,18 +61,28 @@ demo: setup
 assembly: setup
 	@$(SBT) connector/assembly >&2
 	@$(MAKE) -s python-package >&2
-	@ls connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar
+	@ls $(JAR)
 
 # The Python package with the assembly inside, installed into .venv (pip install ./python).
 python-package:
 	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars
-	@cp connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar python/spark_gazette/jars/
+	@cp $(JAR) python/spark_gazette/jars/
 	@$(PYTHON) -m pip install -q --no-deps --force-reinstall ./python >&2
 
 # The assembly and a dependency-free POM into ~/.m2, for `spark-submit --packages
-# io.sparkgazette:spark-gazette_2.13:0.1.0-SNAPSHOT`.
+# io.sparkgazette:spark-gazette_2.13:$(VERSION)`.
 publish-local: setup
 	$(SBT) connector/publishM2
+
+# A release in target/dist/: maven/ holds the shaded jar, its sources and javadoc jars and a
+# dependency-free POM in Maven's layout (with checksums; signing is the release's job), and the
+# wheel carries the same jar.
+dist: setup
+	@rm -rf target/dist
+	@RELEASE=1 $(SBT) connector/assembly connector/publish >&2
+	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars && cp $(JAR) python/spark_gazette/jars/
+	@rm -rf python/build && $(PYTHON) -m pip wheel -q --no-deps -w target/dist ./python >&2
+	@find target/dist -type f \( -name '*.jar' -o -name '*.pom' -o -name '*.whl' \) | sort
 
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
 bench-source: setup

@@ -8,8 +8,22 @@
 // and relocated into the assembly jar.
 
 ThisBuild / organization := "io.sparkgazette"
-ThisBuild / version := "0.1.0-SNAPSHOT"
+// The one version number of a release, jar and wheel alike: the Python package's, in python/pyproject.toml.
+ThisBuild / version := {
+  val pyproject = IO.read((ThisBuild / baseDirectory).value / "python" / "pyproject.toml")
+  """(?m)^version\s*=\s*"([^"]+)"""".r.findFirstMatchIn(pyproject).map(_.group(1))
+    .getOrElse(sys.error("python/pyproject.toml has no version = \"...\" line"))
+}
 ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / versionScheme := Some("early-semver")
+// What Maven Central requires of a POM besides coordinates.
+ThisBuild / description := "Spark Structured Streaming source and sink for Gazette journals, exactly-once"
+ThisBuild / homepage := Some(url("https://github.com/sparkgazette/spark-gazette"))
+ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt"))
+ThisBuild / scmInfo := Some(ScmInfo(url("https://github.com/sparkgazette/spark-gazette"),
+  "scm:git:https://github.com/sparkgazette/spark-gazette.git"))
+ThisBuild / developers := List(Developer("sparkgazette", "The spark-gazette authors", "dev@sparkgazette.io",
+  url("https://github.com/sparkgazette")))
 ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release:17")
 
 val grpcVersion = "1.84.0"
@@ -79,8 +93,23 @@ lazy val connector = (project in file("connector-scala"))
     // What `publishM2` publishes is the shaded assembly, with a POM that lists no dependencies:
     // everything the connector needs is inside it or comes with Spark.
     Compile / packageBin / publishArtifact := false,
-    Compile / packageDoc / publishArtifact := false,
-    Compile / packageSrc / publishArtifact := false,
+    // Maven Central wants sources and javadoc jars next to the jar: `make dist` (RELEASE=1) builds
+    // them; scaladoc would add most of a minute to every test run's publishM2. The docs cover our
+    // own sources, not the generated protocol classes.
+    Compile / packageDoc / publishArtifact := sys.env.get("RELEASE").contains("1"),
+    Compile / packageSrc / publishArtifact := sys.env.get("RELEASE").contains("1"),
+    Test / publishArtifact := false,
+    // Our own sources only, against the compiled protocol classes: scaladoc of the generated code
+    // would take a minute on every publish.
+    Compile / doc / sources := (Compile / doc / sources).value.filterNot(_.getPath.contains("src_managed")),
+    Compile / doc / dependencyClasspath := (Compile / fullClasspath).value,
+    Compile / doc / scalacOptions := Seq("-no-link-warnings"),
+    // `make dist` publishes here, in Maven's layout with checksums: the bundle a Central release uploads.
+    publishTo := Some(MavenCache("dist", (ThisBuild / baseDirectory).value / "target" / "dist" / "maven")),
+    publishMavenStyle := true,
+    // A release version is published again by every build (make test, make dist): the newest wins.
+    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
+    publishConfiguration := publishConfiguration.value.withOverwrite(true),
     Compile / assembly / artifact := (Compile / assembly / artifact).value.withClassifier(None),
     addArtifact(Compile / assembly / artifact, assembly),
     pomPostProcess := { node =>

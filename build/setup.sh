@@ -27,6 +27,7 @@ need go "Go 1.25 or newer (Gazette v0.103.0 needs it)"
 need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
 command -v mvn >/dev/null 2>&1 || apt_install maven
 command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
+command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
 
 # Gazette and etcd: built from the module pinned in tests/judge, whose go.sum checks every download.
 gobin="$(go env GOPATH)/bin"
@@ -53,16 +54,20 @@ if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then
   build/sbt -Dsbt.log.noformat=true update >/dev/null
 fi
 
-# Python: a virtualenv whose packages match requirements-dev.txt (pip caches the pyspark wheel).
-req=python/requirements-dev.txt
-stamp=.venv/.requirements.sha256
-want="$(sha256sum "$req" | cut -d' ' -f1)"
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "creating .venv from $req"
-  python3 -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r "$req"
-  echo "$want" > "$stamp"
-fi
+# Python: a virtualenv whose packages match a requirements file (pip caches the pyspark wheel).
+venv() {
+  local dir="$1" req="$2" stamp="$1/.requirements.sha256" want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ ! -x "$dir/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "creating $dir from $req"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install -q --upgrade pip
+    "$dir/bin/pip" install -q -r "$req"
+    echo "$want" > "$stamp"
+  fi
+}
+venv .venv python/requirements-dev.txt
+# `make test-compat` (setup.sh --compat): the oldest pyspark the connector supports, beside .venv.
+[ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
 
 say "ready: gazette $gazette_version, etcd $etcd_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

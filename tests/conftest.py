@@ -66,7 +66,7 @@ def assembly_jar() -> str:
     jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
     if not jars:
         pytest.fail("the assembly jar is missing: run `make assembly` (make test builds it)")
-    return jars[0]
+    return max(jars, key=os.path.getmtime)  # a version bump leaves the previous jar behind
 
 
 def local_spark(app: str, master: str = "local[2]"):

@@ -22,3 +22,7 @@ def test_the_demo_counts_every_committed_event_once():
     assert int(published.group(2)) > 0 and int(published.group(3)) > 0
     assert "exactly-once: OK" in text
     assert "stopped: stream, Spark, cluster" in text
+    # Spark's start-up notices and library warnings are not the user's business: none on stderr.
+    noise = [l for l in out.stderr.splitlines()
+             if re.search(r"\bWARN\b|log4j profile|Setting default log level|Warning:|FutureWarning", l)]
+    assert noise == [], "\n".join(noise[:20])

@@ -101,7 +101,7 @@ def test_an_unknown_message_name_lists_what_the_set_holds(cluster, spark, publis
 def test_engine_and_mode_are_checked_in_python(spark):
     from spark_gazette import parse_protobuf
     df = spark.range(1)
-    with pytest.raises(ValueError, match="engine must be one of auto, jvm, python, spark, not 'fast'"):
+    with pytest.raises(ValueError, match="engine must be one of auto, jvm, python, spark, sql, not 'fast'"):
         parse_protobuf(df, "demo.Event", "x.desc", engine="fast")
     with pytest.raises(ValueError, match="mode must be FAILFAST or PERMISSIVE, not 'lenient'"):
         parse_protobuf(df, "demo.Event", "x.desc", mode="lenient")

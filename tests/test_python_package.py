@@ -129,7 +129,8 @@ def test_spark_submit_packages_resolves_the_connector_from_the_local_maven_repos
     assert out.returncode == 0, out.stderr[-3000:]
     count = int(next(l for l in out.stdout.splitlines() if l.startswith("MESSAGES")).split()[1])
     assert count == len(judge.read(cluster.broker, "pkg/admin/part-0", committed=False))
-    assert (tmp_path / "ivy" / "jars" / "io.sparkgazette_spark-gazette_2.13-0.1.0-SNAPSHOT.jar").exists()
+    version = MAVEN_COORDINATES.rsplit(":", 1)[1]
+    assert (tmp_path / "ivy" / "jars" / f"io.sparkgazette_spark-gazette_2.13-{version}.jar").exists()
 
 
 def test_the_assembly_holds_only_our_own_classes():

@@ -52,6 +52,9 @@ def publish_events(broker: str, total: int, stats: list, done: threading.Event) 
     done.set()
 
 
+LOG4J2 = Path(__file__).with_name("log4j2.properties").as_uri()
+
+
 def run(events: int) -> bool:
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import col, count, struct, to_json, window, sum as sum_
@@ -68,7 +71,8 @@ def run(events: int) -> bool:
         spark = configure_spark_with_gazette(
             SparkSession.builder.master("local[2]").appName("gazette-rollups")
             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2").config("spark.log.level", "ERROR")).getOrCreate()
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}")).getOrCreate()
         query = None
         try:
             purchases = parse_json(

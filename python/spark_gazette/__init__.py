@@ -13,12 +13,14 @@ classic sessions and Spark Connect alike; the admin helpers in `spark_gazette.ad
 classic session.
 """
 
-from spark_gazette.configure import MAVEN_COORDINATES, configure_spark_with_gazette, jar_path
+from spark_gazette.configure import configure_spark_with_gazette, jar_path
+from spark_gazette.connector import MAVEN_COORDINATES, ConnectorNotFoundError
 from spark_gazette.decode import parse_json, parse_protobuf
 from spark_gazette.streams import read, read_stream, write, write_stream
 
 __all__ = [
     "MAVEN_COORDINATES",
+    "ConnectorNotFoundError",
     "configure_spark_with_gazette",
     "jar_path",
     "parse_json",

@@ -2,13 +2,19 @@
 journal specs in gazctl's YAML form, and publish test messages. These need a classic session;
 under Spark Connect they raise a RuntimeError."""
 
+from __future__ import annotations
+
 import base64
 import json
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from spark_gazette.options import _check
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+from spark_gazette.options import SOURCE, _check
 
 
-def _admin(spark):
+def _admin(spark: SparkSession) -> Any:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         raise RuntimeError("spark_gazette.admin needs a classic SparkSession (it calls the connector through "
@@ -16,12 +22,15 @@ def _admin(spark):
     return jvm.io.sparkgazette.spark.Admin
 
 
-def list_journals(spark, broker: str, selector: str = "") -> list[dict]:
-    """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches."""
-    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector))
+def list_journals(spark: SparkSession, broker: str, selector: str = "", **connection: str | int) -> list[dict[str, Any]]:
+    """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches.
+
+    `connection`: the helpers' connection options (rpc_timeout, retry_timeout, trusted_ca_file,
+    cert_file, cert_key_file, auth_token), as for read_stream; so for apply_specs and publish."""
+    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector, _connection(connection)))
 
 
-def flatten_specs(tree: dict, parent: dict | None = None) -> list[dict]:
+def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """gazctl's hierarchical spec (children inherit labels, replication and fragment) as a flat
     list of journal specs; labels as [name, value] pairs."""
     parent = parent or {}
@@ -36,7 +45,7 @@ def flatten_specs(tree: dict, parent: dict | None = None) -> list[dict]:
     return [node]
 
 
-def apply_specs(spark, broker: str, specs) -> list[str]:
+def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any], **connection: str | int) -> list[str]:
     """Creates or updates journals from gazctl-style YAML text (needs PyYAML) or an already
     parsed dict, waiting until each accepts appends; returns the journal names."""
     if isinstance(specs, str):
@@ -45,15 +54,27 @@ def apply_specs(spark, broker: str, specs) -> list[str]:
     else:
         docs = [specs]
     flat = [s for d in docs for s in flatten_specs(d)]
-    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat))
+    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat), _connection(connection))
     return [s["name"] for s in flat]
 
 
-def publish(spark, broker: str, journal: str, messages, uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1) -> int:
+def publish(spark: SparkSession, broker: str, journal: str, messages: Iterable[dict[str, Any] | str | bytes],
+            uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1, **connection: str | int) -> int:
     """Publishes messages (dicts as JSON, str or bytes as they are) as committed messages with
     UUIDs, in one append; returns the journal's write head after it."""
     payloads = []
     for m in messages:
         raw = json.dumps(m).encode() if isinstance(m, dict) else m.encode() if isinstance(m, str) else bytes(m)
         payloads.append(base64.b64encode(raw).decode())
-    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field))
+    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field,
+                                     _connection(connection)))
+
+
+_CONNECTION = ("rpc_timeout", "retry_timeout", "trusted_ca_file", "cert_file", "cert_key_file", "auth_token")
+
+
+def _connection(given: Mapping[str, Any]) -> str:
+    unknown = sorted(set(given) - set(_CONNECTION))
+    if unknown:
+        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(_CONNECTION)}")
+    return json.dumps({SOURCE[k]: _check(k, v) for k, v in given.items() if v is not None})

@@ -1,19 +1,26 @@
 """Decoding the `value` column of messages."""
 
+from __future__ import annotations
+
 import hashlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 _MODES = ("FAILFAST", "PERMISSIVE")
-_ENGINES = ("auto", "jvm", "python", "spark")
+_ENGINES = ("auto", "jvm", "python", "spark", "sql")
 
 
-def parse_json(df, schema, column: str = "value", into: str = "message"):
+def parse_json(df: DataFrame, schema: StructType | str, column: str = "value", into: str = "message") -> DataFrame:
     """Adds column `into` holding the ndjson `value` parsed with `schema` (a StructType or DDL)."""
     from pyspark.sql.functions import col, from_json
     return df.withColumn(into, from_json(col(column).cast("string"), schema))
 
 
-def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
-                   engine: str = "auto", mode: str = "FAILFAST"):
+def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
+                   engine: str = "auto", mode: str = "FAILFAST") -> DataFrame:
     """Adds column `into` holding the protobuf `value` (of `application/x-protobuf-fixed`
     journals) decoded as `message_name` (e.g. "demo.Event"), described by a descriptor set file
     (`protoc --include_imports --descriptor_set_out=event.desc event.proto`).
@@ -38,6 +45,9 @@ def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "v
                jar; the file is read on the driver through Hadoop (local, HDFS, object stores).
       "python" a Python UDF giving the same schema and values; the file is read here, and the
                workers need the `protobuf` package.
+      "sql"    the connector's decoder called by name, `gazette_from_protobuf`: works under Spark Connect
+               when the server starts with spark.sql.extensions=io.sparkgazette.spark.GazetteExtensions;
+               the file is read by the server's driver.
       "spark"  Spark's own `from_protobuf` with its own type mapping and options; it needs the
                spark-protobuf package on the session
                (`org.apache.spark:spark-protobuf_2.13:<spark version>`).
@@ -60,6 +70,11 @@ def parse_protobuf(df, message_name: str, descriptor_file: str, column: str = "v
     names = set(df.columns)
     journal = col("journal") if "journal" in names else lit(None).cast("string")
     begin = col("begin") if "begin" in names else lit(None).cast("long")
+
+    if engine == "sql":
+        from pyspark.sql.functions import call_function
+        return df.withColumn(into, call_function("gazette_from_protobuf", col(column), lit(message_name),
+                                                 lit(descriptor_file), lit(mode), journal, begin))
 
     if engine == "jvm":
         if not classic:

@@ -24,6 +24,12 @@ SOURCE = {
     "sequencer_ring_size": "sequencerRingSize",
     "sequencer_ring_bytes": "sequencerRingBytes",
     "fragment_root": "fragmentRoot",
+    "rpc_timeout": "rpcTimeout",
+    "retry_timeout": "retryTimeout",
+    "trusted_ca_file": "trustedCaFile",
+    "cert_file": "certFile",
+    "cert_key_file": "certKeyFile",
+    "auth_token": "authToken",
 }
 
 SINK = {
@@ -37,6 +43,12 @@ SINK = {
     "uuid_field": "uuidField",
     "flush_bytes": "flushBytes",
     "batch_id": "batchId",
+    "rpc_timeout": "rpcTimeout",
+    "retry_timeout": "retryTimeout",
+    "trusted_ca_file": "trustedCaFile",
+    "cert_file": "certFile",
+    "cert_key_file": "certKeyFile",
+    "auth_token": "authToken",
 }
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -48,6 +60,10 @@ def _fail(name: str, value, expected: str):
 
 def _check(name: str, value) -> str:
     """The option's wire value, or a ValueError naming the option."""
+    if name == "auth_token":  # never shown, not even in an error
+        if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+            raise ValueError("Gazette option 'auth_token' has an invalid value (not shown): expected a JWT without spaces")
+        return value
     if name == "broker":
         brokers = [b.strip() for b in str(value).split(",") if b.strip()]
         if not brokers or not all(re.match(r"^https?://[^/\s]+$", b) for b in brokers):
@@ -76,7 +92,7 @@ def _check(name: str, value) -> str:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             _fail(name, value, "a positive int")
         return str(value)
-    if name in ("max_trigger_delay", "producer_prune_horizon"):
+    if name in ("max_trigger_delay", "producer_prune_horizon", "rpc_timeout", "retry_timeout"):
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return f"{value}ms"
         if not isinstance(value, str) or not _DURATION.match(value):

@@ -17,6 +17,9 @@ Source options (`read_stream`, `read`):
     producer_prune_horizon  forget producers silent this long ("24h")
     include_labels          add the journals' labels column
     sequencer_ring_size / sequencer_ring_bytes   messages held per task while transactions are open
+    rpc_timeout, retry_timeout                   deadline of each RPC attempt ("30s"); retry budget ("2m")
+    trusted_ca_file, cert_file, cert_key_file     TLS to https:// brokers: a CA to trust; a client certificate
+    auth_token                                    a bearer token (Gazette's JWT), never shown
 
 Sink options (`write_stream`, `write`):
 
@@ -25,21 +28,41 @@ Sink options (`write_stream`, `write`):
     checkpoint_location     required for exactly-once streams
     mapping                 "modulo" | "rendezvous" | "random" over the `key` column
     delivery_guarantee      "exactly-once" | "at-least-once"
-    uuid_pointer, uuid_field, flush_bytes
+    uuid_pointer, uuid_field, flush_bytes, rpc_timeout, retry_timeout, trusted_ca_file, cert_file,
+    cert_key_file, auth_token
     batch_id                `write` only: re-running a job with the same id writes nothing twice
 
 The project's README documents each option once, with its default.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence, Union
+
 from spark_gazette import options as _options
+from spark_gazette.connector import explained
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
+
+Offsets = Union[str, Mapping[str, int]]
+"""'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
+Duration = Union[str, int]
+"""'250ms', '30s', '15m', '24h', '7d', or milliseconds."""
 
 
-def read_stream(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
+def read_stream(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
+                starting_offsets: Offsets | None = None,
                 max_bytes_per_trigger: int | None = None, min_bytes_per_trigger: int | None = None,
-                max_trigger_delay=None, read_committed: bool | None = None, fail_on_data_loss: bool | None = None,
+                max_trigger_delay: Duration | None = None, read_committed: bool | None = None,
+                fail_on_data_loss: bool | None = None,
                 fail_on_malformed: bool | None = None, uuid_pointer: str | None = None, uuid_field: int | None = None,
-                producer_prune_horizon=None, include_labels: bool | None = None,
-                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None):
+                producer_prune_horizon: Duration | None = None, include_labels: bool | None = None,
+                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None,
+                rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
+                trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
+                auth_token: str | None = None) -> DataFrame:
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
 
@@ -51,22 +74,29 @@ def read_stream(spark, broker: str, selector: str | None = None, journals=None, 
                              starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
     """
     opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
-    return spark.readStream.format("gazette").options(**opts).load()
+    return _loaded(spark.readStream.format("gazette").options(**opts))
 
 
-def read(spark, broker: str, selector: str | None = None, journals=None, starting_offsets=None,
-         ending_offsets=None, read_committed: bool | None = None, fail_on_malformed: bool | None = None,
-         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None):
+def read(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
+         starting_offsets: Offsets | None = None,
+         ending_offsets: Offsets | None = None, read_committed: bool | None = None, fail_on_malformed: bool | None = None,
+         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None,
+         rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
+         trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
+         auth_token: str | None = None) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"); same columns as `read_stream`."""
     opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
-    return spark.read.format("gazette").options(**opts).load()
+    return _loaded(spark.read.format("gazette").options(**opts))
 
 
-def write_stream(df, broker: str, journal: str | None = None, selector: str | None = None,
+def write_stream(df: DataFrame, broker: str, journal: str | None = None, selector: str | None = None,
                  checkpoint_location: str | None = None, mapping: str | None = None,
                  delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-                 uuid_field: int | None = None, flush_bytes: int | None = None):
+                 uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
+                 retry_timeout: Duration | None = None, trusted_ca_file: str | None = None,
+                 cert_file: str | None = None, cert_key_file: str | None = None,
+                 auth_token: str | None = None) -> DataStreamWriter:
     """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
     (rows mapped by their `key` column, or their own `journal` column), exactly once.
 
@@ -80,13 +110,16 @@ def write_stream(df, broker: str, journal: str | None = None, selector: str | No
     if opts.get("deliveryGuarantee", "exactly-once") == "exactly-once" and "checkpointLocation" not in opts:
         raise ValueError("write_stream needs checkpoint_location for exactly-once delivery: Spark does not show "
                          "the session-wide spark.sql.streaming.checkpointLocation to sinks")
+    _loaded(df.sparkSession.read.format("gazette").options(**opts))
     return df.writeStream.format("gazette").options(**opts)
 
 
-def write(df, broker: str, journal: str | None = None, selector: str | None = None,
+def write(df: DataFrame, broker: str, journal: str | None = None, selector: str | None = None,
           checkpoint_location: str | None = None, mapping: str | None = None,
           delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-          uuid_field: int | None = None, flush_bytes: int | None = None, batch_id: str | None = None) -> None:
+          uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
+          retry_timeout: Duration | None = None, trusted_ca_file: str | None = None, cert_file: str | None = None,
+          cert_key_file: str | None = None, auth_token: str | None = None, batch_id: str | None = None) -> None:
     """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
     commits, one ACK per journal, appended journal by journal.
 
@@ -96,8 +129,18 @@ def write(df, broker: str, journal: str | None = None, selector: str | None = No
     or not, completes it without writing any row twice. Without `batch_id` every call is a new
     write."""
     opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
-    df.write.format("gazette").options(**opts).mode("append").save()
+    with explained():
+        df.write.format("gazette").options(**opts).mode("append").save()
 
 
-def _without(args: dict, *names: str) -> dict:
+def _loaded(reader: DataFrameReader | DataStreamReader) -> DataFrame:
+    """The loaded DataFrame, analyzed now, also under Spark Connect: the connector checks the
+    options where they are given, and a session without it says what to do."""
+    with explained():
+        df = reader.load()
+        df.schema
+    return df
+
+
+def _without(args: dict[str, object], *names: str) -> dict[str, object]:
     return {k: v for k, v in args.items() if k not in names}

@@ -50,10 +50,11 @@ class Broker:
     index: int
     port: int
     pid: int = 0
+    scheme: str = "http"
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
 
 @dataclass
@@ -120,14 +121,17 @@ def _reap(pid: int) -> None:
 class LocalCluster:
     """etcd and `brokers` Gazette brokers, started by `start()` and stopped by `stop()`."""
 
-    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn"):
+    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None):
+        """`security` (harness/security.py) starts brokers that require TLS and/or tokens."""
         self.log_level = log_level
+        self.security = security
         self._own_root = root is None
         root = root or tempfile.mkdtemp(prefix="gazette-cluster-")
         self.state = State(
             root=root,
             etcd_endpoint=f"http://127.0.0.1:{free_port()}",
-            brokers=[Broker(i, free_port()) for i in range(brokers)],
+            brokers=[Broker(i, free_port(), scheme="https" if security and security.tls else "http")
+                     for i in range(brokers)],
         )
         self.etcd_bin = find_binary("etcd")
         self.gazette_bin = find_binary("gazette")
@@ -202,7 +206,7 @@ class LocalCluster:
             "--broker.host", "127.0.0.1", "--broker.port", str(b.port),
             "--broker.id", f"broker-{index}", "--broker.file-root", self.fragment_root,
             "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", "5s",
-            "--log.level", self.log_level,
+            "--log.level", self.log_level, *self._flags("broker_flags"),
         ], f"broker-{index}.log")
         self._wait(lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve",
                    b.pid, f"broker-{index}.log")
@@ -216,7 +220,8 @@ class LocalCluster:
         """Waits until etcd lists `n` brokers, so that journals applied next get assigned."""
         def members() -> bool:
             out = subprocess.run(
-                [self.gazctl_bin, "journals", "list", "--broker.address", self.broker, "--format", "json"],
+                [self.gazctl_bin, "journals", "list", "--broker.address", self.broker, "--format", "json",
+                 *self._flags("gazctl_flags")],
                 capture_output=True, text=True)
             return out.returncode == 0
         self._wait(members, "brokers to answer List", self.state.brokers[0].pid, "broker-0.log")
@@ -226,7 +231,7 @@ class LocalCluster:
     def apply(self, specs_yaml: str) -> None:
         """Applies journal specs in gazctl's YAML form and waits until every journal is writable."""
         out = subprocess.run([self.gazctl_bin, "journals", "apply", "--broker.address", self.broker,
-                              "--specs", "-", "--log.level", "warn"],
+                              "--specs", "-", "--log.level", "warn", *self._flags("gazctl_flags")],
                              input=specs_yaml, capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError(f"gazctl journals apply failed: {out.stderr.strip()}")
@@ -234,7 +239,7 @@ class LocalCluster:
 
     def journals(self) -> list[dict]:
         out = subprocess.run([self.gazctl_bin, "journals", "list", "--broker.address", self.broker,
-                              "--format", "json", "--log.level", "warn"],
+                              "--format", "json", "--log.level", "warn", *self._flags("gazctl_flags")],
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout or "{}").get("journals", [])
 
@@ -255,11 +260,17 @@ class LocalCluster:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _http_ok(url: str, method: str = "GET") -> bool:
+    def _flags(self, which: str) -> list[str]:
+        security = getattr(self, "security", None)
+        return getattr(security, which)() if security else []
+
+    def _http_ok(self, url: str, method: str = "GET") -> bool:
+        security = getattr(self, "security", None)
         try:
-            req = urllib.request.Request(url, method=method, data=b"" if method == "PUT" else None)
-            with urllib.request.urlopen(req, timeout=2) as r:
+            req = urllib.request.Request(url, method=method, data=b"" if method == "PUT" else None,
+                                         headers=security.http_headers() if security else {})
+            context = security.ssl_context() if security else None
+            with urllib.request.urlopen(req, timeout=2, context=context) as r:
                 return 200 <= r.status < 300
         except OSError:
             return False

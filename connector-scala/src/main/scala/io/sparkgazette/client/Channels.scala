@@ -3,21 +3,23 @@ package io.sparkgazette.client
 import java.net.URI
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 
-import io.grpc.ManagedChannel
+import io.grpc.{ManagedChannel, Metadata}
+import io.grpc.stub.MetadataUtils
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
 
 /** gRPC channels, one per broker endpoint (`http://host:port` or `https://host:port`), shared
   * by every RPC of a client.
   */
-final class Channels extends AutoCloseable {
+final class Channels(tls: Tls = Tls(), authToken: Option[Secret] = None) extends AutoCloseable {
+  private lazy val sslContext = tls.sslContext
   private val channels = new ConcurrentHashMap[String, ManagedChannel]()
 
   def apply(endpoint: String): ManagedChannel = channels.computeIfAbsent(endpoint, open)
 
   private def open(endpoint: String): ManagedChannel = {
     val uri = Channels.parse(endpoint)
-    val tls = uri.getScheme == "https"
-    val port = if (uri.getPort > 0) uri.getPort else if (tls) 443 else 80
+    val secure = uri.getScheme == "https"
+    val port = if (uri.getPort > 0) uri.getPort else if (secure) 443 else 80
     val b = NettyChannelBuilder
       .forAddress(uri.getHost, port)
       // A List of many journals can exceed gRPC's 4 MiB default, as Gazette's own tools note.
@@ -26,7 +28,12 @@ final class Channels extends AutoCloseable {
       // window keeps a slow stream from stalling the others.
       .flowControlWindow(Channels.FlowControlWindow)
       .keepAliveTime(30, TimeUnit.SECONDS)
-    (if (tls) b.useTransportSecurity() else b.usePlaintext()).build()
+    authToken.foreach { token =>
+      val headers = new Metadata()
+      headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), s"Bearer ${token.value}")
+      b.intercept(MetadataUtils.newAttachHeadersInterceptor(headers))
+    }
+    (if (secure) b.sslContext(sslContext).useTransportSecurity() else b.usePlaintext()).build()
   }
 
   override def close(): Unit = {

@@ -12,13 +12,17 @@ import scala.concurrent.duration._
   *                       `file://` stores are read from this directory instead of through a broker
   * @param appendChunkSize bytes per AppendRequest message; must stay below the broker's 4 MiB
   *                       gRPC message limit
+  * @param tls            how `https://` endpoints are trusted and whom the client shows itself as
+  * @param authToken      a bearer token (Gazette's JWT) sent with every RPC
   */
 final case class ClientConfig(
     brokers: Seq[String],
     retryTimeout: FiniteDuration = 2.minutes,
     rpcTimeout: FiniteDuration = 30.seconds,
     fragmentRoot: Option[String] = None,
-    appendChunkSize: Int = 1 << 20
+    appendChunkSize: Int = 1 << 20,
+    tls: Tls = Tls(),
+    authToken: Option[Secret] = None
 ) {
   require(brokers.nonEmpty, "at least one broker endpoint is required")
   brokers.foreach(Channels.parse)

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory
 final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   import GazetteClient._
 
-  private[client] val channels = new Channels
+  private[client] val channels = new Channels(config.tls, config.authToken)
   private[client] val routes = new Routes(config.brokers)
 
   /** Every journal matching `selector`, with its spec and current route. */
@@ -174,7 +174,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
       if (!backoff.pause()) failure match {
         case e: BrokerStatusException => throw e
-        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e)
+        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
       }
     }
     throw new IllegalStateException("unreachable")

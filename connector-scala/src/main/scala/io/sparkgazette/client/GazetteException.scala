@@ -31,8 +31,10 @@ object BrokerStatusException {
 }
 
 /** No broker could be reached within the client's retry timeout. */
-class BrokerUnavailableException(rpc: String, journal: String, endpoint: String, where: String, cause: Throwable)
+class BrokerUnavailableException(rpc: String, journal: String, endpoint: String, where: String, cause: Throwable,
+    retryTimeout: scala.concurrent.duration.FiniteDuration)
     extends GazetteException(
-      s"$rpc of journal $journal$where: broker $endpoint is unreachable (${Option(cause).map(_.getMessage).orNull})",
+      s"$rpc of journal $journal$where: broker $endpoint is unreachable after retrying for $retryTimeout " +
+        s"(${Option(cause).map(_.getMessage).orNull})",
       cause
     )

@@ -16,13 +16,15 @@ import io.sparkgazette.message.{Framing, Publisher}
 object Admin {
   private val mapper = new ObjectMapper()
 
-  private def withClient[T](broker: String)(f: GazetteClient => T): T = {
-    val client = new GazetteClient(ClientConfig(broker))
+  /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */
+  private def withClient[T](broker: String, connectionJson: String)(f: GazetteClient => T): T = {
+    val connection = mapper.readTree(connectionJson).fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+    val client = new GazetteClient(GazetteOptions.connectionConfig(connection + (GazetteOptions.Broker -> broker)))
     try f(client) finally client.close()
   }
 
   /** `[{"name", "labels": {name: [values]}, "writeHead"}]` of the journals `selector` matches. */
-  def listJournals(broker: String, selector: String): String = withClient(broker) { client =>
+  def listJournals(broker: String, selector: String, connectionJson: String): String = withClient(broker, connectionJson) { client =>
     val out = mapper.createArrayNode()
     client.list(selector).map(_.getSpec).sortBy(_.name).foreach { spec =>
       val node = out.addObject()
@@ -41,15 +43,16 @@ object Admin {
     * [[name, value]], "fragment": {"length", "compression_codec", "stores", "refresh_interval"}}]`
     * and waits until each accepts appends.
     */
-  def applySpecs(broker: String, specsJson: String): Unit = withClient(broker) { client =>
+  def applySpecs(broker: String, specsJson: String, connectionJson: String): Unit = withClient(broker, connectionJson) { client =>
     client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
   }
 
   /** Publishes base64-encoded payloads to `journal` as committed messages with UUIDs, in one
     * append; returns the write head after it.
     */
-  def publish(broker: String, journal: String, payloadsJson: String, uuidPointer: String, uuidField: Int): Long =
-    withClient(broker) { client =>
+  def publish(broker: String, journal: String, payloadsJson: String, uuidPointer: String, uuidField: Int,
+      connectionJson: String): Long =
+    withClient(broker, connectionJson) { client =>
       val spec = client.list(s"name=$journal").headOption.map(_.getSpec)
         .getOrElse(throw new IllegalArgumentException(s"Journal '$journal' does not exist"))
       val ct = spec.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")

@@ -11,7 +11,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
 final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration) extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
-    val client = new GazetteClient(ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot))
+    val client = new GazetteClient(options.clientConfig)
     val directory = new JournalDirectory(client, options.target)
     try {
       val journals = directory.journals(mustExist = true)

@@ -60,7 +60,7 @@ final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[Str
   */
 final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
     hadoopConf: SerializableConfiguration) {
-  def client: ClientConfig = ClientConfig(options.broker)
+  def client: ClientConfig = options.clientConfig
 }
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */

@@ -85,4 +85,17 @@ object GazetteErrors {
   def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String): IllegalStateException =
     new IllegalStateException(s"Message at offset ${Option(begin).map(_.toString).getOrElse("?")} of journal " +
       s"${Option(journal).getOrElse("?")} is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null.")
+
+  def invalidSecret(name: String, expected: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Gazette option '$name' has an invalid value (not shown): expected $expected")
+
+  /** Options as a plan or a log shows them: secrets (authToken) redacted. */
+  def describe(options: Map[String, String]): String =
+    options.toSeq.sorted.map { case (k, v) =>
+      s"$k=${if (GazetteOptions.SecretOptions.contains(k.toLowerCase(java.util.Locale.ROOT))) "*********(redacted)" else v}"
+    }.mkString(", ")
+
+  def unknownSessionOption(name: String, known: Iterable[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Unknown Gazette option '$name', set for the whole session as " +
+      s"${SessionDefaults.Prefix}$name. Known options: ${known.toSeq.sorted.mkString(", ")}")
 }

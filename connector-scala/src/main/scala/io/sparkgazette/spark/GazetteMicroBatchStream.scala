@@ -23,7 +23,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
   import GazetteMicroBatchStream._
 
-  private val client = new GazetteClient(ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot))
+  private val client = new GazetteClient(options.clientConfig)
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)

@@ -60,8 +60,11 @@ final case class SourceOptions(
     includeLabels: Boolean,
     sequencerRingSize: Int,
     sequencerRingBytes: Long,
-    fragmentRoot: Option[String]
-)
+    fragmentRoot: Option[String],
+    connection: BrokerConnection = BrokerConnection()
+) {
+  def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
+}
 
 /** Which journals a write goes to. */
 sealed trait WriteTarget
@@ -81,8 +84,11 @@ final case class SinkOptions(
     checkpointLocation: Option[String],
     flushBytes: Int,
     testFault: Option[SinkFault],
-    batchId: Option[String] = None
-)
+    batchId: Option[String] = None,
+    connection: BrokerConnection = BrokerConnection()
+) {
+  def clientConfig: ClientConfig = connection.config(broker)
+}
 
 /** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
   * `point:epoch`): `task-after-half` fails the first attempt of partition 0's task once it has
@@ -122,8 +128,15 @@ object GazetteOptions {
   val TestFault = "testFault"
   val BatchId = "batchId"
 
+  val RpcTimeout = "rpcTimeout"
+  val RetryTimeout = "retryTimeout"
+  val TrustedCaFile = "trustedCaFile"
+  val CertFile = "certFile"
+  val CertKeyFile = "certKeyFile"
+  val AuthToken = "authToken"
+
   private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
-    CheckpointLocation, FlushBytes, TestFault, BatchId)
+    CheckpointLocation, FlushBytes, TestFault, BatchId) ++ connectionOptions
 
   /** Parses the sink's options; streaming writes need `checkpointLocation`. */
   def sink(options: Map[String, String], streaming: Boolean): SinkOptions = {
@@ -176,14 +189,14 @@ object GazetteOptions {
     }
     SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
       o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault,
-      batchId)
+      batchId, connection(o))
   }
 
   private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)
 
   private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, ReadCommitted,
     MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
-    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot)
+    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot) ++ connectionOptions
 
   /** Parses the source's options; `streaming` picks the default starting offsets. */
   def source(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
@@ -230,7 +243,8 @@ object GazetteOptions {
         .map(n => if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216") else n.toInt)
         .getOrElse(8192),
       sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
-      fragmentRoot = o.get(FragmentRoot)
+      fragmentRoot = o.get(FragmentRoot),
+      connection = connection(o)
     )
   }
 
@@ -238,6 +252,41 @@ object GazetteOptions {
     val b = o.get(Broker).getOrElse(throw GazetteErrors.missingOption(Broker, "the broker address, e.g. http://127.0.0.1:8080"))
     Try(ClientConfig(b)).failed.foreach(e => throw GazetteErrors.invalidOption(Broker, b, e.getMessage))
     b
+  }
+
+  private def connectionOptions = Seq(RpcTimeout, RetryTimeout, TrustedCaFile, CertFile, CertKeyFile, AuthToken)
+
+  /** Options whose values are never shown: in errors, plans and logs they read as redacted. */
+  val SecretOptions: Set[String] = Set(AuthToken.toLowerCase(Locale.ROOT))
+
+  /** A client's config from `broker` and the connection options alone (the admin helpers'). */
+  def connectionConfig(options: Map[String, String]): ClientConfig = {
+    val o = new Reader(options, Broker +: connectionOptions)
+    connection(o).config(broker(o))
+  }
+
+  private[spark] def connection(o: Reader): BrokerConnection = BrokerConnection(
+    rpcTimeout = o.get(RpcTimeout).map { v =>
+      val d = duration(RpcTimeout, v)
+      if (d.toMillis <= 0) throw GazetteErrors.invalidOption(RpcTimeout, v, "a duration above zero, such as 30s")
+      d
+    },
+    retryTimeout = o.get(RetryTimeout).map(duration(RetryTimeout, _)),
+    tls = tls(o),
+    authToken = o.get(AuthToken).map { t =>
+      if (t.trim.isEmpty || t.exists(_.isWhitespace)) throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
+      new io.sparkgazette.client.Secret(t)
+    })
+
+  private def tls(o: Reader): io.sparkgazette.client.Tls = {
+    if (o.get(CertFile).isDefined != o.get(CertKeyFile).isDefined)
+      throw GazetteErrors.missingOption(if (o.get(CertFile).isDefined) CertKeyFile else CertFile,
+        s"$CertFile and $CertKeyFile go together (a client certificate and its PKCS#8 PEM key)")
+    val tls = io.sparkgazette.client.Tls(o.get(TrustedCaFile), o.get(CertFile), o.get(CertKeyFile))
+    val plain = o.get(Broker).toSeq.flatMap(_.split(',')).map(_.trim).filter(b => b.nonEmpty && !b.startsWith("https://"))
+    if (tls != io.sparkgazette.client.Tls() && plain.nonEmpty)
+      throw GazetteErrors.invalidOption(Broker, o.get(Broker).get, s"https:// endpoints: TLS options are set, and ${plain.mkString(", ")} is not TLS")
+    tls
   }
 
   private[spark] def uuidPointer(o: Reader): String = {
@@ -289,9 +338,14 @@ object GazetteOptions {
   /** Option values by case-insensitive name, refusing names outside `known`. */
   private[spark] final class Reader(options: Map[String, String], known: Seq[String]) {
     private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
-    private val values: Map[String, String] = options.map { case (k, v) =>
-      val name = byLower.getOrElse(k.toLowerCase(Locale.ROOT), throw GazetteErrors.unknownOption(k, known))
-      name -> v
+    private val values: Map[String, String] = options.flatMap { case (k, v) =>
+      byLower.get(k.toLowerCase(Locale.ROOT)) match {
+        case Some(name) => Some(name -> v)
+        // A session-wide default for the other side (a sink's option while reading) is not this query's.
+        case None if allOptions.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(k.toLowerCase(Locale.ROOT)).contains(v) => None
+        case None if SessionDefaults().contains(k.toLowerCase(Locale.ROOT)) => throw GazetteErrors.unknownSessionOption(k, known)
+        case None => throw GazetteErrors.unknownOption(k, known)
+      }
     }
 
     def get(name: String): Option[String] = values.get(name)
@@ -304,4 +358,32 @@ object GazetteOptions {
       }
     }.getOrElse(default)
   }
+
+  private def allOptions: Seq[String] = (sourceOptions ++ sinkOptions).distinct
+
+  /** Checks options where the DataFrame is loaded (`load()`, or a writer's `save()`/`start()`), as
+    * Kafka does, before Spark says whether they will be read or written: every name must be
+    * known, and the options are those of a sink when they name one only sinks take, else a source's.
+    * Streaming-only rules (checkpointLocation, endingOffsets) wait for the query to start.
+    */
+  def validateAtLoad(options: CaseInsensitiveStringMap): Unit = {
+    val all = options.asCaseSensitiveMap().asScala.toMap
+    val sinkOnly = (sinkOptions.filterNot(sourceOptions.contains) :+ "path").map(_.toLowerCase(Locale.ROOT))
+    val sessionOnly = SessionDefaults()
+    val explicit = all.filterNot { case (k, v) => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(v) }
+    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT)))) sink(all, streaming = false)
+    else source(options, streaming = false)
+  }
+}
+
+/** The session's `spark.datasource.gazette.<option>` settings, which Spark adds to every query's
+  * options (SessionConfigSupport), by lower-case option name.
+  */
+private[spark] object SessionDefaults {
+  val Prefix = "spark.datasource.gazette."
+
+  def apply(): Map[String, String] =
+    org.apache.spark.sql.SparkSession.getActiveSession.map(_.conf.getAll.collect {
+      case (k, v) if k.toLowerCase(Locale.ROOT).startsWith(Prefix) => k.substring(Prefix.length).toLowerCase(Locale.ROOT) -> v
+    }).getOrElse(Map.empty)
 }

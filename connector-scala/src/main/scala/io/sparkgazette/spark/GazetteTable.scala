@@ -42,7 +42,7 @@ final class GazetteScan(options: CaseInsensitiveStringMap) extends Scan {
 
   override def readSchema(): StructType = MessageToRow.schema(includeLabels)
 
-  override def description(): String = s"Gazette(${options.asCaseSensitiveMap().asScala.toSeq.sorted.map { case (k, v) => s"$k=$v" }.mkString(", ")})"
+  override def description(): String = s"Gazette(${GazetteErrors.describe(options.asCaseSensitiveMap().asScala.toMap)})"
 
   override def toBatch: Batch = new GazetteBatch(GazetteOptions.source(options, streaming = false), hadoopConf)
 

@@ -47,7 +47,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
 
   // Spark builds a write, and so a driver, for every micro-batch and never closes it: the
   // driver borrows the JVM's shared client instead of opening channels of its own.
-  private def client = ClientCache(ClientConfig(options.broker))
+  private def client = ClientCache(options.clientConfig)
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 

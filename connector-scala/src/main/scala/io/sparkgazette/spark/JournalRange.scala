@@ -15,5 +15,5 @@ final case class JournalRange(journal: String, contentType: String, labels: Map[
   * streaming queries the directory where sequencer states cross batches.
   */
 final case class ReaderConfig(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration) {
-  def client: ClientConfig = ClientConfig(options.broker).copy(fragmentRoot = options.fragmentRoot)
+  def client: ClientConfig = options.clientConfig
 }

@@ -42,7 +42,7 @@ object ProtobufFunctions {
     schema.json
   }
 
-  private def decoder(spark: SparkSession, messageName: String, descriptorFile: String, mode: String): ProtobufDecoder = {
+  private[protobuf] def decoder(spark: SparkSession, messageName: String, descriptorFile: String, mode: String): ProtobufDecoder = {
     val permissive = mode.toUpperCase(Locale.ROOT) match {
       case "FAILFAST" => false
       case "PERMISSIVE" => true

@@ -1,0 +1,81 @@
+"""Whether a session has the connector, and what to do when it has not: the failures a new user
+meets first, each with the way out (Maven coordinates, cluster library, Connect server flags)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
+
+from spark_gazette._version import VERSION
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MAVEN_COORDINATES = f"io.sparkgazette:spark-gazette_2.13:{VERSION}"
+"""The connector's Maven coordinates, for `--packages` and cluster libraries: the same version as
+this Python package, whose wheel carries the same jar."""
+
+
+class ConnectorNotFoundError(RuntimeError):
+    """The session has no Gazette connector, and this process cannot add it."""
+
+
+def _jar_hint() -> str:
+    from spark_gazette.configure import bundled_jar
+    jar = bundled_jar()
+    return f"--jars {jar}" if jar else f"--packages {MAVEN_COORDINATES}"
+
+
+def missing_connector_message() -> str:
+    return (
+        "The Gazette connector is not on this Spark session's classpath (DATA_SOURCE_NOT_FOUND: gazette). "
+        "Spark adds a data source's jar only when the session starts:\n"
+        "  - PySpark: configure_spark_with_gazette(SparkSession.builder).getOrCreate(), before any other session "
+        "starts in the process;\n"
+        f"  - spark-submit or pyspark: --packages {MAVEN_COORDINATES};\n"
+        "  - a managed cluster (Databricks, EMR, Dataproc): install the Maven library "
+        f"{MAVEN_COORDINATES} on the cluster, then restart it;\n"
+        f"  - Spark Connect: start the server with start-connect-server.sh {_jar_hint()}.")
+
+
+def running_session_message(app: str) -> str:
+    return (
+        f"A SparkSession is already running in this process (app '{app}') without the Gazette connector, and "
+        "Spark reads spark.jars only when a session starts, so configure_spark_with_gazette cannot add it. Stop "
+        "the session first (spark.stop()) and build it again with configure_spark_with_gazette, or start the "
+        f"process with --packages {MAVEN_COORDINATES}. Where the platform makes the session for you (Databricks, "
+        f"EMR, Dataproc notebooks), install the Maven library {MAVEN_COORDINATES} on the cluster instead.")
+
+
+def connect_client_message(remote: str) -> str:
+    return (
+        f"This builder makes a Spark Connect client ({remote}), and a client cannot add the Gazette connector's "
+        "jar to its server: the server loads data sources when it starts. Start the server with "
+        f"start-connect-server.sh {_jar_hint()} (or --packages {MAVEN_COORDINATES}), then build the client "
+        "session without configure_spark_with_gazette; spark_gazette's read and write helpers work over Connect.")
+
+
+def is_missing_connector(error: BaseException) -> bool:
+    text = str(error)
+    return "DATA_SOURCE_NOT_FOUND" in text and "gazette" in text
+
+
+@contextmanager
+def explained() -> Iterator[None]:
+    """Turns Spark's DATA_SOURCE_NOT_FOUND for `gazette` into a ConnectorNotFoundError saying what to do."""
+    try:
+        yield
+    except Exception as e:  # AnalysisException classic and Connect alike
+        if is_missing_connector(e):
+            raise ConnectorNotFoundError(missing_connector_message()) from e
+        raise
+
+
+def has_connector(spark: SparkSession) -> bool:
+    """Whether `spark` resolves format("gazette"): the connector refuses the empty options, Spark
+    without it does not know the name."""
+    try:
+        spark.read.format("gazette").load().schema
+    except Exception as e:
+        return not is_missing_connector(e)
+    return True
