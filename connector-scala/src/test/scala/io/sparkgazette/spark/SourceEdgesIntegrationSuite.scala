@@ -349,6 +349,22 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     } finally w.close()
   }
 
+  test("the states are written with the session's Hadoop configuration, as Spark's own checkpoint is") {
+    val journal = "edges/session-conf/part-000"
+    val w = script(journal)
+    w.commit(0).continue(1).sync()
+    spark.conf.set("fs.gztest.impl", classOf[io.sparkgazette.testing.SessionOnlyFileSystem].getName)
+    spark.conf.set("fs.gztest.impl.disable.cache", "true") // else Hadoop's cache hides which configuration is used
+    try {
+      val ckpt = "gztest://" + checkpoint()
+      var rows = run(options(journal), ckpt)
+      w.ack(1).sync(); w.close()
+      rows ++= run(options(journal), ckpt)
+      assertSameMessages(rows, expected(journal))
+      assert(Files.exists(java.nio.file.Paths.get(ckpt.stripPrefix("gztest://"), "sources", "0", "sequencer", "source.json")))
+    } finally { spark.conf.unset("fs.gztest.impl"); spark.conf.unset("fs.gztest.impl.disable.cache") }
+  }
+
   test("AvailableNow reads a backlog smaller than minBytesPerTrigger") {
     val journal = "edges/min-bytes/part-000"
     val w = script(journal)
