@@ -365,6 +365,19 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     } finally { spark.conf.unset("fs.gztest.impl"); spark.conf.unset("fs.gztest.impl.disable.cache") }
   }
 
+  test("a checkpoint the executors cannot see fails the first batch, naming it, instead of starting over") {
+    val journal = "edges/driver-only/part-000"
+    val w = script(journal)
+    w.commit(0).sync(); w.close()
+    spark.conf.set("fs.gzdriver.impl", classOf[io.sparkgazette.testing.DriverOnlyFileSystem].getName)
+    spark.conf.set("fs.gzdriver.impl.disable.cache", "true")
+    try {
+      val ckpt = "gzdriver://" + checkpoint()
+      val e = intercept[Exception](run(options(journal), ckpt))
+      assert(e.getMessage.contains("cannot be seen from executor host") && e.getMessage.contains("sequencer"), e.getMessage)
+    } finally { spark.conf.unset("fs.gzdriver.impl"); spark.conf.unset("fs.gzdriver.impl.disable.cache") }
+  }
+
   test("AvailableNow reads a backlog smaller than minBytesPerTrigger") {
     val journal = "edges/min-bytes/part-000"
     val w = script(journal)
