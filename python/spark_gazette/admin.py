@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-from spark_gazette.options import SOURCE, _check
+from spark_gazette.options import CONNECTION, _check
 
 
 def _admin(spark: SparkSession) -> Any:
@@ -70,11 +70,8 @@ def publish(spark: SparkSession, broker: str, journal: str, messages: Iterable[d
                                      _connection(connection)))
 
 
-_CONNECTION = ("rpc_timeout", "retry_timeout", "trusted_ca_file", "cert_file", "cert_key_file", "auth_token")
-
-
 def _connection(given: Mapping[str, Any]) -> str:
-    unknown = sorted(set(given) - set(_CONNECTION))
+    unknown = sorted(set(given) - set(CONNECTION))
     if unknown:
-        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(_CONNECTION)}")
-    return json.dumps({SOURCE[k]: _check(k, v) for k, v in given.items() if v is not None})
+        raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(CONNECTION)}")
+    return json.dumps({CONNECTION[k]: _check(k, v) for k, v in given.items() if v is not None})

@@ -5,6 +5,16 @@ import json
 import re
 from typing import Mapping
 
+# How the client reaches the brokers: the same options for the source and the sink.
+CONNECTION = {
+    "rpc_timeout": "rpcTimeout",
+    "retry_timeout": "retryTimeout",
+    "trusted_ca_file": "trustedCaFile",
+    "cert_file": "certFile",
+    "cert_key_file": "certKeyFile",
+    "auth_token": "authToken",
+}
+
 SOURCE = {
     "broker": "broker",
     "selector": "selector",
@@ -24,12 +34,7 @@ SOURCE = {
     "sequencer_ring_size": "sequencerRingSize",
     "sequencer_ring_bytes": "sequencerRingBytes",
     "fragment_root": "fragmentRoot",
-    "rpc_timeout": "rpcTimeout",
-    "retry_timeout": "retryTimeout",
-    "trusted_ca_file": "trustedCaFile",
-    "cert_file": "certFile",
-    "cert_key_file": "certKeyFile",
-    "auth_token": "authToken",
+    **CONNECTION,
 }
 
 SINK = {
@@ -43,12 +48,7 @@ SINK = {
     "uuid_field": "uuidField",
     "flush_bytes": "flushBytes",
     "batch_id": "batchId",
-    "rpc_timeout": "rpcTimeout",
-    "retry_timeout": "retryTimeout",
-    "trusted_ca_file": "trustedCaFile",
-    "cert_file": "certFile",
-    "cert_key_file": "certKeyFile",
-    "auth_token": "authToken",
+    **CONNECTION,
 }
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)

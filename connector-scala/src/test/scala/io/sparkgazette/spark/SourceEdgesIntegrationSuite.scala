@@ -63,6 +63,12 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .foreachBatch { (df: DataFrame, id: Long) => each(df, id); () }
       .start()
 
+  /** Plans and logs the next batch, then fails the query before the batch is read. */
+  private def planWithoutReading(options: Map[String, String], checkpoint: String): Unit = {
+    val q = start(options, checkpoint)((_, _) => throw new IllegalStateException("planned, never read"))
+    intercept[Exception](q.awaitTermination(60000))
+  }
+
   private def keys(df: DataFrame): Seq[Key] =
     df.select("journal", "begin", "end", "uuid").collect().toSeq
       .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
@@ -166,14 +172,10 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val opts = Map("broker" -> cluster.broker, "selector" -> "prefix=edges/vanished-planned/", "startingOffsets" -> "earliest",
       "failOnDataLoss" -> "false")
     Journals.create(client, Journals.spec(journal), Journals.spec(other))
-    Judge.publishScenario(cluster.broker, journal, "committed")
-    Judge.publishScenario(cluster.broker, other, "committed")
+    Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
     val first = run(opts, ckpt)
-    Judge.publishScenario(cluster.broker, journal, "committed")
-    Judge.publishScenario(cluster.broker, other, "committed")
-    // The next batch is planned and logged, then the query fails before it is read.
-    val q = start(opts, ckpt)((_, _) => throw new IllegalStateException("planned, never read"))
-    intercept[Exception](q.awaitTermination(60000))
+    Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
+    planWithoutReading(opts, ckpt)
     val read = first.filter(_._1 == journal)
     delete(journal)
     val rows = first ++ run(opts, ckpt)
@@ -187,12 +189,10 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val ckpt = checkpoint()
     val opts = Map("broker" -> cluster.broker, "journals" -> s"$journal,$other", "startingOffsets" -> "earliest")
     Journals.create(client, Journals.spec(journal), Journals.spec(other))
-    Judge.publishScenario(cluster.broker, journal, "committed")
-    Judge.publishScenario(cluster.broker, other, "committed")
+    Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
     val first = run(opts, ckpt)
     Judge.publishScenario(cluster.broker, other, "committed")
-    val q = start(opts, ckpt)((_, _) => throw new IllegalStateException("planned, never read"))
-    intercept[Exception](q.awaitTermination(60000))
+    planWithoutReading(opts, ckpt)
     delete(journal)
     // The re-planned batch runs, then the next trigger finds the journal gone.
     var rows = first
