@@ -48,6 +48,7 @@ SINK = {
     "uuid_field": "uuidField",
     "flush_bytes": "flushBytes",
     "batch_id": "batchId",
+    "reader_ring_size": "readerRingSize",
     **CONNECTION,
 }
 
@@ -91,6 +92,10 @@ def _check(name: str, value) -> str:
                 "sequencer_ring_bytes", "flush_bytes"):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             _fail(name, value, "a positive int")
+        return str(value)
+    if name == "reader_ring_size":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            _fail(name, value, "an int >= 0")
         return str(value)
     if name in ("max_trigger_delay", "producer_prune_horizon", "rpc_timeout", "retry_timeout"):
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:

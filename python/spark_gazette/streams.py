@@ -31,6 +31,7 @@ Sink options (`write_stream`, `write`):
     uuid_pointer, uuid_field, flush_bytes, rpc_timeout, retry_timeout, trusted_ca_file, cert_file,
     cert_key_file, auth_token
     batch_id                `write` only: re-running a job with the same id writes nothing twice
+    reader_ring_size        readers' ring (8192): larger runs are staged, so large epochs stay cheap to read
 
 The project's README documents each option once, with its default.
 """
@@ -96,7 +97,7 @@ def write_stream(df: DataFrame, broker: str, journal: str | None = None, selecto
                  uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
                  retry_timeout: Duration | None = None, trusted_ca_file: str | None = None,
                  cert_file: str | None = None, cert_key_file: str | None = None,
-                 auth_token: str | None = None) -> DataStreamWriter:
+                 auth_token: str | None = None, reader_ring_size: int | None = None) -> DataStreamWriter:
     """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
     (rows mapped by their `key` column, or their own `journal` column), exactly once.
 
@@ -119,9 +120,11 @@ def write(df: DataFrame, broker: str, journal: str | None = None, selector: str 
           delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
           uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
           retry_timeout: Duration | None = None, trusted_ca_file: str | None = None, cert_file: str | None = None,
-          cert_key_file: str | None = None, auth_token: str | None = None, batch_id: str | None = None) -> None:
+          cert_key_file: str | None = None, auth_token: str | None = None, batch_id: str | None = None,
+          reader_ring_size: int | None = None) -> None:
     """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
-    commits, one ACK per journal, appended journal by journal.
+    commits, one ACK per journal, appended journal by journal (with `batch_id`, tasks' large runs
+    are staged and appended after the ACKs, one append each).
 
     Journals are not committed together: a job whose commit fails part-way can leave some
     journals' rows visible and the others' not. With `batch_id` (and `checkpoint_location`) the

@@ -5,19 +5,23 @@ Writes ROWS ndjson rows of about 1 KiB from PARTITIONS tasks into JOURNALS journ
 
   - go-publisher: PARTITIONS concurrent Gazette Publishers (the judge's publish-bench), each
                   publishing its share uncommitted across the journals, then its ACK intents,
-  - spark-batch:  a batch `df.write` of this connector, exactly once, keyed over the journals,
+  - spark-batch:  a batch `df.write` of this connector, exactly once with a `batchId`, keyed
+                  over the journals,
+  - spark-stream: a stream of the same rows (text files, EPOCHS micro-batches) written exactly
+                  once by this connector,
 
 (after a small write that warms Spark up), then reads the first output journal of each with
 Gazette's ReadCommittedIter (default ring of 8,192 messages) and ReadUncommittedIter, and prints
-rows/s, the sink's ratio against the Go Publisher (>1 is faster), and each output's
-read-committed/uncommitted cost ratio.
+rows/s, the sink's ratios against the Go Publisher (>1 is faster), and each output's
+read-committed/uncommitted cost ratio, in time and in bytes fetched from the broker.
 
-    python tests/bench/bench_sink.py [--rows 1000000] [--partitions 16] [--journals 4]
+    python tests/bench/bench_sink.py [--rows 1000000] [--partitions 16] [--journals 4] [--epochs 4]
 """
 
 import argparse
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
@@ -35,14 +39,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--journals", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()
     journals = [f"part-{i}" for i in range(args.journals)]
 
     from pyspark.sql import SparkSession
-    from spark_gazette import configure_spark_with_gazette, write
+    from spark_gazette import configure_spark_with_gazette, write, write_stream
 
-    with LocalCluster(brokers=1) as cluster:
-        for prefix in ("bench/go/", "bench/sink/", "bench/warm-up/"):
+    with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
+        for prefix in ("bench/go/", "bench/batch/", "bench/stream/", "bench/warm-up/"):
             cluster.apply(journal_specs(prefix, journals, length=1 << 30, codec="NONE"))
 
         def go_publisher():
@@ -55,15 +60,27 @@ def main() -> None:
         spark = configure_spark_with_gazette(SparkSession.builder.master("local[2]")
                                              .config("spark.ui.enabled", "false")
                                              .config("spark.ui.showConsoleProgress", "false")
+                                             .config("spark.sql.shuffle.partitions", str(args.partitions))
                                              .config("spark.log.level", "ERROR")).getOrCreate()
         try:
             pad = SIZE - len('{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":0000000,"pad":""}') - 1
             def rows(n: int):
                 return spark.range(0, n, 1, args.partitions).selectExpr(
                     f"to_json(named_struct('n', id, 'pad', repeat('x', {pad}))) AS value", "cast(id AS string) AS key")
+            # The stream's input: EPOCHS × PARTITIONS text files of the same rows, one epoch per trigger.
+            inputs = Path(tmp, "in")
+            rows(args.rows).select("value").repartition(args.epochs * args.partitions).write.text(str(inputs))
             write(rows(args.partitions * 100), broker=cluster.broker, selector="prefix=bench/warm-up/")
             go_took = go_publisher()
-            spark_took, _ = timed(lambda: write(rows(args.rows), broker=cluster.broker, selector="prefix=bench/sink/"), runs=1)
+            batch_took, _ = timed(lambda: write(rows(args.rows), broker=cluster.broker, selector="prefix=bench/batch/",
+                                                checkpoint_location=str(Path(tmp, "batch")), batch_id="bench"), runs=1)
+
+            def stream():
+                stream = (spark.readStream.schema("value STRING").option("maxFilesPerTrigger", args.partitions)
+                          .text(str(inputs)).selectExpr("value", "md5(value) AS key"))
+                write_stream(stream, broker=cluster.broker, selector="prefix=bench/stream/",
+                             checkpoint_location=str(Path(tmp, "stream"))).trigger(availableNow=True).start().awaitTermination()
+            stream_took, _ = timed(stream, runs=1)
         finally:
             spark.stop()
 
@@ -71,20 +88,23 @@ def main() -> None:
             def go(mode: str):
                 out = subprocess.run([str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", journal,
                                       mode, "--count"], capture_output=True, text=True, check=True)
-                return int(out.stdout.split()[0])
-            committed, n = timed(lambda: go("--committed"))
-            uncommitted, _ = timed(lambda: go("--uncommitted"))
-            return committed, uncommitted, n
+                n, _, fetched = out.stdout.split()
+                return int(n), int(fetched)
+            committed, (n, committed_bytes) = timed(lambda: go("--committed"))
+            uncommitted, (_, uncommitted_bytes) = timed(lambda: go("--uncommitted"))
+            return committed, uncommitted, n, committed_bytes / uncommitted_bytes
 
-        costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "sink")}
+        costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "batch", "stream")}
 
     print(f"{args.rows} rows of {SIZE} bytes from {args.partitions} writers into {len(journals)} journals")
     print(f"  go-publisher  {go_took:7.2f} s  {args.rows / go_took:10.0f} rows/s")
-    print(f"  spark-batch   {spark_took:7.2f} s  {args.rows / spark_took:10.0f} rows/s")
-    print(f"ratio spark-batch/go-publisher: {go_took / spark_took:.2f} (throughput, >1 is faster)")
-    for name, (committed, uncommitted, n) in costs.items():
+    print(f"  spark-batch   {batch_took:7.2f} s  {args.rows / batch_took:10.0f} rows/s")
+    print(f"  spark-stream  {stream_took:7.2f} s  {args.rows / stream_took:10.0f} rows/s  ({args.epochs} epochs)")
+    print(f"ratio spark-batch/go-publisher: {go_took / batch_took:.2f} (throughput, >1 is faster)")
+    print(f"ratio spark-stream/go-publisher: {go_took / stream_took:.2f} (throughput, >1 is faster)")
+    for name, (committed, uncommitted, n, fetched) in costs.items():
         print(f"read cost of {name} output ({n} messages in bench/{name}/{journals[0]}): committed {committed:.2f} s, "
-              f"uncommitted {uncommitted:.2f} s, ratio {committed / uncommitted:.2f}")
+              f"uncommitted {uncommitted:.2f} s, ratio {committed / uncommitted:.2f} (bytes fetched: {fetched:.2f})")
 
 
 if __name__ == "__main__":

@@ -139,7 +139,8 @@ type record struct {
 
 func read(broker string, journal pb.Journal, committed bool, ring int, acks bool, countOnly bool) {
 	var ctx = context.Background()
-	var rr = client.NewRetryReader(ctx, connect(ctx, broker), pb.ReadRequest{Journal: journal, Block: false})
+	var counting = &countingClient{RoutedJournalClient: connect(ctx, broker)}
+	var rr = client.NewRetryReader(ctx, counting, pb.ReadRequest{Journal: journal, Block: false})
 	var it message.Iterator
 	if committed {
 		it = message.NewReadCommittedIter(rr, newDocFunc, message.NewSequencer(nil, nil, ring))
@@ -151,7 +152,8 @@ func read(broker string, journal pb.Journal, committed bool, ring int, acks bool
 	var enc = json.NewEncoder(out)
 	var messages, bytes int64
 	if countOnly {
-		defer func() { fmt.Fprintf(out, "%d %d\n", messages, bytes) }()
+		// Messages, their bytes, and every byte the reader fetched (replays included).
+		defer func() { fmt.Fprintf(out, "%d %d %d\n", messages, bytes, counting.bytes) }()
 	}
 
 	for {
@@ -180,6 +182,35 @@ func read(broker string, journal pb.Journal, committed bool, ring int, acks bool
 		}
 		_ = enc.Encode(record{string(journal), env.Begin, env.End, u, int(flags), d.payload()})
 	}
+}
+
+// countingClient counts the content bytes of every read made through it: what a reader, its
+// replays included, fetched from the brokers.
+type countingClient struct {
+	pb.RoutedJournalClient
+	bytes int64
+}
+
+func (c *countingClient) Read(ctx context.Context, req *pb.ReadRequest, opts ...grpc.CallOption) (pb.Journal_ReadClient, error) {
+	var rc, err = c.RoutedJournalClient.Read(ctx, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &countingReads{Journal_ReadClient: rc, bytes: &c.bytes}, nil
+}
+
+type countingReads struct {
+	pb.Journal_ReadClient
+	bytes *int64
+}
+
+// RecvMsg is what Gazette's Reader calls.
+func (r *countingReads) RecvMsg(m interface{}) error {
+	var err = r.Journal_ReadClient.RecvMsg(m)
+	if resp, ok := m.(*pb.ReadResponse); ok && err == nil {
+		*r.bytes += int64(len(resp.Content))
+	}
+	return err
 }
 
 // mapKeys prints the journal Gazette's ModuloMapping and RendezvousMapping pick for each key.

@@ -46,8 +46,16 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
         (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) -> a.get("clock").asLong()
       }.toMap)
     }
-    IntentRecord(intents, producers)
+    val staged = Option(node.get("staged")).toSeq.flatMap(_.elements().asScala.map { n =>
+      StagedRun(n.get("journal").asText(), n.get("path").asText(), n.get("bytes").asLong(), n.get("producer").asText(), n.get("clock").asLong())
+    })
+    IntentRecord(intents, producers, staged)
   }
+
+  /** Whether the staged runs of `key` were all appended (a mark made after they were). */
+  def published(key: String): Boolean = fs.exists(new Path(dir, s"$key.published"))
+
+  def markPublished(key: String): Unit = fs.create(new Path(dir, s"$key.published"), true).close()
 
   /** Records `intents` under `key` unless something is recorded there already, and returns
     * what is recorded: a record, once made, is never replaced (a zombie driver may race the
@@ -61,6 +69,12 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
     val array = node.putArray("intents")
     record.intents.foreach { i =>
       array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)).put("clock", i.clock)
+    }
+    if (record.staged.nonEmpty) {
+      val staged = node.putArray("staged")
+      record.staged.foreach { r =>
+        staged.addObject().put("journal", r.journal).put("path", r.path).put("bytes", r.bytes).put("producer", r.producer).put("clock", r.clock)
+      }
     }
     record.producers.foreach { p =>
       val o = node.putObject("producers")
@@ -96,16 +110,16 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
   def prune(epoch: Long, keep: Int = 100): Unit =
     if (fs.exists(dir))
       fs.listStatus(dir).map(_.getPath).foreach { p =>
-        p.getName.stripSuffix(".json").toLongOption.filter(_ < epoch - keep).foreach(_ => fs.delete(p, false))
+        p.getName.stripSuffix(".json").stripSuffix(".published").toLongOption.filter(_ < epoch - keep).foreach(_ => fs.delete(p, false))
       }
 
   private def file(key: String) = new Path(dir, s"$key.json")
 }
 
-/** What is recorded for one write: its ACK intents and, for a stream, where its producers stand
-  * once they are appended.
+/** What is recorded for one write: its ACK intents, its staged runs and, for a stream, where its
+  * producers stand once they are appended.
   */
-final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None)
+final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None, staged: Seq[StagedRun] = Nil)
 
 object AckIntentLog {
   private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory
   * rows it held back from journals the sink cannot write, for the driver to refuse.
   */
 final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
-    unwritable: Map[String, Long] = Map.empty) extends WriterCommitMessage
+    unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil) extends WriterCommitMessage
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
 final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
@@ -61,16 +61,21 @@ final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[Str
 final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
     hadoopConf: SerializableConfiguration) {
   def client: ClientConfig = options.clientConfig
+
+  /** Where large runs are staged: writes whose intents are recorded can stage theirs. */
+  def staging: Option[StagingLocation] =
+    intentLog.filter(_ => options.readerRingSize > 0).map(l => StagingLocation(l.checkpointLocation))
 }
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
 final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
-    producers: Option[SinkProducers] = None) extends DataWriterFactory with StreamingDataWriterFactory {
+    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue))
+    extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
     createWriter(partitionId, taskId, batchEpoch)
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new GazetteDataWriter(config, targets, partitionId, epochId, producers)
+    new GazetteDataWriter(config, targets, partitionId, epochId, producers, threshold)
 }
 
 /** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
@@ -78,22 +83,27 @@ final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, b
   * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
   * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
   * attempt under theirs left open in each journal; batch jobs as a fresh producer.
+  * Where the write records its intents, a journal's rows are held unframed until they outgrow
+  * `threshold`; from then on they are staged as committed messages instead (see [[StagedRun]]).
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
 final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
-    producers: Option[SinkProducers] = None) extends DataWriter[InternalRow] {
+    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue))
+    extends DataWriter[InternalRow] {
   import GazetteDataWriter._
 
   private val client = ClientCache(config.client)
   private val task = Option(TaskContext.get())
   private val stable = producers.filter(_ => config.options.exactlyOnce)
+  private val stageAttempt = task.map(_.stageAttemptNumber()).getOrElse(0)
+  private val attempt = task.map(_.attemptNumber()).getOrElse(0)
+  private val clock = new MonotonicClock(stable.fold(0L)(p => p.clockFloor(producerOf(p))))
   private val publisher = stable match {
-    case Some(p) =>
-      val id = p.producer(partitionId, task.map(_.stageAttemptNumber()).getOrElse(0), task.map(_.attemptNumber()).getOrElse(0), epoch)
-      new Publisher(id, new MonotonicClock(p.clockFloor(id)))
-    case None => new Publisher()
+    case Some(p) => new Publisher(producerOf(p), clock)
+    case None    => new Publisher(clock = clock)
   }
+  private def producerOf(p: SinkProducers) = p.producer(partitionId, stageAttempt, attempt, epoch)
   // Exactly-once, a journal's bytes wait in a spool for the task's one append there at commit;
   // at-least-once, they are appended whenever flushBytes of them are buffered.
   private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
@@ -112,7 +122,14 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
   private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
-  private val attempt = task.map(_.attemptNumber()).getOrElse(0)
+  private val staging = config.staging.filter(_ => config.options.exactlyOnce)
+  // Rows not yet framed, per journal, while it is undecided whether the task appends them
+  // (uncommitted, at commit) or stages them (committed, published after the driver's commit).
+  private val held = scala.collection.mutable.LinkedHashMap[String, HeldRows]()
+  private val staged = scala.collection.mutable.LinkedHashMap[String, StagedRunWriter]()
+  // What a staged journal gets from the task itself: the rollback ACK ahead of the staged run.
+  private val stagedPrefixes = scala.collection.mutable.LinkedHashMap[String, Array[Byte]]()
+  private val lastClocks = scala.collection.mutable.Map[String, Long]()
   private var rows = 0L
   private var wrote = false
 
@@ -139,12 +156,13 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
       rolledBack(journal) = (framing, payload)
     }
-    try {
-      if (config.options.exactlyOnce) publisher.publishUncommitted(journal, framing, payload)
-      else publisher.publishCommitted(journal, framing, payload)
-    } catch {
-      case e: MessageFormatException =>
-        throw new IllegalArgumentException(s"Row $rows of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
+    if (!config.options.exactlyOnce) publish(journal, framing, payload, rows, committed = true)
+    else if (staging.isEmpty) publish(journal, framing, payload, rows, committed = false)
+    else if (staged.contains(journal)) publish(journal, framing, payload, rows, committed = true)
+    else {
+      val h = held.getOrElseUpdate(journal, new HeldRows(framing))
+      h.add(rows, payload)
+      if (h.count > threshold.messages || h.bytes > threshold.bytes) stage(journal)
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
@@ -152,18 +170,49 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
       .foreach(_ => if (rows == FaultAfterRows) { appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
   }
 
+  private def publish(journal: String, framing: Framing, payload: Array[Byte], row: Long, committed: Boolean): Unit = {
+    try {
+      if (committed) publisher.publishCommitted(journal, framing, payload)
+      else publisher.publishUncommitted(journal, framing, payload)
+    } catch {
+      case e: MessageFormatException =>
+        throw new IllegalArgumentException(s"Row $row of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
+    }
+    lastClocks(journal) = clock.current
+  }
+
+  /** From now on `journal`'s rows are staged, as committed messages, starting with those held. */
+  private def stage(journal: String): Unit = {
+    stagedPrefixes(journal) = publisher.drain(journal)
+    val index = targets.journals.indexOf(journal)
+    staged(journal) = new StagedRunWriter(staging.get.file(config.intentLog.get.key(epoch), partitionId, stageAttempt, attempt, index),
+      config.hadoopConf.value)
+    val h = held.remove(journal).get
+    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = true); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+  }
+
+  /** Frames the rows held for `journal` as the task's own uncommitted run. */
+  private def release(journal: String): Unit = held.remove(journal).foreach { h =>
+    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = false); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+  }
+
   override def commit(): WriterCommitMessage = {
     appendAll()
     if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
-    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap)
+    val runs = staged.toSeq.map { case (j, w) => w.close(j, publisher.producer.toString, lastClocks(j)) }
+    staged.clear()
+    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap, runs)
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
-  override def abort(): Unit = if (config.options.exactlyOnce && wrote) {
-    publisher.drain()
-    closeSpools()
-    try rollbacks().foreach(i => client.append(i.journal, i.intent))
-    catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
+  override def abort(): Unit = {
+    discardStaged()
+    if (config.options.exactlyOnce && wrote) {
+      publisher.drain()
+      closeSpools()
+      try rollbacks().foreach(i => client.append(i.journal, i.intent))
+      catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
+    }
   }
 
   // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
@@ -173,7 +222,9 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     case None    => publisher.rollbackIntents()
   }
 
-  override def close(): Unit = closeSpools()
+  override def close(): Unit = { closeSpools(); discardStaged() }
+
+  private def discardStaged(): Unit = { staged.values.foreach(_.discard()); staged.clear() }
 
   private def journalOf(row: InternalRow): String =
     if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
@@ -183,14 +234,22 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private def flush(journal: String): Unit = {
     val bytes = publisher.drain(journal)
     if (bytes.nonEmpty) {
-      if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
+      if (staged.contains(journal)) staged(journal).write(bytes)
+      else if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
       else { client.append(journal, bytes); wrote = true }
     }
   }
 
-  /** Appends what is buffered and spooled, one append per journal. */
+  /** Appends what is buffered and spooled, one append per journal; a staged journal gets its
+    * rollback ACK only.
+    */
   private def appendAll(): Unit = {
+    held.keys.toSeq.foreach(release)
     targets.journals.foreach(flush)
+    stagedPrefixes.foreach { case (journal, prefix) =>
+      if (prefix.nonEmpty) { client.append(journal, prefix); wrote = true }
+    }
+    stagedPrefixes.clear()
     spools.foreach { case (journal, spool) =>
       if (spool.size > 0) { client.append(journal, spool.content()); wrote = true }
     }
@@ -201,6 +260,19 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     spools.values.foreach(s => try s.close() catch { case NonFatal(_) => })
     spools.clear()
   }
+}
+
+/** A journal's rows held unframed, with their row numbers (for errors), in arrival order. */
+private final class HeldRows(val framing: Framing) {
+  private val rows = scala.collection.mutable.ArrayBuffer[Long]()
+  private val payloads = scala.collection.mutable.ArrayBuffer[Array[Byte]]()
+  var bytes = 0L
+
+  def add(row: Long, payload: Array[Byte]): Unit = { rows += row; payloads += payload; bytes += payload.length }
+
+  def count: Int = rows.size
+
+  def foreach(f: (Long, Array[Byte]) => Unit): Unit = rows.indices.foreach(i => f(rows(i), payloads(i)))
 }
 
 object GazetteDataWriter {

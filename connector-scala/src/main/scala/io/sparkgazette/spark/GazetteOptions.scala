@@ -85,7 +85,8 @@ final case class SinkOptions(
     flushBytes: Int,
     testFault: Option[SinkFault],
     batchId: Option[String] = None,
-    connection: BrokerConnection = BrokerConnection()
+    connection: BrokerConnection = BrokerConnection(),
+    readerRingSize: Int = 8192
 ) {
   def clientConfig: ClientConfig = connection.config(broker)
 }
@@ -127,6 +128,7 @@ object GazetteOptions {
   val FlushBytes = "flushBytes"
   val TestFault = "testFault"
   val BatchId = "batchId"
+  val ReaderRingSize = "readerRingSize"
 
   val RpcTimeout = "rpcTimeout"
   val RetryTimeout = "retryTimeout"
@@ -136,7 +138,7 @@ object GazetteOptions {
   val AuthToken = "authToken"
 
   private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
-    CheckpointLocation, FlushBytes, TestFault, BatchId) ++ connectionOptions
+    CheckpointLocation, FlushBytes, TestFault, BatchId, ReaderRingSize) ++ connectionOptions
 
   /** Parses the sink's options; streaming writes need `checkpointLocation`. */
   def sink(options: Map[String, String], streaming: Boolean): SinkOptions = {
@@ -172,7 +174,7 @@ object GazetteOptions {
     val fault = o.get(TestFault).map { f =>
       f.split(':') match {
         case Array(point, epoch) if Set("task-after-half", "driver-before-persist", "driver-after-persist",
-            "driver-after-some-acks").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+            "driver-after-some-acks", "driver-after-publish").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
         case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
           val Array(first, period) = every.split('/').map(_.toLong)
           SinkFault("task-after-half", first, period)
@@ -189,7 +191,7 @@ object GazetteOptions {
     }
     SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
       o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault,
-      batchId, connection(o))
+      batchId, connection(o), o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192))
   }
 
   private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)
@@ -317,6 +319,9 @@ object GazetteOptions {
 
   private[spark] def positiveLong(option: String, value: String): Long =
     value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a positive whole number"))
+
+  private[spark] def nonNegativeInt(option: String, value: String): Int =
+    value.trim.toIntOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a whole number >= 0"))
 
   /** `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds. */
   def duration(option: String, value: String): FiniteDuration = {

@@ -2,8 +2,7 @@ package io.sparkgazette.spark
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.client.{BrokerStatusException, ClientConfig}
-import io.sparkgazette.client.protocol.Status
+import com.google.protobuf.ByteString
 import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
@@ -62,6 +61,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     producers
   }
 
+  /** How large a task's run in a journal grows before it is staged, with `partitions` tasks. */
+  def threshold(partitions: Int): StagingThreshold = StagingThreshold(options.readerRingSize, partitions)
+
   /** The journals of this epoch: the selector is listed again each time. */
   def targets(): SinkTargets = {
     val journals = options.target match {
@@ -80,51 +82,59 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths)
   }
 
-  /** Records the epoch's intents (unless a previous run did), then appends them, all of a
-    * journal's ACKs in one append.
+  /** Records the epoch's intents and staged runs (unless a previous run did), then appends the
+    * ACKs, all of a journal's in one append, then has the staged runs appended. The ACKs go
+    * first: the runs they commit are small enough for readers' rings only while nothing large
+    * comes between them.
     */
   def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
     refuseUnwritable(messages)
-    val intents = log_ match {
-      case None => collect(messages)
+    val record = log_ match {
+      case None => IntentRecord(collect(messages))
       case Some(l) =>
         val key = location.get.key(epoch)
         l.read(key).getOrElse {
           val fresh = collect(messages)
           fault("driver-before-persist", epoch)
-          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages)))))
-        }.intents
+          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
+        }
     }
+    val intents = record.intents
     fault("driver-after-persist", epoch)
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
-      appendUnlessDeleted(epoch, journal, acks.map(_.intent).reduce(_ ++ _))
+      StagedRuns.appendUnlessDeleted(client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
+    for (l <- log_; loc <- location; staging <- config.staging) {
+      val key = loc.key(epoch)
+      if (record.staged.nonEmpty && !l.published(key)) {
+        StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
+        fault("driver-after-publish", epoch)
+        l.markPublished(key)
+      }
+      staging.delete(key, hadoopConf.value)
+      if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
+    }
     if (streaming) log_.foreach(_.prune(epoch))
-    logger.info(s"${location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals")
+    logger.info(s"${describe(epoch)} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals" +
+      (if (record.staged.isEmpty) "" else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
   }
+
+  private def describe(epoch: Long): String = location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
     */
   def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
     if (log_.exists(_.contains(location.get.key(epoch)))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
-    else
+    else {
       messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach { case (journal, rs) =>
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
-
-  /** Appends an epoch's ACKs to `journal`; a journal deleted since the epoch was recorded is
-    * skipped, as Gazette's consumers skip the ACK intents of journals that no longer exist.
-    * List confirms the deletion: a broker that has not yet heard of a new journal says
-    * JOURNAL_NOT_FOUND too.
-    */
-  private def appendUnlessDeleted(epoch: Long, journal: String, acks: Array[Byte]): Unit =
-    try client.append(journal, acks)
-    catch {
-      case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && client.list(s"name=$journal").isEmpty =>
-        logger.warn(s"journal $journal no longer exists: the ACKs of epoch $epoch for it are skipped, and what it held is gone with it")
+      for (loc <- location; staging <- config.staging)
+        try staging.delete(loc.key(epoch), hadoopConf.value)
+        catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
     }
 
   private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
@@ -139,8 +149,11 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private def acks(messages: Array[WriterCommitMessage]): Seq[(ProducerId, String, Long)] =
     messages.toSeq.collect { case m: GazetteCommitMessage =>
       val producer = ProducerId(java.lang.Long.parseUnsignedLong(m.producer, 16))
-      m.intents.map(i => (producer, i.journal, i.clock))
+      m.intents.map(i => (producer, i.journal, i.clock)) ++ m.staged.map(r => (producer, r.journal, r.clock))
     }.flatten
+
+  private def staged(messages: Array[WriterCommitMessage]): Seq[StagedRun] =
+    messages.toSeq.collect { case m: GazetteCommitMessage => m.staged }.flatten
 
   private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
@@ -163,7 +176,8 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
     // Spark marks continuous queries only once they run, after building their write.
     if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
       throw GazetteErrors.continuousProcessing()
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers())
+    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
+      driver.threshold(info.numPartitions()))
   }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
@@ -182,7 +196,7 @@ final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoop
   private val epoch = 0L
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch)
+    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()))
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = driver.commit(epoch, messages)
 

@@ -82,6 +82,51 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  for (fault <- Seq("driver-after-persist", "driver-after-publish", "task-after-half")) {
+    test(s"staged runs: exactly once across a failure at $fault and a restart from the checkpoint") {
+      val out = outputs(s"staged-$fault")
+      val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+      // A reader ring of 16 messages stages every run of more than a message or two.
+      val staged = Map("readerRingSize" -> "16")
+      if (fault == "task-after-half") run(out, checkpoint, staged ++ Map("testFault" -> s"$fault:1"))
+      else {
+        val e = intercept[Exception](run(out, checkpoint, staged ++ Map("testFault" -> s"$fault:1")))
+        assert(e.getMessage.contains(s"injected driver failure at $fault of epoch 1"))
+        run(out, checkpoint, staged)
+      }
+      assertExactlyOnce(out)
+      val outside = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 0)
+      assert(outside > 0, "no run was staged")
+      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "1")), "epoch 1's staged runs were not deleted")
+    }
+  }
+
+  for (partitions <- Seq(16, 200)) {
+    test(s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
+      val journal = s"sink/out/read-cost-$partitions/part-000"
+      Journals.create(client, Journals.spec(journal))
+      val rows = 20000L
+      spark.range(0, rows, 1, partitions).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString).option("batchId", "large")
+        .mode("append").save()
+      assert(committedNumbers(journal).sorted == (0L until rows))
+      val (committed, committedBytes) = Judge.readCost(cluster.broker, journal, committed = true)
+      val (_, uncommittedBytes) = Judge.readCost(cluster.broker, journal, committed = false)
+      assert(committed == rows)
+      assert(uncommittedBytes >= rows * 1000, s"Gazette's reader fetched $uncommittedBytes bytes read uncommitted")
+      assert(committedBytes <= 1.5 * uncommittedBytes,
+        s"Gazette's reader fetched $committedBytes bytes read committed, ${committedBytes.toDouble / uncommittedBytes}x the journal")
+      // Our own source, read committed, with its default ring.
+      val df = spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().select("begin")
+      assert(df.collect().length == rows)
+      val replayed = df.queryExecution.executedPlan.collectFirst {
+        case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s.metrics("replayedBytes").value
+      }.get
+      assert(replayed <= 0.5 * uncommittedBytes, s"the source replayed $replayed bytes of $uncommittedBytes")
+    }
+  }
+
   /** What Gazette's ReadCommittedIter sees of `journal`'s `{"n": ...}` rows. */
   private def committedNumbers(journal: String): Seq[Long] =
     Judge.read(cluster.broker, journal).map(r => """"n":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)

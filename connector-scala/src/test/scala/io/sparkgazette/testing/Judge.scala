@@ -35,6 +35,15 @@ object Judge {
         o.get("uuid").getAsString, o.get("flags").getAsInt, o.get("payload").getAsString)
     }.toSeq
 
+  /** What reading `journal` costs Gazette's reader (default ring): the messages it yields, and
+    * every byte it fetched from the brokers, replays included.
+    */
+  def readCost(broker: String, journal: String, committed: Boolean): (Long, Long) = {
+    val Array(messages, _, fetched) = run(Seq("read", "--broker", broker, "--journal", journal, "--count") ++
+      (if (committed) Seq("--committed") else Seq("--uncommitted"))).trim.split("\\s+").map(_.toLong)
+    (messages, fetched)
+  }
+
   /** A writer of `journal` driven command by command (see tests/judge/script.go): Gazette's own
     * Publisher, interleaved with whatever the test does between commands.
     */
