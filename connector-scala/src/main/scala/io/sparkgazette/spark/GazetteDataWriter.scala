@@ -64,7 +64,7 @@ final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLo
 
   /** Where large runs are staged: writes whose intents are recorded can stage theirs. */
   def staging: Option[StagingLocation] =
-    intentLog.filter(_ => options.readerRingSize > 0).map(l => StagingLocation(l.checkpointLocation))
+    intentLog.filter(_ => options.readerRingSize > 0).map(l => StagingLocation(l.checkpointLocation, l.batchId.isDefined))
 }
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */

@@ -28,9 +28,13 @@ import org.slf4j.LoggerFactory
   */
 final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long)
 
-/** Where a write's runs are staged: `<checkpointLocation>/gazette-sink/staging/<key>/`. */
-final case class StagingLocation(checkpointLocation: String) {
-  def dir(key: String): Path = new Path(new Path(checkpointLocation, "gazette-sink/staging"), key)
+/** Where a write's runs are staged: `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/`
+  * for a stream, `.../staging/batches/<batchId>/` for a batch job.
+  */
+final case class StagingLocation(checkpointLocation: String, batches: Boolean) {
+  private val root = new Path(checkpointLocation, s"gazette-sink/staging/${if (batches) "batches" else "epochs"}")
+
+  def dir(key: String): Path = new Path(root, key)
 
   /** The file of one task attempt's run in the `index`th journal of the write's targets. */
   def file(key: String, partition: Int, stageAttempt: Int, attempt: Int, index: Int): Path =
@@ -45,7 +49,6 @@ final case class StagingLocation(checkpointLocation: String) {
 
   /** Deletes the staged runs of the epochs before `epoch`: committed or abandoned, all of them. */
   def deleteBefore(epoch: Long, conf: Configuration): Unit = {
-    val root = new Path(checkpointLocation, "gazette-sink/staging")
     val fs = root.getFileSystem(conf)
     if (fs.exists(root))
       fs.listStatus(root).map(_.getPath).filter(_.getName.toLongOption.exists(_ < epoch)).foreach(fs.delete(_, true))

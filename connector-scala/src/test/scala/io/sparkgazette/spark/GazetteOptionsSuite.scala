@@ -69,6 +69,16 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "testFault" -> "sometime") contains "'testFault'")
   }
 
+  test("sink option readerRingSize: Gazette's default ring, 0 never stages, a threshold per task that shrinks with partitions") {
+    val base = Map("broker" -> "http://127.0.0.1:8080", "journal" -> "a", "checkpointLocation" -> "/c")
+    assert(GazetteOptions.sink(base, streaming = true).readerRingSize == 8192)
+    assert(GazetteOptions.sink(base + ("readerRingSize" -> "0"), streaming = true).readerRingSize == 0)
+    val e = intercept[IllegalArgumentException](GazetteOptions.sink(base + ("readerRingSize" -> "-1"), streaming = true))
+    assert(e.getMessage contains "'readerRingSize' has invalid value '-1'")
+    assert(StagingThreshold(8192, 16) == StagingThreshold(256, 2L << 20))
+    assert(StagingThreshold(8192, 200).messages == 20 && StagingThreshold(16, 200).messages == 1)
+  }
+
   test("sink option batchId: batch writes only, exactly once, with a checkpointLocation, a plain name") {
     val b = "broker" -> "http://127.0.0.1:8080"
     def batch(kv: (String, String)*) = GazetteOptions.sink((Seq(b, "journal" -> "a") ++ kv).toMap, streaming = false)

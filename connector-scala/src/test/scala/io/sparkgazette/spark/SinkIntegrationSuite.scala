@@ -97,7 +97,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       assertExactlyOnce(out)
       val outside = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 0)
       assert(outside > 0, "no run was staged")
-      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "1")), "epoch 1's staged runs were not deleted")
+      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "epochs", "1")), "epoch 1's staged runs were not deleted")
     }
   }
 
