@@ -243,13 +243,12 @@ object GazetteOptions {
     val endingByOffsets = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
     if (endingByOffsets.contains(OffsetSpec.Earliest))
       throw GazetteErrors.invalidOption(EndingOffsets, "earliest", "'latest' or a JSON object of offsets")
-    val ending = o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v)))
-      .orElse(o.get(EndingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(EndingOffsetsByTimestamp, v))))
-      .orElse(endingByOffsets)
-    val startingByOffsets = o.get(StartingOffsets).map(offsets(StartingOffsets, _))
-    val starting = o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v)))
-      .orElse(o.get(StartingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(StartingOffsetsByTimestamp, v))))
-      .orElse(startingByOffsets)
+    val ending = Seq(o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v))),
+      o.get(EndingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(EndingOffsetsByTimestamp, v))),
+      endingByOffsets).flatten.headOption
+    val starting = Seq(o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v))),
+      o.get(StartingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(StartingOffsetsByTimestamp, v))),
+      o.get(StartingOffsets).map(offsets(StartingOffsets, _))).flatten.headOption
     for (s <- starting; e <- ending) startAfterEnd(s, e).foreach { case (j, from, to) =>
       throw GazetteErrors.invalidOption(if (o.get(EndingTimestamp).isDefined) EndingTimestamp else EndingOffsetsByTimestamp,
         to.toString, s"a time at or after the starting time ($from)${j.map(" for journal " + _).getOrElse("")}")

@@ -66,6 +66,10 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(error(true, base :+ ("startingOffsetsByTimestamp" -> """{"x": -5}"""): _*) contains "journal x has -5")
     assert(error(true, base :+ ("startingOffsetsByTimestamp" -> "1000"): _*) contains "'startingOffsetsByTimestamp'")
     assert(error(true, base ++ Seq("startingTimestamp" -> "1", "startingOffsets" -> "nowhere"): _*) contains "'startingOffsets'")
+    assert(error(true, base ++ Seq("startingTimestamp" -> "1", "startingOffsetsByTimestamp" -> "{"): _*) contains
+      "'startingOffsetsByTimestamp'")
+    assert(error(false, base ++ Seq("endingTimestamp" -> "1", "endingOffsetsByTimestamp" -> """{"x": "soon"}"""): _*) contains
+      "'endingOffsetsByTimestamp'")
     assert(error(true, base :+ ("startingOffsetsByTimestampStrategy" -> "earliest"): _*) contains "expected error or latest")
     assert(error(true, base :+ ("endingTimestamp" -> "5"): _*) contains "endingTimestamp applies to batch queries only")
     assert(error(true, base :+ ("endingOffsetsByTimestamp" -> """{"x": 5}"""): _*) contains "batch queries only")
