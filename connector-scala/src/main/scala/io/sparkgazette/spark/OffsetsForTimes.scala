@@ -4,6 +4,7 @@ import java.time.Instant
 
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.{Clock, Envelope, Framing, JournalBytes, MalformedMessage, MessageIterator, RawMessage}
+import org.slf4j.LoggerFactory
 
 /** Where a journal reaches a time: the offset of the first message, in journal order, whose UUID
   * clock is at or after it (options `startingTimestamp`, `startingOffsetsByTimestamp`,
@@ -27,6 +28,7 @@ import io.sparkgazette.message.{Clock, Envelope, Framing, JournalBytes, Malforme
   * time: they are never the answer, and are read when they follow it.
   */
 object OffsetsForTimes {
+  private val log = LoggerFactory.getLogger(getClass)
 
   /** How far producers' clocks may run ahead of the fragment store's, for a fragment to be skipped. */
   val ClockSlack: Long = 60000L
@@ -96,12 +98,18 @@ object OffsetsForTimes {
     val head = client.writeHead(journal)
     val fragments = client.listFragments(journal).flatMap(_.spec).map(f => FragmentTime(f.begin, f.end, f.modTime))
     val from = client.readableFrom(journal, searchFrom(fragments, epochMillis, slackMillis).getOrElse(0L))
-    if (from >= head) return NoneBefore(head)
-    val reader = client.read(journal, from, endOffset = head)
-    try {
-      val chunks = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
-      val messages = new MessageIterator(journal, framing, chunks, holdTail = true, maxMessageBytes = maxMessageBytes)
-      firstAtOrAfter(messages, clockAt(epochMillis)).map(AtOffset(_)).getOrElse(NoneBefore(head))
-    } finally reader.close()
+    val found = if (from >= head) NoneBefore(head) else {
+      val reader = client.read(journal, from, endOffset = head)
+      try {
+        val chunks = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
+        val messages = new MessageIterator(journal, framing, chunks, holdTail = true, maxMessageBytes = maxMessageBytes)
+        firstAtOrAfter(messages, clockAt(epochMillis)).map(AtOffset(_)).getOrElse(NoneBefore(head))
+      } finally reader.close()
+    }
+    log.info(s"journal $journal: ${found match {
+      case AtOffset(o)   => s"the first message at or after ${Instant.ofEpochMilli(epochMillis)} begins at offset $o"
+      case NoneBefore(h) => s"no message at or after ${Instant.ofEpochMilli(epochMillis)} up to the write head $h"
+    }} (searched from offset $from of ${fragments.size} fragments)")
+    found
   }
 }
