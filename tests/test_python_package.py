@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,12 @@ def test_helpers_check_values_before_spark_does():
         read_stream(None, broker="http://b:1", selector="prefix=x/", max_bytes_per_trigger=-1)
     with pytest.raises(ValueError, match="'starting_offsets'"):
         read_stream(None, broker="http://b:1", journals=["a"], starting_offsets={"a": -3})
+    with pytest.raises(ValueError, match="'starting_timestamp' has invalid value -1"):
+        read_stream(None, broker="http://b:1", journals=["a"], starting_timestamp=-1)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        read_stream(None, broker="http://b:1", journals=["a"], starting_timestamp=datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="'starting_offsets_by_timestamp_strategy'"):
+        read_stream(None, broker="http://b:1", journals=["a"], starting_offsets_by_timestamp_strategy="earliest")
     with pytest.raises(ValueError, match="checkpoint_location"):
         write_stream(None, broker="http://b:1", journal="a")
     with pytest.raises(ValueError, match="'mapping'"):

@@ -9,6 +9,8 @@ import judge
 
 pytestmark = requires_local_binaries
 
+GREGORIAN_TO_UNIX = 122_192_928_000_000_000  # 100 ns units from 1582-10-15 to 1970-01-01
+
 FRAMINGS = ["application/x-ndjson", "text/csv", "application/x-protobuf-fixed"]
 
 
@@ -52,6 +54,22 @@ def test_batch_read_equals_gazette_and_has_the_documented_schema(cluster, spark)
         "journal", "begin", "end", "value", "uuid", "producer", "clock", "publishTime"]
     rows = {(r.journal, r.begin, r.end, r.uuid) for r in df.collect()}
     assert rows == expected(cluster.broker)
+
+
+def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it(cluster, spark):
+    from spark_gazette import read
+    journal = "pysource/part-0"
+    every = sorted((r.begin, r.clock) for r in
+                   read(spark, broker=cluster.broker, journals=journal, read_committed=False).select("begin", "clock").collect())
+    timed = [c for _, c in every if c]
+    t = ((timed[len(timed) // 2] >> 4) - GREGORIAN_TO_UNIX) // 10_000  # a publish time, in ms
+    at = (t * 10_000 + GREGORIAN_TO_UNIX) << 4
+    first = next(b for b, c in every if c and c >= at)
+    rows = read(spark, broker=cluster.broker, journals=journal, read_committed=False, starting_timestamp=t).collect()
+    assert sorted(r.begin for r in rows) == [b for b, _ in every if b >= first]
+    later = ((max(timed) >> 4) - GREGORIAN_TO_UNIX) // 10_000 + 1  # after every message: nothing, with "latest"
+    assert read(spark, broker=cluster.broker, journals=journal, starting_offsets_by_timestamp={journal: later},
+                starting_offsets_by_timestamp_strategy="latest").count() == 0
 
 
 def test_unknown_option_is_named(cluster, spark):

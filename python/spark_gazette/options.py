@@ -3,6 +3,7 @@
 
 import json
 import re
+from datetime import datetime, timedelta, timezone
 from typing import Mapping
 
 # How the client reaches the brokers: the same options for the source and the sink.
@@ -21,6 +22,11 @@ SOURCE = {
     "journals": "journals",
     "starting_offsets": "startingOffsets",
     "ending_offsets": "endingOffsets",
+    "starting_timestamp": "startingTimestamp",
+    "starting_offsets_by_timestamp": "startingOffsetsByTimestamp",
+    "starting_offsets_by_timestamp_strategy": "startingOffsetsByTimestampStrategy",
+    "ending_timestamp": "endingTimestamp",
+    "ending_offsets_by_timestamp": "endingOffsetsByTimestamp",
     "read_committed": "readCommitted",
     "max_bytes_per_trigger": "maxBytesPerTrigger",
     "min_bytes_per_trigger": "minBytesPerTrigger",
@@ -51,6 +57,23 @@ SINK = {
     "reader_ring_size": "readerRingSize",
     **CONNECTION,
 }
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _millis(name: str, value) -> int:
+    """Milliseconds since 1970 from an int, or from a timezone-aware datetime."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            _fail(name, value, "a timezone-aware datetime, or milliseconds since 1970")
+        millis = (value - _EPOCH) // timedelta(milliseconds=1)
+        if millis < 0:
+            _fail(name, value, "a time from 1970 on")
+        return millis
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        _fail(name, value, "milliseconds since 1970 (an int >= 0), or a timezone-aware datetime")
+    return value
+
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
 
@@ -84,6 +107,14 @@ def _check(name: str, value) -> str:
         if value in ("earliest", "latest"):
             return value
         _fail(name, value, "'earliest', 'latest' or a dict of journal offsets")
+    if name in ("starting_timestamp", "ending_timestamp"):
+        return str(_millis(name, value))
+    if name in ("starting_offsets_by_timestamp", "ending_offsets_by_timestamp"):
+        if not isinstance(value, Mapping):
+            _fail(name, value, "a dict of times by journal name")
+        return json.dumps({str(j): _millis(name, t) for j, t in value.items()})
+    if name == "starting_offsets_by_timestamp_strategy" and value not in ("error", "latest"):
+        _fail(name, value, "'error' or 'latest'")
     if name in ("read_committed", "fail_on_data_loss", "fail_on_malformed", "include_labels"):
         if not isinstance(value, bool):
             _fail(name, value, "True or False")

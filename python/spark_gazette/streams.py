@@ -6,6 +6,11 @@ Source options (`read_stream`, `read`):
     selector | journals     a label selector ("prefix=events/"), or journal names
     starting_offsets        "earliest" | "latest" | {journal: offset} (-2 earliest, -1 latest)
     ending_offsets          batch only: "latest" | {journal: offset}
+    starting_timestamp      start at each journal's first message published at or after this time
+                            (ms since 1970, or an aware datetime); wins over the two below
+    starting_offsets_by_timestamp   {journal: time}, the same per journal; wins over starting_offsets
+    starting_offsets_by_timestamp_strategy   no message at or after the time: "error" | "latest"
+    ending_timestamp, ending_offsets_by_timestamp   batch only: end before the first message at or after
     read_committed          True (exactly-once) | False (every message, ACKs included)
     max_bytes_per_trigger   bytes per micro-batch, split by backlog
     min_bytes_per_trigger   wait for this many new bytes ...
@@ -38,7 +43,8 @@ The project's README documents each option once, with its default.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence, Union
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, Mapping, Sequence, Union
 
 from spark_gazette import options as _options
 from spark_gazette.connector import explained
@@ -49,12 +55,16 @@ if TYPE_CHECKING:
 
 Offsets = Union[str, Mapping[str, int]]
 """'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
+Timestamp = Union[int, datetime]
+"""Milliseconds since 1970-01-01T00:00:00Z, or a timezone-aware datetime."""
 Duration = Union[str, int]
 """'250ms', '30s', '15m', '24h', '7d', or milliseconds."""
 
 
 def read_stream(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
-                starting_offsets: Offsets | None = None,
+                starting_offsets: Offsets | None = None, starting_timestamp: Timestamp | None = None,
+                starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+                starting_offsets_by_timestamp_strategy: Literal["error", "latest"] | None = None,
                 max_bytes_per_trigger: int | None = None, min_bytes_per_trigger: int | None = None,
                 max_trigger_delay: Duration | None = None, read_committed: bool | None = None,
                 fail_on_data_loss: bool | None = None,
@@ -68,7 +78,9 @@ def read_stream(spark: SparkSession, broker: str, selector: str | None = None, j
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
 
     Give `selector` (e.g. "prefix=events/") or `journals` (names). `starting_offsets` is
-    "earliest", "latest" (the default) or a dict of journal offsets. Read committed (the default),
+    "earliest", "latest" (the default) or a dict of journal offsets; `starting_timestamp` (or
+    `starting_offsets_by_timestamp`, per journal) starts instead at the first message published at
+    or after a time, found once when the query starts. Read committed (the default),
     every acknowledged message appears exactly once; rolled-back and duplicate ones never.
 
         events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
@@ -80,13 +92,23 @@ def read_stream(spark: SparkSession, broker: str, selector: str | None = None, j
 
 def read(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
          starting_offsets: Offsets | None = None,
-         ending_offsets: Offsets | None = None, read_committed: bool | None = None, fail_on_malformed: bool | None = None,
+         ending_offsets: Offsets | None = None, starting_timestamp: Timestamp | None = None,
+         starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+         starting_offsets_by_timestamp_strategy: Literal["error", "latest"] | None = None,
+         ending_timestamp: Timestamp | None = None, ending_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+         read_committed: bool | None = None, fail_on_malformed: bool | None = None,
          uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None,
          rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
          trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
          auth_token: str | None = None) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
-    "earliest") and `ending_offsets` (default "latest"); same columns as `read_stream`."""
+    "earliest") and `ending_offsets` (default "latest"), or between the first messages published
+    at or after `starting_timestamp` and `ending_timestamp`; same columns as `read_stream`.
+
+        from datetime import datetime, timezone
+        today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
+                     starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    """
     opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
     return _loaded(spark.read.format("gazette").options(**opts))
 

@@ -16,12 +16,13 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
     try {
       val journals = directory.journals(mustExist = true)
       val names = journals.keys
-      val start = options.startingOffsets match {
+      val start = OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true) match {
         case OffsetSpec.Earliest => directory.earliest(names)
         case OffsetSpec.Latest   => directory.writeHeads(names)
         case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
+        case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
       }
-      val end = options.endingOffsets match {
+      val end = OffsetsForTimes.resolve(options.endingOffsets, journals, directory, options, starting = false) match {
         case OffsetSpec.Specific(explicit) =>
           val ends = resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
           val heads = directory.writeHeads(explicit.filter(_._2 >= 0).keys)

@@ -52,6 +52,17 @@ object GazetteErrors {
     new IllegalArgumentException(
       s"Option '${GazetteOptions.EndingOffsets}' asks for journal $journal up to offset $end, past its write head $head")
 
+  def noMessageAtTime(journal: String, epochMillis: Long, writeHead: Long, option: String): IllegalArgumentException =
+    new IllegalArgumentException(
+      s"Journal $journal has no message published at or after ${java.time.Instant.ofEpochMilli(epochMillis)} ($epochMillis, " +
+        s"option '$option') up to its write head $writeHead. Set '${GazetteOptions.StartingOffsetsByTimestampStrategy}' to " +
+        "'latest' to start such journals at their write head, or give an earlier time")
+
+  def suspendedAtTime(journal: String, option: String): IllegalStateException =
+    new IllegalStateException(
+      s"Journal $journal is suspended (no replica serves reads), so option '$option' cannot find its first message at " +
+        "or after a time. Resume it (an append does), or leave it out of the option's journals")
+
   def offsetsWentBackwards(journal: String, from: Long, to: Long): IllegalStateException =
     new IllegalStateException(s"Offset of journal $journal went backwards from $from to $to")
 

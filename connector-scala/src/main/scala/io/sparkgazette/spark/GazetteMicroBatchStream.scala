@@ -46,15 +46,17 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val journals = discover(mustExist = true)
     if (journals.isEmpty) log.warn(s"no Gazette journals match ${options.target.describe} yet")
     val (suspended, readable) = journals.partition(_._2.suspended)
+    // Times become offsets here, once: the checkpoint keeps them for every restart.
+    val spec = OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true)
     // A suspended journal has no replica to ask: its write head is where it was suspended. Read
     // from the earliest, it joins when an append resumes it, like a journal created then.
-    val latest = options.startingOffsets match {
+    val latest = spec match {
       case OffsetSpec.Latest             => suspended.keySet
       case OffsetSpec.Specific(explicit) => suspended.keySet.filter(j => explicit.get(j).exists(_ != OffsetSpec.EarliestOffset))
-      case OffsetSpec.Earliest           => Set.empty[String]
+      case _                             => Set.empty[String]
     }
-    val explicit = options.startingOffsets match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
-    val offsets = startingOffsets(options.startingOffsets, readable.keys, ignore = suspended.keySet) ++
+    val explicit = spec match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
+    val offsets = startingOffsets(spec, readable.keys, ignore = suspended.keySet) ++
       latest.map(j => j -> explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt))
     JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) })
   }
@@ -67,6 +69,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
       val earliest = directory.earliest(journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
       val latest = directory.writeHeads(journals.filter(j => explicit.get(j).contains(OffsetSpec.LatestOffset)))
       journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
+    case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
   }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)

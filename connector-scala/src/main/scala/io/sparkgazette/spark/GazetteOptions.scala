@@ -20,6 +20,12 @@ object OffsetSpec {
   /** Explicit byte offsets; [[EarliestOffset]] and [[LatestOffset]] stand for either end. */
   final case class Specific(offsets: Map[String, Long]) extends OffsetSpec
 
+  /** In every journal, the first message published at or after `epochMillis` (see [[OffsetsForTimes]]). */
+  final case class AtTime(epochMillis: Long) extends OffsetSpec
+
+  /** The same, with a time per journal; journals left out start at their earliest offset, or end at their latest. */
+  final case class AtTimes(epochMillis: Map[String, Long]) extends OffsetSpec
+
   val EarliestOffset: Long = -2L
   val LatestOffset: Long = -1L
 }
@@ -27,6 +33,17 @@ object OffsetSpec {
 /** Which journals a query reads. */
 sealed trait JournalTarget {
   def describe: String
+}
+
+/** What a start by time does in a journal with no message at or after the time
+  * (option `startingOffsetsByTimestampStrategy`, Kafka's name).
+  */
+sealed trait NoMessageAtTime
+object NoMessageAtTime {
+  /** Fail, naming the journal and the time. */
+  case object Error extends NoMessageAtTime
+  /** Start at the journal's write head. */
+  case object Latest extends NoMessageAtTime
 }
 
 object JournalTarget {
@@ -61,7 +78,8 @@ final case class SourceOptions(
     sequencerRingSize: Int,
     sequencerRingBytes: Long,
     fragmentRoot: Option[String],
-    connection: BrokerConnection = BrokerConnection()
+    connection: BrokerConnection = BrokerConnection(),
+    noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error
 ) {
   def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
 }
@@ -107,6 +125,11 @@ object GazetteOptions {
   val Journals = "journals"
   val StartingOffsets = "startingOffsets"
   val EndingOffsets = "endingOffsets"
+  val StartingTimestamp = "startingTimestamp"
+  val EndingTimestamp = "endingTimestamp"
+  val StartingOffsetsByTimestamp = "startingOffsetsByTimestamp"
+  val EndingOffsetsByTimestamp = "endingOffsetsByTimestamp"
+  val StartingOffsetsByTimestampStrategy = "startingOffsetsByTimestampStrategy"
   val ReadCommitted = "readCommitted"
   val MaxBytesPerTrigger = "maxBytesPerTrigger"
   val MinBytesPerTrigger = "minBytesPerTrigger"
@@ -196,7 +219,8 @@ object GazetteOptions {
 
   private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)
 
-  private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, ReadCommitted,
+  private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, StartingTimestamp,
+    EndingTimestamp, StartingOffsetsByTimestamp, EndingOffsetsByTimestamp, StartingOffsetsByTimestampStrategy, ReadCommitted,
     MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
     ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot) ++ connectionOptions
 
@@ -214,11 +238,28 @@ object GazetteOptions {
         JournalTarget.ByName(names.distinct)
       case (None, None) => throw GazetteErrors.missingOption(s"$Selector' or '$Journals", "which journals to read")
     }
-    val ending = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
-    if (streaming && ending.isDefined)
-      throw GazetteErrors.invalidOption(EndingOffsets, o.get(EndingOffsets).get, "no value: endingOffsets applies to batch queries only")
-    if (ending.contains(OffsetSpec.Earliest))
+    // By time, as Kafka: a timestamp for all journals wins over one per journal, which wins over offsets.
+    // Every option given is checked, also one that another takes precedence over.
+    for (name <- Seq(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp); v <- o.get(name) if streaming)
+      throw GazetteErrors.invalidOption(name, v, s"no value: $name applies to batch queries only")
+    val endingByOffsets = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
+    if (endingByOffsets.contains(OffsetSpec.Earliest))
       throw GazetteErrors.invalidOption(EndingOffsets, "earliest", "'latest' or a JSON object of offsets")
+    val ending = Seq(o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v))),
+      o.get(EndingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(EndingOffsetsByTimestamp, v))),
+      endingByOffsets).flatten.headOption
+    val starting = Seq(o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v))),
+      o.get(StartingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(StartingOffsetsByTimestamp, v))),
+      o.get(StartingOffsets).map(offsets(StartingOffsets, _))).flatten.headOption
+    for (s <- starting; e <- ending) startAfterEnd(s, e).foreach { case (j, from, to) =>
+      throw GazetteErrors.invalidOption(if (o.get(EndingTimestamp).isDefined) EndingTimestamp else EndingOffsetsByTimestamp,
+        to.toString, s"a time at or after the starting time ($from)${j.map(" for journal " + _).getOrElse("")}")
+    }
+    val noMessageAtStart = o.get(StartingOffsetsByTimestampStrategy).map(v => v.trim.toLowerCase(Locale.ROOT) match {
+      case "error"  => NoMessageAtTime.Error
+      case "latest" => NoMessageAtTime.Latest
+      case _        => throw GazetteErrors.invalidOption(StartingOffsetsByTimestampStrategy, v, "error or latest")
+    }).getOrElse(NoMessageAtTime.Error)
     val maxBytes = o.get(MaxBytesPerTrigger).map(positiveLong(MaxBytesPerTrigger, _))
     val minBytes = o.get(MinBytesPerTrigger).map(positiveLong(MinBytesPerTrigger, _))
     for (max <- maxBytes; min <- minBytes if min > max)
@@ -228,8 +269,7 @@ object GazetteOptions {
     SourceOptions(
       broker = broker(o),
       target = target,
-      startingOffsets = o.get(StartingOffsets).map(offsets(StartingOffsets, _))
-        .getOrElse(if (streaming) OffsetSpec.Latest else OffsetSpec.Earliest),
+      startingOffsets = starting.getOrElse(if (streaming) OffsetSpec.Latest else OffsetSpec.Earliest),
       endingOffsets = ending.getOrElse(OffsetSpec.Latest),
       readCommitted = o.boolean(ReadCommitted, default = true),
       maxBytesPerTrigger = maxBytes,
@@ -246,8 +286,34 @@ object GazetteOptions {
         .getOrElse(8192),
       sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
       fragmentRoot = o.get(FragmentRoot),
-      connection = connection(o)
+      connection = connection(o),
+      noMessageAtStart = noMessageAtStart
     )
+  }
+
+  /** A time in milliseconds since the Unix epoch, as Kafka's `startingTimestamp` takes it. */
+  private def epochMillis(option: String, value: String): Long =
+    value.trim.toLongOption.filter(_ >= 0)
+      .getOrElse(throw GazetteErrors.invalidOption(option, value, "milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000"))
+
+  /** A JSON object of times in milliseconds since the Unix epoch, by journal. */
+  private def timestamps(option: String, value: String): Map[String, Long] = {
+    val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
+      throw GazetteErrors.invalidOption(option, value, """JSON such as {"a/journal": 1767225600000} (milliseconds since 1970)"""))
+    parsed.find(_._2 < 0).foreach { case (j, t) =>
+      throw GazetteErrors.invalidOption(option, value, s"times >= 0 (milliseconds since 1970); journal $j has $t")
+    }
+    parsed
+  }
+
+  // A start by time after the end by time, in all journals (None) or in one.
+  private def startAfterEnd(start: OffsetSpec, end: OffsetSpec): Option[(Option[String], Long, Long)] = (start, end) match {
+    case (OffsetSpec.AtTime(s), OffsetSpec.AtTime(e)) if s > e => Some((None, s, e))
+    case (OffsetSpec.AtTime(s), OffsetSpec.AtTimes(es)) => es.collectFirst { case (j, e) if s > e => (Some(j), s, e) }
+    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTime(e)) => ss.collectFirst { case (j, s) if s > e => (Some(j), s, e) }
+    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTimes(es)) =>
+      ss.toSeq.sortBy(_._1).collectFirst { case (j, s) if es.get(j).exists(s > _) => (Some(j), s, es(j)) }
+    case _ => None
   }
 
   private[spark] def broker(o: Reader): String = {

@@ -6,6 +6,7 @@ import scala.concurrent.duration.Duration
 import scala.concurrent.{Await, ExecutionContext, Future}
 
 import io.sparkgazette.client.GazetteClient
+import io.sparkgazette.message.Framing
 
 /** A journal as the source plans it: its framing and labels, the Etcd revision that created it,
   * and whether it is suspended with no replica serving reads (Gazette's FULL suspension).
@@ -45,6 +46,14 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
   /** The first offset each journal still holds. */
   def earliest(journals: Iterable[String]): Map[String, Long] =
     parallel(journals.toSeq)(j => j -> client.readableFrom(j, 0)).toMap
+
+  /** Where each journal reaches its time (see [[OffsetsForTimes]]), searched concurrently. */
+  def offsetsForTimes(times: Map[JournalInfo, Long], options: SourceOptions): Map[String, OffsetsForTimes.Found] =
+    parallel(times.toSeq) { case (info, t) =>
+      val framing = Framing.forContentType(info.contentType, options.uuidPointer, options.uuidField)
+        .fold(problem => throw GazetteErrors.unsupportedFraming(info.name, problem), identity)
+      info.name -> OffsetsForTimes.find(client, info.name, framing, t, math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+    }.toMap
 
   private def parallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
     Await.result(Future.traverse(items)(a => Future(f(a))), Duration.Inf)

@@ -45,6 +45,40 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(error(true, base :+ ("typo" -> "1"): _*) contains "Unknown Gazette option 'typo'")
   }
 
+  test("starting and ending by time: Kafka's names, values and precedence") {
+    val ts = """{"x": 1767225600000}"""
+    val s = parse(streaming = true, base ++ Seq("startingTimestamp" -> "1767225600000", "startingOffsetsByTimestamp" -> ts,
+      "startingOffsets" -> "earliest", "STARTINGOFFSETSBYTIMESTAMPSTRATEGY" -> "Latest"): _*)
+    assert(s.startingOffsets == OffsetSpec.AtTime(1767225600000L) && s.noMessageAtStart == NoMessageAtTime.Latest)
+    val byJournal = parse(streaming = true, base ++ Seq("startingOffsetsByTimestamp" -> ts, "startingOffsets" -> "earliest"): _*)
+    assert(byJournal.startingOffsets == OffsetSpec.AtTimes(Map("x" -> 1767225600000L)))
+    assert(byJournal.noMessageAtStart == NoMessageAtTime.Error)
+    val b = parse(streaming = false, base ++ Seq("endingTimestamp" -> "2000", "endingOffsetsByTimestamp" -> """{"x": 5}""",
+      "endingOffsets" -> "latest", "startingTimestamp" -> "1000"): _*)
+    assert(b.endingOffsets == OffsetSpec.AtTime(2000L) && b.startingOffsets == OffsetSpec.AtTime(1000L))
+    assert(parse(streaming = false, base :+ ("endingOffsetsByTimestamp" -> """{"x": 5}"""): _*).endingOffsets ==
+      OffsetSpec.AtTimes(Map("x" -> 5L)))
+  }
+
+  test("bad times fail naming their option, also where another option takes precedence") {
+    assert(error(true, base :+ ("startingTimestamp" -> "yesterday"): _*) contains "'startingTimestamp' has invalid value 'yesterday'")
+    assert(error(true, base :+ ("startingTimestamp" -> "-1"): _*) contains "'startingTimestamp'")
+    assert(error(true, base :+ ("startingOffsetsByTimestamp" -> """{"x": -5}"""): _*) contains "journal x has -5")
+    assert(error(true, base :+ ("startingOffsetsByTimestamp" -> "1000"): _*) contains "'startingOffsetsByTimestamp'")
+    assert(error(true, base ++ Seq("startingTimestamp" -> "1", "startingOffsets" -> "nowhere"): _*) contains "'startingOffsets'")
+    assert(error(true, base ++ Seq("startingTimestamp" -> "1", "startingOffsetsByTimestamp" -> "{"): _*) contains
+      "'startingOffsetsByTimestamp'")
+    assert(error(false, base ++ Seq("endingTimestamp" -> "1", "endingOffsetsByTimestamp" -> """{"x": "soon"}"""): _*) contains
+      "'endingOffsetsByTimestamp'")
+    assert(error(true, base :+ ("startingOffsetsByTimestampStrategy" -> "earliest"): _*) contains "expected error or latest")
+    assert(error(true, base :+ ("endingTimestamp" -> "5"): _*) contains "endingTimestamp applies to batch queries only")
+    assert(error(true, base :+ ("endingOffsetsByTimestamp" -> """{"x": 5}"""): _*) contains "batch queries only")
+    assert(error(false, base ++ Seq("startingTimestamp" -> "10", "endingTimestamp" -> "5"): _*) contains
+      "'endingTimestamp' has invalid value '5': expected a time at or after the starting time (10)")
+    assert(error(false, base ++ Seq("startingOffsetsByTimestamp" -> """{"x": 10, "y": 1}""",
+      "endingOffsetsByTimestamp" -> """{"x": 5}"""): _*) contains "for journal x")
+  }
+
   test("offsets round-trip through JSON, with each journal's revision and origin; plain numbers are offsets") {
     val o = JournalOffsets(Map("b/1" -> JournalPosition(5L, 17L, 0L), "a/2" -> JournalPosition(1L << 40, 3L, 1024L)))
     assert(o.json() == """{"a/2":{"offset":1099511627776,"revision":3,"origin":1024},"b/1":{"offset":5,"revision":17,"origin":0}}""")
