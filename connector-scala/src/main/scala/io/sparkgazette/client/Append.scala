@@ -19,14 +19,17 @@ private[client] object Append {
   def chunks(content: ByteString, size: Int): Iterator[ByteString] =
     Iterator.range(0, content.size(), size).map(i => content.substring(i, math.min(i + size, content.size())))
 
-  /** Streams one attempt and waits for the broker's answer. */
+  /** Streams one attempt (`first` names the journal, and any registers) and waits for the
+    * broker's answer.
+    */
   def attempt(
       channel: ManagedChannel,
-      journal: String,
+      first: AppendRequest,
       content: ByteString,
       chunkSize: Int,
       timeout: FiniteDuration
   ): AppendResponse = {
+    val journal = first.journal
     val answer = Promise[AppendResponse]()
     val requests = JournalGrpc
       .stub(channel)
@@ -37,7 +40,7 @@ private[client] object Append {
         override def onCompleted(): Unit =
           answer.tryFailure(new GazetteException(s"Append of journal $journal: stream closed without a response"))
       })
-    requests.onNext(AppendRequest(journal = journal))
+    requests.onNext(first)
     chunks(content, chunkSize).foreach(c => requests.onNext(AppendRequest(content = c)))
     requests.onNext(AppendRequest())
     requests.onCompleted()

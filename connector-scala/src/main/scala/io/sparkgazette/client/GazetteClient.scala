@@ -113,9 +113,16 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     * Like every Gazette write, this is at-least-once: when an attempt's outcome is unknown (the
     * broker may have committed it), the retry can write the content twice.
     */
-  def append(journal: String, content: ByteString): Fragment =
+  def append(journal: String, content: ByteString): Fragment = append(journal, content, AppendRequest(journal = journal))
+
+  /** [[append]] with the journal's registers: `first` carries `check_registers` (the append
+    * fails with REGISTER_MISMATCH, not retried, unless they match) and the registers to add or
+    * remove once it commits. Each attempt may take `rpcTimeout` plus a second per 8 MiB.
+    */
+  def append(journal: String, content: ByteString, first: AppendRequest): Fragment =
     withRetries("Append", journal) { endpoint =>
-      val r = Append.attempt(channels(endpoint), journal, content, config.appendChunkSize, config.rpcTimeout)
+      val timeout = config.rpcTimeout + (content.size.toLong / (8L << 20)).seconds
+      val r = Append.attempt(channels(endpoint), first.withJournal(journal), content, config.appendChunkSize, timeout)
       routes.learnFrom(journal, r.header)
       if (r.status == Status.OK) Right(r.getCommit) else Left(r.status)
     }

@@ -47,7 +47,8 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
       }.toMap)
     }
     val staged = Option(node.get("staged")).toSeq.flatMap(_.elements().asScala.map { n =>
-      StagedRun(n.get("journal").asText(), n.get("path").asText(), n.get("bytes").asLong(), n.get("producer").asText(), n.get("clock").asLong())
+      StagedRun(n.get("journal").asText(), n.get("path").asText(), n.get("bytes").asLong(), n.get("producer").asText(),
+        n.get("clock").asLong(), n.get("token").asText(), n.get("revision").asLong(), Base64.getDecoder.decode(n.get("quietAck").asText()))
     })
     IntentRecord(intents, producers, staged)
   }
@@ -73,7 +74,8 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
     if (record.staged.nonEmpty) {
       val staged = node.putArray("staged")
       record.staged.foreach { r =>
-        staged.addObject().put("journal", r.journal).put("path", r.path).put("bytes", r.bytes).put("producer", r.producer).put("clock", r.clock)
+        staged.addObject().put("journal", r.journal).put("path", r.path).put("bytes", r.bytes).put("producer", r.producer)
+          .put("clock", r.clock).put("token", r.token).put("revision", r.revision).put("quietAck", Base64.getEncoder.encodeToString(r.quietAck))
       }
     }
     record.producers.foreach { p =>

@@ -53,7 +53,7 @@ object SinkColumns {
   * `unwritable` holds why the sink cannot write some of them (their content type).
   */
 final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
-    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty)
+    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty, revisions: Map[String, Long] = Map.empty)
 
 /** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
   * epochs' ACK intents are recorded.
@@ -69,13 +69,13 @@ final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLo
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
 final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
-    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue))
-    extends DataWriterFactory with StreamingDataWriterFactory {
+    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
+    writeId: String = "") extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =
     createWriter(partitionId, taskId, batchEpoch)
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new GazetteDataWriter(config, targets, partitionId, epochId, producers, threshold)
+    new GazetteDataWriter(config, targets, partitionId, epochId, producers, threshold, writeId)
 }
 
 /** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
@@ -89,8 +89,8 @@ final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, b
   * write nothing.
   */
 final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
-    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue))
-    extends DataWriter[InternalRow] {
+    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
+    writeId: String = "") extends DataWriter[InternalRow] {
   import GazetteDataWriter._
 
   private val client = ClientCache(config.client)
@@ -130,6 +130,8 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   // What a staged journal gets from the task itself: the rollback ACK ahead of the staged run.
   private val stagedPrefixes = scala.collection.mutable.LinkedHashMap[String, Array[Byte]]()
   private val lastClocks = scala.collection.mutable.Map[String, Long]()
+  private val firstPayloads = scala.collection.mutable.Map[String, Array[Byte]]()
+  private var heldBytes = 0L
   private var rows = 0L
   private var wrote = false
 
@@ -162,7 +164,11 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     else {
       val h = held.getOrElseUpdate(journal, new HeldRows(framing))
       h.add(rows, payload)
+      heldBytes += payload.length
       if (h.count > threshold.messages || h.bytes > threshold.bytes) stage(journal)
+      // However many journals a task writes, what it holds unframed stays within HeldBytes:
+      // beyond, its largest journal is staged early.
+      while (heldBytes > HeldBytes) stage(held.maxBy(_._2.bytes)._1)
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
@@ -179,27 +185,34 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
         throw new IllegalArgumentException(s"Row $row of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
     }
     lastClocks(journal) = clock.current
+    firstPayloads.getOrElseUpdate(journal, payload)
   }
 
   /** From now on `journal`'s rows are staged, as committed messages, starting with those held. */
   private def stage(journal: String): Unit = {
     stagedPrefixes(journal) = publisher.drain(journal)
     val index = targets.journals.indexOf(journal)
-    staged(journal) = new StagedRunWriter(staging.get.file(config.intentLog.get.key(epoch), partitionId, stageAttempt, attempt, index),
+    staged(journal) = new StagedRunWriter(staging.get.file(config.intentLog.get.key(epoch), writeId, partitionId, stageAttempt, attempt, index),
       config.hadoopConf.value)
     val h = held.remove(journal).get
+    heldBytes -= h.bytes
     h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = true); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
   }
 
   /** Frames the rows held for `journal` as the task's own uncommitted run. */
   private def release(journal: String): Unit = held.remove(journal).foreach { h =>
+    heldBytes -= h.bytes
     h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = false); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
   }
 
   override def commit(): WriterCommitMessage = {
     appendAll()
     if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
-    val runs = staged.toSeq.map { case (j, w) => w.close(j, publisher.producer.toString, lastClocks(j)) }
+    val runs = staged.toSeq.map { case (j, w) =>
+      val like = firstPayloads(j)
+      w.close(j, publisher.producer.toString, lastClocks(j), targets.revisions.getOrElse(j, 0L),
+        publisher.ackAt(j, framings(j), like, lastClocks(j)).intent)
+    }
     staged.clear()
     GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap, runs)
   }
@@ -279,6 +292,9 @@ object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
 
   private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))
+
+  /** The most a task holds unframed, over all its journals. */
+  private val HeldBytes = 64L << 20
 
   /** Where an injected task failure strikes: after this many rows, appended. */
   private val FaultAfterRows = 5L

@@ -30,7 +30,8 @@ final class GazetteWriteBuilder(info: LogicalWriteInfo)
 final class GazetteWrite(info: LogicalWriteInfo) extends Write {
   private val options = scala.jdk.CollectionConverters.MapHasAsScala(info.options().asCaseSensitiveMap()).asScala.toMap
   private val columns = SinkColumns(info.schema())
-  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sparkContext.hadoopConfiguration)
+  // The session's Hadoop configuration: credentials set with spark.conf.set apply.
+  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
 
   override def toStreaming: StreamingWrite = new GazetteStreamingWrite(GazetteOptions.sink(options, streaming = true), columns, hadoopConf)
 
@@ -68,18 +69,19 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   def targets(): SinkTargets = {
     val journals = options.target match {
       case WriteTarget.OneJournal(j) =>
-        client.list(s"name=$j").map(_.getSpec).headOption
+        client.list(s"name=$j").headOption
           .getOrElse(throw new IllegalArgumentException(s"Journal '$j' (option 'journal') does not exist")) :: Nil
       case WriteTarget.BySelector(s) =>
-        val specs = client.list(s).map(_.getSpec)
-        if (specs.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
-        specs
+        val listed = client.list(s)
+        if (listed.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
+        listed
     }
-    val contentTypes = journals.map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
+    val contentTypes = journals.map(_.getSpec).map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
     val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
     val csvWidths = contentTypes.collect { case (j, Framing.Csv) => CsvWidths(client, j).map(j -> _) }.flatten.toMap
-    SinkTargets(journals.map(_.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths)
+    SinkTargets(journals.map(_.getSpec.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths,
+      journals.map(j => j.getSpec.name -> j.createRevision).toMap)
   }
 
   /** Records the epoch's intents and staged runs (unless a previous run did), then appends the
@@ -95,6 +97,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         val key = location.get.key(epoch)
         l.read(key).getOrElse {
           val fresh = collect(messages)
+          StagedRuns.verify(staged(messages), location.get.checkpointLocation, hadoopConf.value)
           fault("driver-before-persist", epoch)
           l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
         }
@@ -105,12 +108,15 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       StagedRuns.appendUnlessDeleted(client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
-    for (l <- log_; loc <- location; staging <- config.staging) {
+    // Whatever this run's options: a recorded epoch's staged runs are committed rows.
+    for (l <- log_; loc <- location) {
       val key = loc.key(epoch)
+      val staging = StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined)
       if (record.staged.nonEmpty && !l.published(key)) {
         StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
         fault("driver-after-publish", epoch)
         l.markPublished(key)
+        if (!streaming) StagedRuns.forget(record.staged, config)
       }
       staging.delete(key, hadoopConf.value)
       if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
@@ -132,8 +138,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
-      for (loc <- location; staging <- config.staging)
-        try staging.delete(loc.key(epoch), hadoopConf.value)
+      for (loc <- location)
+        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(loc.key(epoch), hadoopConf.value)
         catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
     }
 
@@ -166,6 +172,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
 
 object SinkDriver {
   private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
+
+  /** Names one run of a write's tasks (see [[StagingLocation]]). */
+  def writeId(): String = java.util.UUID.randomUUID().toString.take(8)
 }
 
 final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
@@ -177,7 +186,7 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
     if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
       throw GazetteErrors.continuousProcessing()
     new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
-      driver.threshold(info.numPartitions()))
+      driver.threshold(info.numPartitions()), SinkDriver.writeId())
   }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
@@ -196,7 +205,8 @@ final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoop
   private val epoch = 0L
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()))
+    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()),
+      writeId = SinkDriver.writeId())
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = driver.commit(epoch, messages)
 

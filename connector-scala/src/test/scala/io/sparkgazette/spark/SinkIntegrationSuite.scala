@@ -101,6 +101,73 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  /** The staged (OUTSIDE_TXN) messages in the journals of `selector`, as appended, copies included. */
+  private def stagedMessages(selector: String): Seq[String] =
+    client.list(selector).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).filter(_.flags == 0).map(_.uuid)
+
+  test("staged runs recorded before a crash are appended even when the restart stages nothing") {
+    val out = outputs("staged-then-0")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val e = intercept[Exception](run(out, checkpoint, Map("readerRingSize" -> "16", "testFault" -> "driver-after-persist:1")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
+    run(out, checkpoint, Map("readerRingSize" -> "0"))
+    assertExactlyOnce(out)
+  }
+
+  test("a staged run published again after a crash is appended once, whatever readers remember") {
+    val out = outputs("staged-once")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("readerRingSize" -> "16")
+    intercept[Exception](run(out, checkpoint, staged ++ Map("testFault" -> "driver-after-publish:1")))
+    val before = stagedMessages(out)
+    assert(before.nonEmpty && before.size == before.distinct.size)
+    run(out, checkpoint, staged)
+    assertExactlyOnce(out)
+    val after = stagedMessages(out)
+    assert(after.size == after.distinct.size, s"${after.size - after.distinct.size} staged messages were appended twice")
+  }
+
+  test("a checkpoint that the driver and executors do not share fails a write that stages, before anything is recorded") {
+    spark.conf.set("fs.gzhost.impl", classOf[io.sparkgazette.testing.HostLocalFileSystem].getName)
+    spark.conf.set("fs.gzhost.impl.disable.cache", "true")
+    try {
+      val journal = "sink/out/host-local/part-000"
+      Journals.create(client, Journals.spec(journal))
+      val dir = Files.createTempDirectory("gazette-ckpt")
+      val e = intercept[Exception](spark.range(0, 100, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .option("checkpointLocation", "gzhost://" + dir).option("batchId", "b").option("readerRingSize", "16").mode("append").save())
+      val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(message.contains("cannot be seen from the driver") && message.contains(dir.toString), message)
+      assert(!Files.exists(dir.resolve("gazette-sink/batches/b.json")), "the write was recorded")
+      assert(Judge.read(cluster.broker, journal).isEmpty)
+    } finally { spark.conf.unset("fs.gzhost.impl"); spark.conf.unset("fs.gzhost.impl.disable.cache") }
+  }
+
+  test("a journal deleted and created again before its staged runs are published gets none of them") {
+    val out = outputs("staged-recreated")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("readerRingSize" -> "16")
+    intercept[Exception](run(out, checkpoint, staged ++ Map("testFault" -> "driver-after-persist:0")))
+    // What epoch 0 staged for one journal, about to be re-created.
+    val runs = Files.walk(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging")).toArray.map(_.asInstanceOf[java.nio.file.Path])
+      .filter(_.getFileName.toString.endsWith(".run"))
+    assert(runs.nonEmpty, "epoch 0 staged nothing")
+    val index = runs.head.getFileName.toString.stripSuffix(".run").split('-').last.toInt
+    val recreated = client.list(out).map(_.getSpec.name).sorted.apply(index)
+    val lost = runs.filter(_.getFileName.toString.endsWith(s"-$index.run")).flatMap(p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(l).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(l).get.group(1).toLong)
+    }.toSet
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = recreated)))
+    Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "recreated"))
+    Journals.create(client, Journals.spec(recreated, store = "file:///recreated/"))
+    run(out, checkpoint, staged)
+    val seen = committedOutput(out)
+    assert(seen.size == seen.distinct.size)
+    assert((seen.toSet & lost).isEmpty, s"${(seen.toSet & lost).size} rows of the deleted journal's epoch reached the new one")
+    assert(seen.toSet == expected -- lost)
+  }
+
   for (partitions <- Seq(16, 200)) {
     test(s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
       val journal = s"sink/out/read-cost-$partitions/part-000"
@@ -156,6 +223,22 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(e.getMessage.contains("injected driver failure at driver-after-persist"))
     batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3"))
     assert(committedNumbers(journal).sorted == (0L until 30L))
+  }
+
+  test("a batch job that staged its runs and failed after appending them is re-run without appending them twice") {
+    val journal = "sink/out/batch-staged/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("batchId" -> "day-1", "readerRingSize" -> "4")
+    val e = intercept[Exception](batchWrite(journal, 0, checkpoint, staged + ("testFault" -> "driver-after-publish:0")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-publish"))
+    batchWrite(journal, 0, checkpoint, staged)
+    batchWrite(journal, 0, checkpoint, staged)
+    batchWrite(journal, 10, checkpoint, staged + ("batchId" -> "day-2"))
+    assert(committedNumbers(journal).sorted == (0L until 20L))
+    val outside = stagedMessages(s"name=$journal")
+    assert(outside.size == 20 && outside.distinct.size == 20, s"${outside.size} staged messages appended")
+    assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "batches", "day-1")))
   }
 
   test("each task's messages form one contiguous run in each journal, also when they spill to local disk") {
