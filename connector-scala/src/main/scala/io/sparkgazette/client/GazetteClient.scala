@@ -1,12 +1,13 @@
 package io.sparkgazette.client
 
-import java.util.concurrent.{TimeUnit, TimeoutException}
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, CountDownLatch, Semaphore, TimeUnit, TimeoutException}
 
 import scala.annotation.tailrec
 import scala.concurrent.duration._
 
 import com.google.protobuf.ByteString
 import io.grpc.{Status => GrpcStatus, StatusRuntimeException}
+import io.grpc.stub.StreamObserver
 import io.sparkgazette.client.protocol._
 import org.slf4j.LoggerFactory
 
@@ -70,6 +71,61 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
         case s                               => Left(s)
       }
     }
+
+  /** [[writeHead]] of many journals at once: the metadata-only Reads go out concurrently (at
+    * most `parallelism` in flight) over the shared channels, and a journal whose Read does not
+    * answer with a write head is asked again by [[writeHead]], with its retries.
+    */
+  def writeHeads(journals: Seq[String], parallelism: Int = DefaultParallelism): Map[String, Long] =
+    metadataMany(journals, -1L, parallelism)(writeHead) { r =>
+      r.status match {
+        case Status.OK | Status.OFFSET_NOT_YET_AVAILABLE => Some(r.writeHead)
+        case _                                           => None
+      }
+    }
+
+  /** [[readableFrom]] of many journals at once, as [[writeHeads]] asks. */
+  def readableFromAll(journals: Seq[String], offset: Long = 0, parallelism: Int = DefaultParallelism): Map[String, Long] =
+    metadataMany(journals, offset, parallelism)(readableFrom(_, offset)) { r =>
+      r.status match {
+        case Status.OK                       => Some(math.max(offset, r.offset))
+        case Status.OFFSET_NOT_YET_AVAILABLE => Some(r.writeHead)
+        case _                               => None
+      }
+    }
+
+  private def metadataMany[T](journals: Seq[String], offset: Long, parallelism: Int)(one: String => T)(
+      result: ReadResponse => Option[T]): Map[String, T] = {
+    val permits = new Semaphore(parallelism)
+    val results = new ConcurrentHashMap[String, T]()
+    val again = new ConcurrentLinkedQueue[String]()
+    val latch = new CountDownLatch(journals.size)
+    journals.foreach { j =>
+      permits.acquire()
+      val observer = new StreamObserver[ReadResponse] {
+        @volatile private var first: Option[ReadResponse] = None
+        override def onNext(r: ReadResponse): Unit = if (first.isEmpty) first = Some(r)
+        override def onError(t: Throwable): Unit = done(None)
+        override def onCompleted(): Unit = done(first)
+        private def done(r: Option[ReadResponse]): Unit = {
+          try {
+            r.foreach(x => routes.learnFrom(j, x.header))
+            r.flatMap(result) match {
+              case Some(v) => results.put(j, v)
+              case None    => again.add(j)
+            }
+          } finally { permits.release(); latch.countDown() }
+        }
+      }
+      try {
+        JournalGrpc.stub(channels(routes.endpoint(j))).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+          .read(ReadRequest(journal = j, offset = offset, metadataOnly = true), observer)
+      } catch { case e: RuntimeException => observer.onError(e) }
+    }
+    latch.await()
+    again.forEach(j => results.put(j, one(j)))
+    journals.map(j => j -> results.get(j)).toMap
+  }
 
   /** Creates or replaces `specs` and waits until each journal is assigned to enough brokers and
     * answers with a write head, so that appends can follow at once.
@@ -190,6 +246,9 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
 
 object GazetteClient {
   private val log = LoggerFactory.getLogger(classOf[GazetteClient])
+
+  /** How many metadata Reads [[GazetteClient.writeHeads]] keeps in flight. */
+  val DefaultParallelism = 128
 
   /** Statuses that a later attempt, possibly at another broker, can succeed past. */
   private val Retryable: Set[Status] = Set(

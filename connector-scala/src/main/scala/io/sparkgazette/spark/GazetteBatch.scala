@@ -3,8 +3,8 @@ package io.sparkgazette.spark
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
-/** A batch read of `[startingOffsets, endingOffsets)` of every journal, one task per journal:
-  * the messages that end in that range. No state precedes it: a transaction whose first
+/** A batch read of `[startingOffsets, endingOffsets)` of every journal: the messages that end
+  * in that range, the journals' ranges packed into tasks by size as a stream's are. No state precedes it: a transaction whose first
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
@@ -30,9 +30,11 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
           ends
         case _ => directory.writeHeads(names)
       }
-      names.toSeq.sorted.flatMap { j =>
+      val ranges = names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j)) Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j))) else None
-      }.toArray
+      }
+      JournalRangePlanner.pack(ranges, (r: JournalRange) => r.bytes, options.bytesPerPartition,
+        GazetteMicroBatchStream.minPartitions(options)).map(JournalTask(_): InputPartition).toArray
     } finally {
       directory.close()
       client.close()

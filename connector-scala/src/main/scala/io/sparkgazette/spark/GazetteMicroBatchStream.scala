@@ -11,8 +11,9 @@ import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
 /** The streaming source: offsets are [[JournalOffsets]], each batch one [[JournalRange]] per
-  * journal with new bytes, each read by a [[JournalRangeReader]] whose sequencer state crosses
-  * batches through `checkpointLocation`.
+  * journal with new bytes, packed into [[JournalTask]]s by size and read by
+  * [[JournalTaskReader]]s, whose sequencer states cross batches through `checkpointLocation`
+  * (one file per task, found again through the [[SequencerStateCatalog]]).
   *
   * Journals are discovered again at every trigger; a new journal enters the offsets at its first
   * readable byte in the batch that discovers it, with the Etcd revision that created it and that
@@ -29,10 +30,13 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
   private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf)
   store.initialize()
+  private val catalog = new SequencerStateCatalog(store)
 
   @volatile private var known = Map.empty[String, JournalInfo]
   @volatile private var heads = Map.empty[String, Long]
-  @volatile private var planned = Set.empty[String]
+  @volatile private var planned = Map.empty[String, JournalPosition]
+  // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
+  @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
   @volatile private var skippedAtPlanning = 0L
   private var availableNowHeads: Option[Map[String, Long]] = None
@@ -89,6 +93,11 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is used with admission control")
 
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
+    val t0 = System.nanoTime()
+    try nextOffset(startOffset, limit) finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  private def nextOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val start = startOffset.asInstanceOf[JournalOffsets].positions
     val journals = discover()
 
@@ -112,7 +121,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val current = readable.map { case (j, p) => j -> p.offset }
     val fresh = journals.filterNot { case (j, i) => i.suspended || start.contains(j) && !recreated(j) }.keySet
     // States an earlier entry of a fresh journal left are not this one's.
-    fresh.foreach(store.remove)
+    fresh.foreach(catalog.forget)
     val firstOffsets = directory.earliest(fresh)
 
     var observed = directory.writeHeads(current.keys)
@@ -136,7 +145,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     // New journals enter at their first offset: their bytes are read from the next batch on.
     val positions = ends.map { case (j, e) => j -> readable(j).copy(offset = e, revision = journals(j).revision) } ++
       suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
-    planned = positions.keySet
+    planned = positions
     JournalOffsets(positions)
   }
 
@@ -155,15 +164,24 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
-    val from = start.asInstanceOf[JournalOffsets].positions
-    val to = end.asInstanceOf[JournalOffsets].positions
+    val t0 = System.nanoTime()
+    try plan(start.asInstanceOf[JournalOffsets].positions, end.asInstanceOf[JournalOffsets].positions)
+    finally planMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  private def plan(from: Map[String, JournalPosition], to: Map[String, JournalPosition]): Array[InputPartition] = {
     val ranges = to.toSeq.flatMap { case (j, e) =>
       from.get(j).filter(s => s.offset < e.offset && (s.revision == 0 || e.revision == 0 || s.revision == e.revision)).map(s => (j, s, e))
     }
     if (ranges.exists { case (j, _, e) => !known.get(j).exists(i => !isRecreated(e, i)) }) discover()
-    ranges.flatMap { case (j, s, e) =>
+    // The states at the batch's start: the previous batch's tasks saved them in its directory.
+    if (ranges.nonEmpty) catalog.refresh(SequencerStateStore.batchDir(from))
+    val journalRanges = ranges.flatMap { case (j, s, e) =>
       known.get(j).filterNot(i => isRecreated(e, i)) match {
-        case Some(info) => Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin, e.revision): InputPartition)
+        case Some(info) =>
+          val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
+          Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin, e.revision,
+            catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin)))
         case None =>
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
@@ -172,7 +190,13 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
           skippedAtPlanning += e.offset - s.offset
           None
       }
-    }.toArray
+    }
+    catalog.pin(journalRanges.flatMap(_.base))
+    val batch = SequencerStateStore.batchDir(to)
+    val packed = JournalRangePlanner.pack(journalRanges.sortBy(_.journal), (r: JournalRange) => r.bytes, options.bytesPerPartition,
+      minPartitions(options))
+    tasks = packed.size
+    packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
   }
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
@@ -181,9 +205,12 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     * starts there, or rebuilds from it), and forgets journals the query no longer reads.
     */
   override def commit(end: Offset): Unit = {
-    val committed = end.asInstanceOf[JournalOffsets].offsets
-    committed.foreach { case (j, o) => store.prune(j, o) }
-    (store.journals().toSet -- committed.keySet -- planned).foreach(store.remove)
+    val t0 = System.nanoTime()
+    try {
+      val committed = end.asInstanceOf[JournalOffsets].positions
+      catalog.refresh(SequencerStateStore.batchDir(committed))
+      catalog.prune(committed, planned)
+    } finally commitMs = (System.nanoTime() - t0) / 1000000
   }
 
   override def prepareForTriggerAvailableNow(): Unit =
@@ -197,7 +224,11 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     (JournalRangePlanner.metrics(consumed, heads) ++ Map(
       "suspendedJournals" -> known.values.count(_.suspended).toString,
       "journalsRestarted" -> restarted.toString,
-      "bytesSkippedAtPlanning" -> skippedAtPlanning.toString
+      "bytesSkippedAtPlanning" -> skippedAtPlanning.toString,
+      "latestOffsetMs" -> latestOffsetMs.toString,
+      "planMs" -> planMs.toString,
+      "commitMs" -> commitMs.toString,
+      "tasks" -> tasks.toString
     )).asJava
   }
 
@@ -217,10 +248,9 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
 
 object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
+
+  /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
+  def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(
+    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
 }
 
-/** Creates a [[JournalRangeReader]] per range, in the executors. */
-final class JournalRangeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
-  override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
-    new JournalRangeReader(partition.asInstanceOf[JournalRange], config)
-}

@@ -79,7 +79,9 @@ final case class SourceOptions(
     sequencerRingBytes: Long,
     fragmentRoot: Option[String],
     connection: BrokerConnection = BrokerConnection(),
-    noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error
+    noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
+    bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
+    minPartitions: Option[Int] = None
 ) {
   def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
 }
@@ -143,6 +145,10 @@ object GazetteOptions {
   val SequencerRingSize = "sequencerRingSize"
   val SequencerRingBytes = "sequencerRingBytes"
   val FragmentRoot = "fragmentRoot"
+  val BytesPerPartition = "bytesPerPartition"
+  val MinPartitions = "minPartitions"
+
+  val DefaultBytesPerPartition: Long = 16L << 20
 
   val Journal = "journal"
   val Mapping = "mapping"
@@ -222,7 +228,8 @@ object GazetteOptions {
   private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, StartingTimestamp,
     EndingTimestamp, StartingOffsetsByTimestamp, EndingOffsetsByTimestamp, StartingOffsetsByTimestampStrategy, ReadCommitted,
     MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
-    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot) ++ connectionOptions
+    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot, BytesPerPartition,
+    MinPartitions) ++ connectionOptions
 
   /** Parses the source's options; `streaming` picks the default starting offsets. */
   def source(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
@@ -287,7 +294,11 @@ object GazetteOptions {
       sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
       fragmentRoot = o.get(FragmentRoot),
       connection = connection(o),
-      noMessageAtStart = noMessageAtStart
+      noMessageAtStart = noMessageAtStart,
+      bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(DefaultBytesPerPartition),
+      minPartitions = o.get(MinPartitions).map { v =>
+        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v, "a whole number from 1 to 2147483647"))
+      }
     )
   }
 

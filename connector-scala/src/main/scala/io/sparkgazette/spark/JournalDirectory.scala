@@ -40,12 +40,11 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
       }.flatten.map(i => i.name -> i).toMap
   }
 
-  def writeHeads(journals: Iterable[String]): Map[String, Long] =
-    parallel(journals.toSeq)(j => j -> client.writeHead(j)).toMap
+  /** Each journal's write head, asked of all journals at once (one metadata Read each, in flight together). */
+  def writeHeads(journals: Iterable[String]): Map[String, Long] = client.writeHeads(journals.toSeq)
 
   /** The first offset each journal still holds. */
-  def earliest(journals: Iterable[String]): Map[String, Long] =
-    parallel(journals.toSeq)(j => j -> client.readableFrom(j, 0)).toMap
+  def earliest(journals: Iterable[String]): Map[String, Long] = client.readableFromAll(journals.toSeq, 0)
 
   /** Where each journal reaches its time (see [[OffsetsForTimes]]), searched concurrently. */
   def offsetsForTimes(times: Map[JournalInfo, Long], options: SourceOptions): Map[String, OffsetsForTimes.Found] =

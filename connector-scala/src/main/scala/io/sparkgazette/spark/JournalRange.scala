@@ -3,15 +3,24 @@ package io.sparkgazette.spark
 import io.sparkgazette.client.ClientConfig
 import org.apache.spark.sql.connector.read.InputPartition
 
-/** One task's work: the messages of `journal` that end in `(start, end]`, read from where the
-  * state at `start` says the first of them begins. `origin` is where the query began reading
-  * the journal with no state (-1 for a batch query, which has none), and `revision` the Etcd
-  * revision that created the journal: together they name the states this range may use.
+/** A journal's part of a batch: the messages of `journal` that end in `(start, end]`, read from
+  * where the state at `start` says the first of them begins. `origin` is where the query began
+  * reading the journal with no state (-1 for a batch query, which has none), and `revision` the
+  * Etcd revision that created the journal: together they name the states this range may use.
+  * `base` is the state the driver found for it: the one saved at `start`, or else the newest
+  * saved between `origin` and `start`, from which the state at `start` is rebuilt.
   */
 final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
-    origin: Long = -1L, revision: Long = 0L) extends InputPartition
+    origin: Long = -1L, revision: Long = 0L, base: Option[StateRef] = None) {
+  def bytes: Long = end - start
+}
 
-/** What every reader of a scan needs besides its range: the source's options, and for
+/** One task's work: its journals' ranges, read one after the other, and for a stream the file
+  * (relative to the state directory) where it saves the state of each at the range's end.
+  */
+final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None) extends InputPartition
+
+/** What every reader of a scan needs besides its ranges: the source's options, and for
   * streaming queries the directory where sequencer states cross batches.
   */
 final case class ReaderConfig(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration) {

@@ -47,6 +47,31 @@ object JournalRangePlanner {
   def shouldWait(available: Long, minBytes: Option[Long], sinceLastBatchMs: Long, maxDelayMs: Long): Boolean =
     minBytes.exists(min => available < min && sinceLastBatchMs < maxDelayMs)
 
+  /** Packs a batch's ranges into tasks: a range of at least `targetBytes` is a task of its own;
+    * smaller ones share tasks of about `targetBytes` each, and are spread over at least `minTasks`
+    * tasks in all where there are that many ranges, so that every core has some. Ranges go largest
+    * first to the task with the fewest bytes so far; the result depends on the ranges' order and
+    * sizes alone.
+    */
+  def pack[A](ranges: Seq[A], bytes: A => Long, targetBytes: Long, minTasks: Int): Seq[Seq[A]] = {
+    val (large, small) = ranges.partition(bytes(_) >= targetBytes)
+    if (small.isEmpty) return large.map(Seq(_))
+    val total = small.iterator.map(bytes).sum
+    val byBytes = math.max(1L, (total + targetBytes - 1) / targetBytes)
+    val n = math.max(byBytes, math.min(small.size.toLong, math.max(1L, minTasks.toLong - large.size))).toInt
+    val tasks = Array.fill(n)(Vector.empty[A])
+    val loads = Array.fill(n)(0L)
+    val queue = scala.collection.mutable.PriorityQueue.empty[(Long, Int)](Ordering.by[(Long, Int), (Long, Int)](t => (-t._1, -t._2)))
+    (0 until n).foreach(i => queue.enqueue((0L, i)))
+    small.sortBy(a => -bytes(a)).foreach { a =>
+      val (load, i) = queue.dequeue()
+      tasks(i) :+= a
+      loads(i) = load + bytes(a)
+      queue.enqueue((loads(i), i))
+    }
+    large.map(Seq(_)) ++ tasks.toSeq.filter(_.nonEmpty)
+  }
+
   /** The source's progress metrics: bytes between the consumed offsets and the last write heads
     * seen, in total, at most and on average per journal, and the number of journals.
     */

@@ -13,15 +13,16 @@ import org.slf4j.LoggerFactory
   * emits what they commit. A message that begins before `end` and ends after it (or is still
   * being written) is left to the next range, so what a range holds depends on its offsets alone.
   *
-  * Read-committed, the range's Sequencer starts from the state saved at `(journal, start)`, so
-  * a transaction that began in an earlier batch and is acknowledged in this one is replayed
-  * from the journal and emitted here, exactly once; at the end the state at `(journal, end)` is
-  * saved for the next batch. When no state was saved at `start` (the previous batch was never
-  * read to its end: a `limit`, a batch nobody read, a cancelled task), it is rebuilt by
-  * sequencing, without emitting, from the newest earlier state or from the journal's origin.
-  * Memory is the Sequencer's ring plus read buffers, whatever the range's length.
+  * Read-committed, the range's Sequencer starts from `from`: the state saved at `(journal,
+  * start)`, so that a transaction that began in an earlier batch and is acknowledged in this one
+  * is replayed from the journal and emitted here, exactly once. When no state was saved at
+  * `start` (the previous batch was never read to its end: a `limit`, a batch nobody read, a
+  * cancelled task), it is rebuilt by sequencing, without emitting, from the newest earlier state
+  * or from the journal's origin ([[rebuilt]]). Once read, [[endState]] is the state at `end`,
+  * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
+  * plus read buffers, whatever the range's length.
   */
-final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extends PartitionReader[InternalRow] {
+final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart) extends PartitionReader[InternalRow] {
   import JournalRangeReader._
 
   private val journal = range.journal
@@ -31,14 +32,19 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     .fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
   private val toRow = new MessageToRow.Converter(journal, if (options.includeLabels) Some(range.labels) else None)
   private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
-  private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
   private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes = 0L
 
-  private val saved: SequencerState = store match {
-    case None    => SequencerState(range.start, Nil)
-    case Some(s) => s.load(journal, range.start, range.revision, range.origin).getOrElse(rebuild(s))
+  /** The state at `start` this reader rebuilt, if it had to. */
+  var rebuilt: Option[SequencerState] = None
+
+  /** The state at `end`, once every message of the range is read. */
+  var endState: Option[SequencerState] = None
+
+  private val saved: SequencerState = from match {
+    case RangeStart.Saved(state)   => state
+    case RangeStart.Rebuild(base) => rebuild(base)
   }
   private var position = saved.resume
   private val sequencer = newSequencer(position, saved.producers)
@@ -69,16 +75,7 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
 
   override def get(): InternalRow = toRow(current)
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(Map(
-    SourceMetrics.BytesRead -> bytesRead,
-    SourceMetrics.MessagesEmitted -> emitted,
-    SourceMetrics.DuplicatesDropped -> duplicates,
-    SourceMetrics.RolledBackMessages -> sequencer.discarded,
-    SourceMetrics.ReplayedBytes -> replayedBytes,
-    SourceMetrics.MalformedSkipped -> (onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }),
-    SourceMetrics.LostBytes -> lostBytes,
-    SourceMetrics.RebuiltBytes -> rebuiltBytes
-  ))
+  override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricValues)
 
   override def close(): Unit = readers.foreach(r => try r.close() catch { case _: Exception => })
 
@@ -102,15 +99,10 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
 
   /** The state at `range.start` when none was saved there: the newest earlier state (or the
     * empty one at the journal's origin), carried forward by sequencing the messages in between.
-    * It is saved, so that other attempts and the next batch agree with it.
     */
-  private def rebuild(store: SequencerStateStore): SequencerState = {
+  private def rebuild(nearest: Option[(Long, SequencerState)]): SequencerState = {
     val origin = if (range.origin >= 0 && range.origin <= range.start) range.origin else range.start
-    val (at, base) = store.nearest(journal, origin, range.start, range.revision, range.origin).getOrElse {
-      if (range.origin >= 0 && !store.visible)
-        throw GazetteErrors.checkpointNotVisible(journal, store.location, java.net.InetAddress.getLocalHost.getHostName)
-      origin -> SequencerState(origin, Nil)
-    }
+    val (at, base) = nearest.getOrElse(origin -> SequencerState(origin, Nil, range.revision, range.origin))
     if (at == range.start) return base
     val sequencer = newSequencer(base.resume, base.producers)
     var resume = base.resume
@@ -131,7 +123,9 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
     }
     rebuiltBytes += resume - base.resume
     val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
-    store.save(journal, range.start, SequencerState(resume, producers, range.revision, range.origin))
+    val state = SequencerState(resume, producers, range.revision, range.origin)
+    rebuilt = Some(state)
+    state
   }
 
   private def open(from: Long, until: Long, replay: Boolean): MessageIterator =
@@ -191,11 +185,32 @@ final class JournalRangeReader(range: JournalRange, config: ReaderConfig) extend
 
   private def finish(): Unit = if (!finished) {
     finished = true
-    store.foreach { s =>
+    if (config.stateDir.isDefined) {
       val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
-      s.save(journal, range.end, SequencerState(position, producers, range.revision, range.origin))
+      endState = Some(SequencerState(position, producers, range.revision, range.origin))
     }
   }
+
+  /** The task metrics so far, by name. */
+  def metricValues: Map[String, Long] = Map(
+    SourceMetrics.BytesRead -> bytesRead,
+    SourceMetrics.MessagesEmitted -> emitted,
+    SourceMetrics.DuplicatesDropped -> duplicates,
+    SourceMetrics.RolledBackMessages -> sequencer.discarded,
+    SourceMetrics.ReplayedBytes -> replayedBytes,
+    SourceMetrics.MalformedSkipped -> (onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }),
+    SourceMetrics.LostBytes -> lostBytes,
+    SourceMetrics.RebuiltBytes -> rebuiltBytes
+  )
+}
+
+/** Where a range's Sequencer starts: a state saved at its start, or one to rebuild from the
+  * newest earlier state (its offset and the state), or from the journal's origin.
+  */
+sealed trait RangeStart
+object RangeStart {
+  final case class Saved(state: SequencerState) extends RangeStart
+  final case class Rebuild(base: Option[(Long, SequencerState)]) extends RangeStart
 }
 
 object JournalRangeReader {

@@ -1,15 +1,16 @@
 package io.sparkgazette.spark
 
-import java.io.{BufferedOutputStream, DataOutputStream, FileNotFoundException}
-import java.net.{URLDecoder, URLEncoder}
+import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
 import java.nio.charset.StandardCharsets.UTF_8
+import java.security.MessageDigest
 import java.util.UUID
 
+import scala.collection.mutable
 import scala.util.control.NonFatal
 
 import io.sparkgazette.message.{ProducerId, ProducerState}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
+import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
 
 /** A journal's read-committed state at a batch boundary `offset`: where reading resumes (the end
   * of the last message that ends at or before `offset`) and its producers' states. `revision`
@@ -19,28 +20,37 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
   */
 final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L, origin: Long = -1L)
 
-/** Sequencer states by (journal, offset) under the source's checkpoint directory:
+/** Where one saved state is: the file (relative to the store's directory) and the state's key,
+  * `(journal, offset, revision, origin)`, with what its file's index says of it (`resume`, and
+  * where its `producers` lie in the file), so that a task reads that state alone.
+  */
+final case class StateRef(file: String, journal: String, offset: Long, revision: Long, origin: Long, resume: Long,
+    position: Long, producers: Int)
+
+/** Sequencer states under the source's checkpoint directory (format 2):
   *
   * {{{
-  *   <dir>/source.json                      written by the driver when the query starts
-  *   <dir>/initial-offsets.json             where the query began, kept for re-planning its first batch
-  *   <dir>/journals/<journal>/<offset>.state
+  *   <dir>/source.json                          {"format": 2}, written by the driver when the query starts
+  *   <dir>/initial-offsets.json                 where the query began, kept for re-planning its first batch
+  *   <dir>/batches/<end>/<task>.states          the states one task saved: every journal it read, at its end
   * }}}
   *
-  * A state file is binary, headed by its format version, and written under a temporary name
-  * then renamed, so that a reader sees all of a state or none. The task of a batch
-  * `[start, end)` reads the state at `start` (or rebuilds it from an earlier one) and writes the
-  * one at `end`, unless it exists: the first state written at an offset is the one every later
-  * attempt agrees with. The driver prunes all but the newest state at or below the committed
-  * offsets, so that a batch nobody read to its end never leaves the next one without a base.
+  * `<end>` names a batch by a hash of its end offsets, `<task>` a task by a hash of its ranges,
+  * so that every attempt of a task, before and after a restart, names the same file. A states
+  * file is binary: a header, an index (per state its journal, offset, revision, origin, resume
+  * offset and where its producers lie) and the producers, 24 bytes each. It is written under a
+  * temporary name and renamed only if absent: the first attempt to save a task's states wins.
+  * The driver reads the indexes alone (see [[SequencerStateCatalog]]); a task reads the states
+  * it starts from at the positions the driver hands it.
   */
 final class SequencerStateStore(dir: String, conf: Configuration) {
   import SequencerStateStore._
 
   private val root = new Path(dir)
-  private val journalsRoot = new Path(root, "journals")
+  private val batchesRoot = new Path(root, BatchesName)
   private val marker = new Path(root, MarkerName)
   private lazy val fs: FileSystem = root.getFileSystem(conf)
+  private val opened = mutable.Map[String, FSDataInputStream]()
 
   def location: String = dir
 
@@ -69,51 +79,55 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
     */
   def visible: Boolean = fs.exists(marker)
 
-  /** The state of the journal's entry `(revision, origin)` saved at exactly `offset`. */
-  def load(journal: String, offset: Long, revision: Long, origin: Long): Option[SequencerState] =
-    loadAny(journal, offset).filter(s => s.revision == revision && s.origin == origin)
-
-  private def loadAny(journal: String, offset: Long): Option[SequencerState] =
-    try Some(read(journal, file(journal, offset)))
-    catch { case _: FileNotFoundException => None }
-
-  /** The entry's newest state at an offset in `[from, atOrBelow]`, with its offset. */
-  def nearest(journal: String, from: Long, atOrBelow: Long, revision: Long, origin: Long): Option[(Long, SequencerState)] =
-    states(journal).map(_._1).filter(o => o >= from && o <= atOrBelow).sorted(Ordering[Long].reverse).iterator
-      .flatMap(o => load(journal, o, revision, origin).map(o -> _)).nextOption()
-
-  /** Saves the state at `offset` unless the entry has one there already; returns the one that is. */
-  def save(journal: String, offset: Long, state: SequencerState): SequencerState = {
-    val path = file(journal, offset)
-    if (writeOnce(path, out => write(state, out))) state
-    else {
-      val saved = read(journal, path)
-      if (saved.revision == state.revision && saved.origin == state.origin) saved
-      else { fs.delete(path, false); save(journal, offset, state) } // left by an earlier entry
+  /** The state `ref` points at. */
+  def load(ref: StateRef): SequencerState = {
+    val in = opened.getOrElseUpdate(ref.file, fs.open(new Path(root, ref.file)))
+    val bytes = new Array[Byte](math.multiplyExact(ref.producers, 24))
+    in.readFully(ref.position, bytes)
+    val buf = java.nio.ByteBuffer.wrap(bytes)
+    val producers = new Array[ProducerState](ref.producers)
+    var i = 0
+    while (i < ref.producers) {
+      producers(i) = ProducerState(ref.journal, ProducerId(buf.getLong()), buf.getLong(), buf.getLong())
+      i += 1
     }
+    SequencerState(ref.resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers), ref.revision, ref.origin)
   }
 
-  /** Deletes the states of `journal` below `offset` except the newest of them, and temporary
-    * files that attempts killed while saving left behind.
+  /** The index of the states file `file` (relative to the store's directory), or None if absent. */
+  def index(file: String): Option[Seq[StateRef]] =
+    try {
+      val in = fs.open(new Path(root, file))
+      try Some(readIndex(file, in)) finally in.close()
+    } catch { case _: FileNotFoundException => None }
+
+  /** Saves a task's states as `file` unless an earlier attempt did; false if one did. */
+  def save(file: String, states: Seq[(String, Long, SequencerState)]): Boolean =
+    writeOnce(new Path(root, file), out => write(states, out))
+
+  /** The states files of batch directory `batch` (`batches/<end>`), oldest first, as paths
+    * relative to the store's directory; temporary files of attempts killed long ago are deleted.
     */
-  def prune(journal: String, offset: Long): Unit = {
-    val all = list(journalDir(journal))
-    val below = all.flatMap(s => stateOffset(s.getPath.getName)).filter(_ < offset)
-    val keep = below.maxOption
-    below.filterNot(keep.contains).foreach(o => fs.delete(file(journal, o), false))
+  def files(batch: String): Seq[String] = {
+    val all = list(new Path(root, batch))
     all.filter(s => isTemporary(s.getPath.getName) && s.getModificationTime < System.currentTimeMillis() - StaleTempMillis)
       .foreach(s => fs.delete(s.getPath, false))
+    all.filter(s => s.isFile && s.getPath.getName.endsWith(Suffix) && !s.getPath.getName.startsWith("."))
+      .sortBy(s => (s.getModificationTime, s.getPath.getName)).map(s => s"$batch/${s.getPath.getName}").toSeq
   }
 
-  /** Journals with saved states. */
-  def journals(): Seq[String] =
-    list(journalsRoot).filter(_.isDirectory).map(s => URLDecoder.decode(s.getPath.getName, UTF_8)).toSeq
+  /** Every batch directory, as `batches/<end>`. */
+  def batches(): Seq[String] =
+    list(batchesRoot).filter(_.isDirectory).map(s => s"$BatchesName/${s.getPath.getName}").toSeq.sorted
 
-  /** Forgets every state of `journal`. */
-  def remove(journal: String): Unit = fs.delete(journalDir(journal), true)
+  /** Deletes a states file, or a batch directory with whatever is left in it. */
+  def delete(relative: String): Unit = fs.delete(new Path(root, relative), true)
 
-  private def states(journal: String): Seq[(Long, Path)] =
-    list(journalDir(journal)).flatMap(s => stateOffset(s.getPath.getName).map(_ -> s.getPath)).toSeq
+  /** Closes the files [[load]] opened. */
+  def close(): Unit = {
+    opened.values.foreach(in => try in.close() catch { case NonFatal(_) => })
+    opened.clear()
+  }
 
   private def list(path: Path): Array[FileStatus] =
     try fs.listStatus(path)
@@ -129,7 +143,7 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
     catch { case NonFatal(e) => out.close(); fs.delete(tmp, false); throw e }
     out.close()
     // Rename replaces an existing file on some file systems: check first, and lose the race
-    // only to an attempt that wrote the same state.
+    // only to an attempt that wrote the same states.
     val renamed = !fs.exists(path) && fs.rename(tmp, path)
     if (!renamed) {
       fs.delete(tmp, false)
@@ -137,66 +151,202 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
     }
     renamed
   }
-
-  private def read(journal: String, path: Path): SequencerState = {
-    val in = fs.open(path)
-    val bytes = try in.readAllBytes() finally in.close()
-    decode(journal, path.toString, java.nio.ByteBuffer.wrap(bytes))
-  }
-
-  private def journalDir(journal: String) = new Path(journalsRoot, URLEncoder.encode(journal, UTF_8))
-  private def file(journal: String, offset: Long) = new Path(journalDir(journal), s"$offset$Suffix")
 }
 
 object SequencerStateStore {
-  val FormatVersion = 1
+  val FormatVersion = 2
   private val MarkerName = "source.json"
-  private val Suffix = ".state"
+  val BatchesName = "batches"
+  val Suffix = ".states"
   private val TempSuffix = ".tmp"
   private val Magic = 0x475a5351 // "GZSQ"
   private val StaleTempMillis = 10 * 60 * 1000L
 
-  private def stateOffset(name: String): Option[Long] =
-    if (name.endsWith(Suffix) && !name.startsWith(".")) name.stripSuffix(Suffix).toLongOption else None
-
   private def isTemporary(name: String): Boolean = name.startsWith(".") && name.endsWith(TempSuffix)
 
-  /** The binary form: magic, version, the entry's revision and origin, the resume offset, then each producer's id, last ACK clock and
-    * open transaction's begin offset (-1 if none): 24 bytes a producer, so a million producers
+  /** The directory of the batch ending at `end`: a hash of its end offsets. */
+  def batchDir(end: Map[String, JournalPosition]): String =
+    s"$BatchesName/${digest(end.toSeq.sortBy(_._1).iterator.map { case (j, p) => s"$j\u0000${p.offset}\u0000${p.revision}\u0000${p.origin}" })}"
+
+  /** The file of a task reading `ranges` in batch directory `batch`. */
+  def taskFile(batch: String, ranges: Seq[JournalRange]): String =
+    s"$batch/${digest(ranges.sortBy(_.journal).iterator.map(r => s"${r.journal}\u0000${r.start}\u0000${r.end}\u0000${r.revision}\u0000${r.origin}"))}$Suffix"
+
+  private def digest(parts: Iterator[String]): String = {
+    val md = MessageDigest.getInstance("SHA-256")
+    parts.foreach { p => md.update(p.getBytes(UTF_8)); md.update('\n'.toByte) }
+    md.digest().take(12).map(b => f"${b & 0xff}%02x").mkString
+  }
+
+  /** The binary form: magic, version, the index's length, the index (the number of states, then
+    * per state its journal, offset, revision, origin, resume offset, number of producers and
+    * their position in the file), then each state's producers: id, last ACK clock and open
+    * transaction's begin offset (-1 if none), 24 bytes a producer, so that a million producers
     * take 23 MiB.
     */
-  private[spark] def write(state: SequencerState, stream: java.io.OutputStream): Unit = {
+  private[spark] def write(states: Seq[(String, Long, SequencerState)], stream: java.io.OutputStream): Unit = {
+    val indexBytes = new ByteArrayOutputStream()
+    val index = new DataOutputStream(indexBytes)
+    index.writeInt(states.size)
+    // Positions are known once the index's length is: it is written twice, the second time exact.
+    def writeIndex(base: Long): Unit = {
+      indexBytes.reset()
+      index.writeInt(states.size)
+      var position = base
+      states.foreach { case (journal, offset, s) =>
+        index.writeUTF(journal)
+        index.writeLong(offset)
+        index.writeLong(s.revision)
+        index.writeLong(s.origin)
+        index.writeLong(s.resume)
+        index.writeInt(s.producers.size)
+        index.writeLong(position)
+        position += s.producers.size * 24L
+      }
+      index.flush()
+    }
+    writeIndex(0)
+    writeIndex(12L + indexBytes.size())
     val out = new DataOutputStream(new BufferedOutputStream(stream, 1 << 16))
     out.writeInt(Magic)
     out.writeInt(FormatVersion)
-    out.writeLong(state.revision)
-    out.writeLong(state.origin)
-    out.writeLong(state.resume)
-    out.writeInt(state.producers.size)
-    state.producers.foreach { p =>
-      out.writeLong(p.producer.value)
-      out.writeLong(p.lastAck)
-      out.writeLong(p.begin)
+    out.writeInt(indexBytes.size())
+    indexBytes.writeTo(out)
+    states.foreach { case (_, _, s) =>
+      s.producers.foreach { p =>
+        out.writeLong(p.producer.value)
+        out.writeLong(p.lastAck)
+        out.writeLong(p.begin)
+      }
     }
     out.flush()
   }
 
-  private[spark] def decode(journal: String, where: String, in: java.nio.ByteBuffer): SequencerState = {
-    if (in.remaining() < 8 || in.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(where, None)
-    val version = in.getInt()
-    if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(where, Some(version))
-    if (in.remaining() < 28) throw GazetteErrors.unsupportedStateFormat(where, None)
-    val revision = in.getLong()
-    val origin = in.getLong()
-    val resume = in.getLong()
-    val n = in.getInt()
-    if (n < 0 || in.remaining() != n * 24L) throw GazetteErrors.unsupportedStateFormat(where, None)
-    val producers = new Array[ProducerState](n)
-    var i = 0
-    while (i < n) {
-      producers(i) = ProducerState(journal, ProducerId(in.getLong()), in.getLong(), in.getLong())
-      i += 1
+  private[spark] def readIndex(file: String, stream: java.io.InputStream): Seq[StateRef] = {
+    val in = new DataInputStream(new java.io.BufferedInputStream(stream, 1 << 16))
+    val header = new Array[Byte](12)
+    try in.readFully(header)
+    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None) }
+    val h = java.nio.ByteBuffer.wrap(header)
+    if (h.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(file, None)
+    val version = h.getInt()
+    if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(file, Some(version))
+    val length = h.getInt()
+    if (length < 4) throw GazetteErrors.unsupportedStateFormat(file, None)
+    val bytes = new Array[Byte](length)
+    try in.readFully(bytes)
+    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None) }
+    val index = new DataInputStream(new java.io.ByteArrayInputStream(bytes))
+    val n = index.readInt()
+    (0 until n).map { _ =>
+      val journal = index.readUTF()
+      val offset = index.readLong()
+      val revision = index.readLong()
+      val origin = index.readLong()
+      val resume = index.readLong()
+      val producers = index.readInt()
+      val position = index.readLong()
+      if (producers < 0) throw GazetteErrors.unsupportedStateFormat(file, None)
+      StateRef(file, journal, offset, revision, origin, resume, position, producers)
     }
-    SequencerState(resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers), revision, origin)
+  }
+}
+
+/** The driver's view of the saved states: which states exist, by `(journal, offset, revision,
+  * origin)`, and in which file. It reads a batch directory's indexes once (a listing and one
+  * read per task of the batch), so that planning and committing a batch never list a directory
+  * per journal; after a restart it reads every directory left.
+  *
+  * Where two files hold a state with the same key (attempts of a batch packed differently, say
+  * before and after a restart), the one in the file written first wins, as it would in a
+  * create-if-absent file per state.
+  */
+final class SequencerStateCatalog(store: SequencerStateStore) {
+  private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
+  private val filesRead = mutable.Set[String]()
+  private val batchesRead = mutable.Set[String]()
+  private var loaded = false
+  private var pinned = Set.empty[String]
+
+  /** Reads the directory of the batch ending at `end` unless it was read. */
+  def refresh(batch: String): Unit = synchronized {
+    loadAll()
+    if (!batchesRead(batch)) {
+      batchesRead += batch
+      store.files(batch).filterNot(filesRead).foreach(add)
+    }
+  }
+
+  /** The state saved at exactly `offset`, or else the newest in `[from, offset]`, of the entry. */
+  def lookup(journal: String, from: Long, offset: Long, revision: Long, origin: Long): Option[StateRef] = synchronized {
+    loadAll()
+    byJournal.get(journal).flatMap { states =>
+      states.rangeTo(offset).toSeq.reverseIterator.takeWhile(_._1 >= from)
+        .flatMap(_._2.find(r => r.revision == revision && r.origin == origin)).nextOption()
+    }
+  }
+
+  /** Keeps, for each journal `committed` holds, the states of its entry at or above the newest
+    * one at or below its offset, and the states of the entry `planned` holds (a batch planned
+    * after the journal was read afresh); forgets every other state. Deletes the files no kept
+    * state is in, and batch directories left with no file.
+    */
+  def prune(committed: Map[String, JournalPosition], planned: Map[String, JournalPosition]): Unit = synchronized {
+    loadAll()
+    byJournal.keys.toSeq.foreach { j =>
+      val states = byJournal(j)
+      def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
+      val floor = committed.get(j).flatMap(p => states.rangeTo(p.offset).toSeq.reverseIterator
+        .find(_._2.exists(same(_, p))).map(_._1))
+      states.keys.toSeq.foreach { o =>
+        val kept = states(o).filter(r => committed.get(j) match {
+          case Some(p) if same(r, p) => floor.forall(o >= _)
+          case _                     => planned.get(j).exists(same(r, _))
+        })
+        if (kept.isEmpty) states.remove(o) else states(o) = kept
+      }
+      if (states.isEmpty) byJournal.remove(j)
+    }
+    val live = liveFiles ++ pinned
+    val dead = filesRead.toSet -- live
+    dead.foreach { f =>
+      store.delete(f)
+      filesRead -= f
+    }
+    val liveBatches = (live ++ filesRead).map(batchOf)
+    dead.map(batchOf).filterNot(liveBatches).foreach { b =>
+      store.delete(b)
+      batchesRead -= b
+    }
+  }
+
+  /** Keeps the files of `refs` whatever [[prune]] decides, until the next call: the running batch's tasks read them. */
+  def pin(refs: Iterable[StateRef]): Unit = synchronized { pinned = refs.map(_.file).toSet }
+
+  /** Forgets the states of `journal`: it is read afresh. */
+  def forget(journal: String): Unit = synchronized { byJournal.remove(journal) }
+
+  /** The states files the catalog knows, for tests and metrics. */
+  def files: Set[String] = synchronized { liveFiles }
+
+  private def liveFiles: Set[String] = { byJournal.valuesIterator.flatMap(_.valuesIterator.flatten).map(_.file).toSet }
+
+  private def batchOf(file: String): String = file.substring(0, file.lastIndexOf('/'))
+
+  private def loadAll(): Unit = if (!loaded) {
+    loaded = true
+    store.batches().foreach { b =>
+      batchesRead += b
+      store.files(b).foreach(add)
+    }
+  }
+
+  private def add(file: String): Unit = {
+    filesRead += file
+    store.index(file).getOrElse(Nil).foreach { r =>
+      val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
+      val at = states.getOrElse(r.offset, Nil)
+      if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
+    }
   }
 }

@@ -48,4 +48,29 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
     assert(JournalRangePlanner.metrics(Map("a" -> 10, "b" -> 0), Map("a" -> 30, "b" -> 40)) ==
       Map("bytesBehindHead" -> "60", "maxBytesBehindHead" -> "40", "avgBytesBehindHead" -> "30.0", "journals" -> "2"))
   }
+
+  test("small ranges are packed into tasks by bytes, large ones are tasks of their own") {
+    val ranges = (0 until 1000).map(i => f"j$i%04d" -> 1024L) ++ Seq("big-a" -> (64L << 20), "big-b" -> (16L << 20))
+    val tasks = JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, 16L << 20, minTasks = 2)
+    assert(tasks.count(t => t.exists(_._1.startsWith("big"))) == 2 && tasks.filter(_.exists(_._1.startsWith("big"))).forall(_.size == 1))
+    assert(tasks.size == 3, "1,000 ranges of 1 KiB fit one task; the two large ones make the minimum of two")
+    val spread = JournalRangePlanner.pack(ranges.take(1000), (r: (String, Long)) => r._2, 16L << 20, minTasks = 4)
+    assert(spread.size == 4 && spread.map(_.size) == Seq(250, 250, 250, 250), "spread over the cores")
+    assert(JournalRangePlanner.pack(ranges.take(3), (r: (String, Long)) => r._2, 16L << 20, minTasks = 8).size == 3)
+  }
+
+  test("packing keeps every range once, in tasks of about the target, and depends on the ranges alone") {
+    forAll(Gen.listOf(Gen.choose(1L, 1L << 26)), Gen.choose(1L, 1L << 25), Gen.choose(1, 16)) { (sizes, target, min) =>
+      val ranges = sizes.zipWithIndex.map { case (b, i) => s"j$i" -> b }
+      val tasks = JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, target, min)
+      assert(tasks.flatten.sorted == ranges.sorted && tasks.forall(_.nonEmpty))
+      tasks.filter(_.size > 1).foreach(t => assert(t.forall(_._2 < target)))
+      assert(tasks.size >= math.min(ranges.size, min))
+      val small = ranges.filter(_._2 < target)
+      // Never more shared tasks than the bytes need, unless the cores do.
+      val needed = math.max((small.map(_._2).sum + target - 1) / target, math.min(small.size, math.max(1, min - (ranges.size - small.size))))
+      assert(tasks.count(_.forall(_._2 < target)) <= math.max(needed, 0L))
+      assert(JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, target, min) == tasks)
+    }
+  }
 }

@@ -2,6 +2,8 @@ package io.sparkgazette.spark
 
 import java.nio.file.{Files, Path}
 
+import scala.jdk.CollectionConverters._
+
 import io.sparkgazette.message.{ProducerId, ProducerState, Sequencer}
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
@@ -9,6 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The state store on the local file system: its format, what it keeps and what it refuses. */
 class SequencerStateStoreSuite extends AnyFunSuite {
   private val J = "events/part-000"
+  private val K = "events/part-001"
 
   private def store(dir: Path = Files.createTempDirectory("gazette-states"), conf: Configuration = new Configuration()): (SequencerStateStore, Path) = {
     val s = new SequencerStateStore(dir.toString, conf)
@@ -19,62 +22,116 @@ class SequencerStateStoreSuite extends AnyFunSuite {
   private val R = 5L // the journal entry's creating revision
   private val O = 0L // and its origin
 
-  private def state(resume: Long, n: Int, revision: Long = R) =
-    SequencerState(resume, (0 until n).map(i => ProducerState(J, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)),
+  private def state(resume: Long, n: Int, revision: Long = R, journal: String = J) =
+    SequencerState(resume, (0 until n).map(i => ProducerState(journal, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)),
       revision, O)
 
-  test("states round-trip, and the first state saved at an offset is the one kept") {
+  private def pos(offset: Long, revision: Long = R) = JournalPosition(offset, revision, O)
+
+  // The state files under the store's directory (checksum files left out).
+  private def stateFiles(dir: Path): Seq[String] =
+    Files.walk(dir).iterator().asScala.filter(p => Files.isRegularFile(p) && p.toString.endsWith(SequencerStateStore.Suffix))
+      .map(p => dir.relativize(p).toString).toSeq.sorted
+
+  test("a task's states round-trip through one file, and the first attempt to save it wins") {
     val (s, _) = store()
-    assert(s.load(J, 10, R, O).isEmpty)
-    assert(s.save(J, 10, state(9, 5)) == state(9, 5))
-    assert(s.load(J, 10, R, O).contains(state(9, 5)))
-    assert(s.save(J, 10, state(10, 2)) == state(9, 5), "a later attempt must agree with the saved state")
-    assert(s.load(J, 10, R, O).contains(state(9, 5)))
+    val f = SequencerStateStore.taskFile(SequencerStateStore.batchDir(Map(J -> pos(10), K -> pos(20))), Nil)
+    assert(s.index(f).isEmpty)
+    assert(s.save(f, Seq((J, 10L, state(9, 5)), (K, 20L, state(20, 2, journal = K)), (J, 4L, state(4, 0)))))
+    val refs = s.index(f).get
+    assert(refs.map(r => (r.journal, r.offset)) == Seq((J, 10L), (K, 20L), (J, 4L)))
+    assert(refs.map(s.load) == Seq(state(9, 5), state(20, 2, journal = K), state(4, 0)))
+    assert(!s.save(f, Seq((J, 10L, state(10, 1)))), "a later attempt must keep the saved states")
+    assert(s.load(s.index(f).get.head) == state(9, 5))
+    s.close()
   }
 
-  test("a state an earlier entry of the journal left is neither loaded nor kept") {
+  test("the catalog finds the state at an offset, or the newest in range, of the journal's entry alone") {
     val (s, _) = store()
-    s.save(J, 10, state(9, 3, revision = 4))
-    assert(s.load(J, 10, R, O).isEmpty && s.nearest(J, 0, 20, R, O).isEmpty)
-    assert(s.save(J, 10, state(10, 1)) == state(10, 1))
-    assert(s.load(J, 10, R, O).contains(state(10, 1)))
+    val b1 = SequencerStateStore.batchDir(Map(J -> pos(10)))
+    val b2 = SequencerStateStore.batchDir(Map(J -> pos(20)))
+    s.save(s"$b1/t1.states", Seq((J, 10L, state(10, 1)), (J, 15L, state(15, 1, revision = 4))))
+    s.save(s"$b2/t1.states", Seq((J, 20L, state(20, 2)), (K, 20L, state(20, 1, journal = K))))
+    val c = new SequencerStateCatalog(s)
+    assert(c.lookup(J, 0, 20, R, O).map(_.offset).contains(20L))
+    assert(c.lookup(J, 0, 19, R, O).map(_.offset).contains(10L))
+    assert(c.lookup(J, 11, 19, R, O).isEmpty)
+    assert(c.lookup(J, 0, 15, 4, O).map(_.offset).contains(15L) && c.lookup(J, 0, 15, R, 3).isEmpty)
+    c.forget(K)
+    assert(c.lookup(K, 0, 20, R, O).isEmpty)
   }
 
-  test("nearest finds the newest state in range; prune keeps the newest at or below the committed offset") {
+  test("of two files with a state at the same key, the one written first wins") {
+    val (s, _) = store()
+    val b = SequencerStateStore.batchDir(Map(J -> pos(10)))
+    s.save(s"$b/first.states", Seq((J, 10L, state(10, 1))))
+    Thread.sleep(1100) // file times in whole seconds on some file systems
+    s.save(s"$b/0-second.states", Seq((J, 10L, state(10, 3))))
+    val c = new SequencerStateCatalog(s)
+    assert(c.lookup(J, 0, 10, R, O).map(s.load).contains(state(10, 1)))
+    c.prune(Map(J -> pos(10)), Map.empty)
+    assert(c.files == Set(s"$b/first.states"), "the losing file is deleted")
+  }
+
+  test("prune keeps the newest state at or below the committed offset and those above, deleting files and batch directories no kept state is in") {
     val (s, dir) = store()
-    Seq(10L, 20L, 30L, 40L).foreach(o => s.save(J, o, state(o, 1)))
-    assert(s.nearest(J, 0, 35, R, O).map(_._1).contains(30L))
-    assert(s.nearest(J, 31, 35, R, O).isEmpty)
-    val jdir = dir.resolve("journals").resolve(java.net.URLEncoder.encode(J, "UTF-8"))
-    val stale = Files.write(jdir.resolve(".10.state.dead.tmp"), Array[Byte](1, 2))
+    val c = new SequencerStateCatalog(s)
+    var batches = Seq.empty[String]
+    for (o <- Seq(10L, 20L, 30L, 40L)) {
+      val b = SequencerStateStore.batchDir(Map(J -> pos(o), K -> pos(o)))
+      batches :+= b
+      s.save(SequencerStateStore.taskFile(b, Nil), Seq((J, o, state(o, 1)), (K, o, state(o, 1, journal = K))))
+    }
+    // A temporary file of a long-dead attempt, and one of an attempt still saving.
+    val stale = Files.write(dir.resolve(batches(3)).resolve(".x.states.dead.tmp"), Array[Byte](1, 2))
     Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 3600000L))
-    val fresh = Files.write(jdir.resolve(".40.state.live.tmp"), Array[Byte](1, 2))
-    s.prune(J, 35)
-    assert(Seq(10L, 20L, 30L, 40L).filter(o => s.load(J, o, R, O).isDefined) == Seq(30L, 40L))
+    val fresh = Files.write(dir.resolve(batches(3)).resolve(".x.states.live.tmp"), Array[Byte](1, 2))
+    batches.foreach(c.refresh)
     assert(!Files.exists(stale) && Files.exists(fresh), "only temporary files of long-dead attempts are removed")
-    s.prune(J, 35) // a batch that saved nothing at its end still leaves the next one a base
-    assert(s.nearest(J, 0, 35, R, O).map(_._1).contains(30L))
-    assert(s.journals() == Seq(J))
-    s.remove(J)
-    assert(s.journals().isEmpty && s.load(J, 40, R, O).isEmpty)
+    c.prune(Map(J -> pos(35), K -> pos(25)), Map.empty)
+    assert(c.lookup(J, 0, 35, R, O).map(_.offset).contains(30L) && c.lookup(J, 0, 29, R, O).isEmpty)
+    assert(c.lookup(K, 0, 25, R, O).map(_.offset).contains(20L) && c.lookup(K, 0, 40, R, O).map(_.offset).contains(40L))
+    assert(stateFiles(dir).size == 3 && !Files.exists(dir.resolve(batches(0))), "the first batch's file and directory are gone")
+    c.prune(Map(J -> pos(35), K -> pos(35)), Map.empty) // a batch that saved nothing at its end still leaves the next one a base
+    assert(c.lookup(J, 0, 35, R, O).map(_.offset).contains(30L) && stateFiles(dir).size == 2)
+    // A journal read afresh (a new entry planned) keeps the new entry's states; one no longer read loses all.
+    c.pin(Nil)
+    c.prune(Map(J -> pos(35)), Map.empty)
+    assert(c.lookup(K, 0, 40, R, O).isEmpty && c.lookup(J, 0, 40, R, O).isDefined)
+    val restarted = new SequencerStateCatalog(s)
+    assert(restarted.lookup(J, 0, 35, R, O).map(_.offset).contains(30L), "a restarted driver finds what was kept")
   }
 
-  test("files of another format version, and checkpoints of an older layout, are refused naming the version") {
-    // Without Hadoop's checksum files, so that the test can edit a state as another version would write it.
+  test("pinned files stay while the running batch reads them") {
+    val (s, _) = store()
+    val b = SequencerStateStore.batchDir(Map(J -> pos(10)))
+    s.save(s"$b/t.states", Seq((J, 10L, state(10, 1))))
+    val c = new SequencerStateCatalog(s)
+    c.pin(c.lookup(J, 0, 10, R, O).toSeq)
+    c.prune(Map.empty, Map.empty)
+    assert(s.index(s"$b/t.states").isDefined)
+    c.pin(Nil)
+    c.prune(Map.empty, Map.empty)
+    assert(s.index(s"$b/t.states").isEmpty)
+  }
+
+  test("files of another format version, and checkpoints of format 1 or an older layout, are refused naming the version") {
+    // Without Hadoop's checksum files, so that the test can edit a file as another version would write it.
     val raw = new Configuration()
     raw.set("fs.file.impl", classOf[org.apache.hadoop.fs.RawLocalFileSystem].getName)
     raw.setBoolean("fs.file.impl.disable.cache", true)
     val (s, dir) = store(conf = raw)
-    s.save(J, 10, state(10, 1))
-    val file = dir.resolve("journals").resolve(java.net.URLEncoder.encode(J, "UTF-8")).resolve("10.state")
+    s.save("batches/b/t.states", Seq((J, 10L, state(10, 1))))
+    val file = dir.resolve("batches/b/t.states")
     val bytes = Files.readAllBytes(file)
     bytes(7) = 99
     Files.write(file, bytes)
-    val e = intercept[IllegalStateException](s.load(J, 10, R, O))
-    assert(e.getMessage.contains("format version 99") && e.getMessage.contains("format 1"), e.getMessage)
+    val e = intercept[IllegalStateException](s.index("batches/b/t.states"))
+    assert(e.getMessage.contains("format version 99") && e.getMessage.contains("format 2"), e.getMessage)
 
-    Files.writeString(dir.resolve("source.json"), """{"format": 7}""")
-    assert(intercept[IllegalStateException](store(dir)).getMessage.contains("format version 7"))
+    Files.writeString(dir.resolve("source.json"), """{"format": 1}""")
+    val one = intercept[IllegalStateException](store(dir)).getMessage
+    assert(one.contains("format version 1") && one.contains("new checkpoint location"), one)
     val legacy = Files.createTempDirectory("gazette-states")
     Files.createDirectories(legacy.resolve("events%2Fpart-000"))
     assert(intercept[IllegalStateException](store(legacy)).getMessage.contains("not in a format this connector reads"))
@@ -84,19 +141,19 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val (s, dir) = store()
     val big = state(1L << 30, 1000000)
     val t0 = System.nanoTime()
-    s.save(J, 100, big)
+    s.save("batches/b/t.states", Seq((K, 100L, state(100, 3, journal = K)), (J, 100L, big)))
     val t1 = System.nanoTime()
-    val loaded = s.load(J, 100, R, O).get
+    val loaded = s.load(s.index("batches/b/t.states").get(1))
     val t2 = System.nanoTime()
     val seq = new Sequencer[Array[Byte]](Map(J -> loaded.resume), loaded.producers)
     val t3 = System.nanoTime()
     val (_, again) = seq.checkpoint(0)
     val t4 = System.nanoTime()
     assert(loaded == big && again.size == big.producers.size)
-    val file = dir.resolve("journals").resolve(java.net.URLEncoder.encode(J, "UTF-8")).resolve("100.state")
-    val size = Files.size(file)
+    val size = Files.size(dir.resolve("batches/b/t.states"))
     assert(size <= (64L << 20), s"$size bytes")
     info(f"state of 1,000,000 producers: ${size / 1048576.0}%.1f MiB; save ${(t1 - t0) / 1e6}%.0f ms, load " +
       f"${(t2 - t1) / 1e6}%.0f ms, Sequencer restored ${(t3 - t2) / 1e6}%.0f ms, checkpointed ${(t4 - t3) / 1e6}%.0f ms")
+    s.close()
   }
 }

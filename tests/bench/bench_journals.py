@@ -1,0 +1,170 @@
+"""The source over many journals: what a trigger costs the driver, and a batch end to end.
+
+Creates N journals under one selector (default 1,000), then, round after round, appends one small
+message to each journal and lets one micro-batch of a running stream (`foreachBatch` counting the
+rows) read them all. For the batches that read a whole round it prints the medians of:
+
+  - driver: the source's own work per trigger, `latestOffset` + `planInputPartitions` + `commit`
+    (the source's progress metrics `latestOffsetMs`, `planMs`, `commitMs`); Spark's `latestOffset`
+    duration where the source does not report them,
+  - Spark's `durationMs` of the batch: `latestOffset`, `queryPlanning`, `walCommit`, `addBatch`,
+    `commitOffsets`, `triggerExecution` (the batch end to end),
+  - the tasks the batch ran, and the checkpoint files written and deleted per batch under the
+    source's sequencer directory.
+
+Numbers are printed, never asserted: the machine decides them.
+
+    python tests/bench/bench_journals.py [--journals 10000] [--rounds 8] [--jar spark-gazette-assembly.jar]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+
+from cluster import LocalCluster  # noqa: E402
+from messages import gazette_uuid  # noqa: E402
+from specs import journal_specs  # noqa: E402
+
+PREFIX = "bench-journals/"
+
+
+def append_round(broker: str, names: list[str], round_: int, pool: ThreadPoolExecutor) -> int:
+    """One committed message (OUTSIDE_TXN) to every journal; returns the bytes appended."""
+    def one(i_name):
+        i, name = i_name
+        uuid = gazette_uuid(0x020000000000 + i, 0x1EF0000000000000 + (round_ + 1) * 16, 0)
+        line = f'{{"_meta":{{"uuid":"{uuid}"}},"journal":{i},"round":{round_}}}\n'.encode()
+        urllib.request.urlopen(urllib.request.Request(f"{broker}/{name}", data=line, method="PUT"), timeout=60).read()
+        return len(line)
+    return sum(pool.map(one, enumerate(names)))
+
+
+def files(root: str) -> set[str]:
+    """Every file under `root` (checksum files left out), by path."""
+    out = set()
+    for d, _, fs in os.walk(root):
+        out.update(os.path.join(d, f) for f in fs if not f.endswith(".crc"))
+    return out
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="the source's per-trigger cost over many journals")
+    parser.add_argument("--journals", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=8, help="batches measured (after a first, warm-up one)")
+    parser.add_argument("--jar", help="the connector's assembly jar (default: the one spark_gazette bundles)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--jfr", help="record the driver with Java Flight Recorder into this file")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a source option to add, e.g. bytesPerPartition=1048576")
+    args = parser.parse_args()
+
+    from pyspark.sql import SparkSession
+
+    names = [f"{PREFIX}j{i:05d}" for i in range(args.journals)]
+    with LocalCluster(brokers=1) as cluster:
+        t = time.monotonic()
+        # Etcd takes at most 128 operations a transaction: gazctl splits the apply.
+        specs = journal_specs(PREFIX, [n[len(PREFIX):] for n in names], labels={"app": "bench-journals"})
+        subprocess.run([cluster.gazctl_bin, "journals", "apply", "--broker.address", cluster.broker, "--specs", "-",
+                        "--max-txn-size", "100", "--log.level", "warn"], input=specs, text=True, check=True)
+        cluster.wait_writable(timeout=600)
+        print(f"{args.journals} journals created in {time.monotonic() - t:.1f} s", flush=True)
+
+        builder = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
+                   .config("spark.sql.shuffle.partitions", "2"))
+        if args.jfr:
+            builder = builder.config("spark.driver.extraJavaOptions",
+                                     f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
+        if args.jar:
+            builder = builder.config("spark.jars", args.jar)
+        else:
+            from spark_gazette import configure_spark_with_gazette
+            builder = configure_spark_with_gazette(builder)
+        spark = builder.getOrCreate()
+
+        ckpt = tempfile.mkdtemp(prefix="bench-journals-ckpt-")
+        states = os.path.join(ckpt, "sources", "0", "sequencer")
+        rows = {}
+        done = threading.Event()
+        expected_rows = [0]
+
+        def each(df, batch_id):
+            rows[batch_id] = df.count()
+            if sum(rows.values()) >= expected_rows[0]:
+                done.set()
+
+        options = dict(o.split("=", 1) for o in args.option)
+        pool = ThreadPoolExecutor(16)
+        # A round of appends takes a while: a batch waits until every journal has its message.
+        round_bytes = append_round(cluster.broker, names, 0, pool)
+        reader = (spark.readStream.format("gazette").option("broker", cluster.broker)
+                  .option("selector", "app=bench-journals").option("startingOffsets", "earliest")
+                  .option("minBytesPerTrigger", str(round_bytes)).option("maxTriggerDelay", "60s")
+                  .options(**options))
+        expected_rows[0] = args.journals
+        query = (reader.load().writeStream.option("checkpointLocation", ckpt).trigger(processingTime="200 milliseconds")
+                 .foreachBatch(each).start())
+        try:
+            if not done.wait(600):
+                raise RuntimeError(f"the first batch did not come: {query.lastProgress}")
+            written, deleted, before = [], [], files(states)
+            for r in range(1, args.rounds + 1):
+                done.clear()
+                expected_rows[0] = args.journals * (r + 1)
+                append_round(cluster.broker, names, r, pool)
+                if not done.wait(600):
+                    raise RuntimeError(f"round {r} was not read: {query.lastProgress}")
+                # The batch's commit happens when the next one is planned: wait for the query to idle.
+                time.sleep(1.0)
+                after = files(states)
+                written.append(len(after - before))
+                deleted.append(len(before - after))
+                before = after
+            query.processAllAvailable()
+            progress = [p for p in query.recentProgress if p["numInputRows"] > 0][1:]
+        finally:
+            query.stop()
+            spark.stop()
+            pool.shutdown()
+
+    def d(p, k):
+        return p["durationMs"].get(k, 0)
+
+    def m(p, k):
+        v = p["sources"][0]["metrics"].get(k)
+        return float(v) if v is not None else None
+
+    own = [p for p in progress if m(p, "latestOffsetMs") is not None]
+    print(f"\n{args.journals} journals, one message each per batch ({round_bytes / args.journals:.0f} bytes), "
+          f"{len(progress)} batches measured, master {args.master}")
+    if own:
+        lo = [m(p, "latestOffsetMs") for p in own]
+        pl = [m(p, "planMs") for p in own]
+        co = [m(p, "commitMs") for p in own]
+        tot = [a + b + c for a, b, c in zip(lo, pl, co)]
+        print(f"  driver latestOffset+plan+commit  median {median(tot):7.0f} ms  "
+              f"(latestOffset {median(lo):.0f}, plan {median(pl):.0f}, commit {median(co):.0f})")
+        print(f"  tasks per batch                  median {median([m(p, 'tasks') or 0 for p in own]):7.0f}")
+    for k in ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "triggerExecution"):
+        print(f"  spark {k:<26} median {median([d(p, k) for p in progress]):7.0f} ms")
+    print(f"  checkpoint files written per batch median {median(written):.0f} (max {max(written, default=0)}), "
+          f"deleted median {median(deleted):.0f}")
+
+
+if __name__ == "__main__":
+    main()
