@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: dist test-compat bench-source bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: dist test-compat bench-source bench-journals bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -89,6 +89,13 @@ bench-source: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
+
+# The source over many journals, one small message each per batch: the driver's cost per trigger,
+# the batch end to end, and checkpoint files per batch (BENCH_ARGS="--journals 10000").
+bench-journals: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_journals.py $(BENCH_ARGS)
 
 # Protobuf decoding: the connector's JVM decoder against its Python twin and from_json (BENCH_ARGS="--rows 1000000").
 bench-decode: setup

@@ -40,6 +40,8 @@ SOURCE = {
     "sequencer_ring_size": "sequencerRingSize",
     "sequencer_ring_bytes": "sequencerRingBytes",
     "fragment_root": "fragmentRoot",
+    "bytes_per_partition": "bytesPerPartition",
+    "min_partitions": "minPartitions",
     **CONNECTION,
 }
 
@@ -120,7 +122,7 @@ def _check(name: str, value) -> str:
             _fail(name, value, "True or False")
         return "true" if value else "false"
     if name in ("max_bytes_per_trigger", "min_bytes_per_trigger", "uuid_field", "sequencer_ring_size",
-                "sequencer_ring_bytes", "flush_bytes"):
+                "sequencer_ring_bytes", "flush_bytes", "bytes_per_partition", "min_partitions"):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             _fail(name, value, "a positive int")
         return str(value)

@@ -22,6 +22,8 @@ Source options (`read_stream`, `read`):
     producer_prune_horizon  forget producers silent this long ("24h")
     include_labels          add the journals' labels column
     sequencer_ring_size / sequencer_ring_bytes   messages held per task while transactions are open
+    bytes_per_partition     journals' ranges smaller than this share tasks of about this many bytes (16 MiB)
+    min_partitions          ... spread over at least this many tasks (default: the session's parallelism)
     rpc_timeout, retry_timeout                   deadline of each RPC attempt ("30s"); retry budget ("2m")
     trusted_ca_file, cert_file, cert_key_file     TLS to https:// brokers: a CA to trust; a client certificate
     auth_token                                    a bearer token (Gazette's JWT), never shown
@@ -71,6 +73,7 @@ def read_stream(spark: SparkSession, broker: str, selector: str | None = None, j
                 fail_on_malformed: bool | None = None, uuid_pointer: str | None = None, uuid_field: int | None = None,
                 producer_prune_horizon: Duration | None = None, include_labels: bool | None = None,
                 sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None,
+                bytes_per_partition: int | None = None, min_partitions: int | None = None,
                 rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
                 trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
                 auth_token: str | None = None) -> DataFrame:
@@ -98,6 +101,7 @@ def read(spark: SparkSession, broker: str, selector: str | None = None, journals
          ending_timestamp: Timestamp | None = None, ending_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
          read_committed: bool | None = None, fail_on_malformed: bool | None = None,
          uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None,
+         bytes_per_partition: int | None = None, min_partitions: int | None = None,
          rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
          trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
          auth_token: str | None = None) -> DataFrame:
