@@ -71,6 +71,12 @@ final class JournalReader private[client] (
     finish()
   }
 
+  /** Sends the Read now, without waiting for its answer, so that it is under way while the
+    * caller reads something else; the bytes are delivered as usual.
+    */
+  def prefetch(): Unit =
+    if (stream == null && direct == null && !closed && !done && !(endOffset > 0 && next_ >= endOffset)) open()
+
   private def step(): Unit = {
     if (closed || (endOffset > 0 && next_ >= endOffset)) return finish()
     if (direct != null) {

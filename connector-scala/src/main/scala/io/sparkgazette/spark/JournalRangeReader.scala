@@ -77,6 +77,12 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricValues)
 
+  /** Starts reading the range's bytes, ahead of [[next]]. */
+  def prefetch(): Unit = {
+    messages
+    readers.lastOption.foreach(_.prefetch())
+  }
+
   override def close(): Unit = readers.foreach(r => try r.close() catch { case _: Exception => })
 
   private def newSequencer(at: Long, producers: Seq[ProducerState]) =

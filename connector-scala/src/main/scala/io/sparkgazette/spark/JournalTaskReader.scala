@@ -22,6 +22,9 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   private val earlier: Option[Map[(String, Long), StateRef]] = for (s <- store; f <- task.statesFile; refs <- s.index(f))
     yield refs.map(r => (r.journal, r.offset) -> r).toMap
   private val ranges = task.ranges.iterator
+  // The next ranges' readers, their Reads already sent: a task of many small ranges waits for
+  // one broker round trip at a time only when it must.
+  private val ahead = mutable.Queue[JournalRangeReader]()
   private var current: JournalRangeReader = _
   private val totals = mutable.Map[String, Long]().withDefaultValue(0L)
   private val states = mutable.ArrayBuffer[(String, Long, SequencerState)]()
@@ -35,11 +38,23 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
         done(current)
         current = null
       }
-      if (!ranges.hasNext) { finish(); return false }
-      val r = ranges.next()
-      current = new JournalRangeReader(r, config, startOf(r))
+      fill()
+      if (ahead.isEmpty) { finish(); return false }
+      current = ahead.dequeue()
+      fill()
     }
     false
+  }
+
+  private def fill(): Unit = {
+    var bytes = ahead.iterator.map(_.range.bytes).sum
+    while (ranges.hasNext && ahead.size < JournalTaskReader.ReadAhead && (ahead.isEmpty || bytes < JournalTaskReader.ReadAheadBytes)) {
+      val r = ranges.next()
+      val reader = new JournalRangeReader(r, config, startOf(r))
+      ahead.enqueue(reader)
+      bytes += r.bytes
+      reader.prefetch()
+    }
   }
 
   override def get(): InternalRow = current.get()
@@ -51,6 +66,7 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
 
   override def close(): Unit = {
     if (current != null) current.close()
+    ahead.foreach(_.close())
     store.foreach(_.close())
   }
 
@@ -83,6 +99,12 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
     finished = true
     for (s <- store; f <- task.statesFile if earlier.isEmpty && states.nonEmpty) s.save(f, states.toSeq)
   }
+}
+
+object JournalTaskReader {
+  /** At most this many ranges are read ahead of the current one, and their bytes at most: */
+  val ReadAhead = 32
+  val ReadAheadBytes: Long = 4L << 20
 }
 
 /** Creates a [[JournalTaskReader]] per task, in the executors. */

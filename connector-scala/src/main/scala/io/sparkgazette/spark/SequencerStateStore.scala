@@ -83,7 +83,9 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
   def load(ref: StateRef): SequencerState = {
     val in = opened.getOrElseUpdate(ref.file, fs.open(new Path(root, ref.file)))
     val bytes = new Array[Byte](math.multiplyExact(ref.producers, 24))
-    in.readFully(ref.position, bytes)
+    // One stream per file, read in order: positional reads would open the file again each time.
+    in.seek(ref.position)
+    in.readFully(bytes)
     val buf = java.nio.ByteBuffer.wrap(bytes)
     val producers = new Array[ProducerState](ref.producers)
     var i = 0
