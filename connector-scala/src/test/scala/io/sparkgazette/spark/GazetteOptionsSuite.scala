@@ -43,6 +43,15 @@ class GazetteOptionsSuite extends AnyFunSuite {
     assert(error(true, base :+ ("uuidPointer" -> "meta"): _*) contains "'uuidPointer'")
     assert(error(true, base :+ ("producerPruneHorizon" -> "soon"): _*) contains "'producerPruneHorizon'")
     assert(error(true, base :+ ("typo" -> "1"): _*) contains "Unknown Gazette option 'typo'")
+    assert(error(true, base :+ ("bytesPerPartition" -> "0"): _*) contains "'bytesPerPartition'")
+    assert(error(true, base :+ ("minPartitions" -> "-1"): _*) contains "'minPartitions'")
+  }
+
+  test("packing: 16 MiB per task by default, and the session's parallelism unless minPartitions says") {
+    val s = parse(streaming = true, base: _*)
+    assert(s.bytesPerPartition == (16L << 20) && s.minPartitions.isEmpty)
+    val o = parse(streaming = true, base ++ Seq("bytesPerPartition" -> "1048576", "MINPARTITIONS" -> "8"): _*)
+    assert(o.bytesPerPartition == (1L << 20) && o.minPartitions.contains(8) && GazetteMicroBatchStream.minPartitions(o) == 8)
   }
 
   test("starting and ending by time: Kafka's names, values and precedence") {
