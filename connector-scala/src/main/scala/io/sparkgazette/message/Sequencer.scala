@@ -31,7 +31,7 @@ final class Sequencer[M](
 
   private val size = math.max(1, ringSize)
   private val ring = new Array[Envelope[M]](size)
-  private val nextIndex = Array.fill(size)(-1)
+  private val nextIndex = { val a = new Array[Int](size); java.util.Arrays.fill(a, -1); a }
   private var head = 0
   private var count = 0
   private var bytes = 0L
