@@ -38,6 +38,27 @@ from specs import journal_specs  # noqa: E402
 PREFIX = "bench-journals/"
 
 
+class ManyReplicas:
+    """Broker flags for the harness: a broker serves at most 1,024 journals unless told more."""
+
+    tls = False
+
+    def __init__(self, journals: int):
+        self.journals = journals
+
+    def broker_flags(self):
+        return ["--broker.limit", str(max(1024, self.journals + 16))]
+
+    def gazctl_flags(self):
+        return []
+
+    def http_headers(self):
+        return {}
+
+    def ssl_context(self):
+        return None
+
+
 def append_round(broker: str, names: list[str], round_: int, pool: ThreadPoolExecutor) -> int:
     """One committed message (OUTSIDE_TXN) to every journal; returns the bytes appended."""
     def one(i_name):
@@ -53,9 +74,10 @@ def wait_writable(broker: str, names: list[str], timeout: float = 900.0) -> None
     """Waits until every journal takes a zero-byte append (the harness's proof, asked concurrently:
     its own wait lists every journal again while any is unassigned, slow for thousands)."""
     deadline = time.monotonic() + timeout
+    stop = threading.Event()
 
     def one(name):
-        while True:
+        while not stop.is_set():
             try:
                 urllib.request.urlopen(urllib.request.Request(f"{broker}/{name}", data=b"", method="PUT"), timeout=10).read()
                 return
@@ -63,8 +85,12 @@ def wait_writable(broker: str, names: list[str], timeout: float = 900.0) -> None
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"journal {name} takes no appends")
                 time.sleep(0.2)
-    with ThreadPoolExecutor(16) as pool:
+    pool = ThreadPoolExecutor(16)
+    try:
         list(pool.map(one, names))
+    finally:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def files(root: str) -> set[str]:
@@ -93,7 +119,7 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     names = [f"{PREFIX}j{i:05d}" for i in range(args.journals)]
-    with LocalCluster(brokers=1) as cluster:
+    with LocalCluster(brokers=1, security=ManyReplicas(args.journals)) as cluster:
         t = time.monotonic()
         # Etcd takes at most 128 operations a transaction: gazctl splits the apply.
         specs = journal_specs(PREFIX, [n[len(PREFIX):] for n in names], labels={"app": "bench-journals"})
