@@ -51,7 +51,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(options, columns, location, hadoopConf)
+  val config: SinkConfig = SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
 
   // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
   private var producers: Option[SinkProducers] = None
