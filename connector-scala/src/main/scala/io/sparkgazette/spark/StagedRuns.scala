@@ -80,7 +80,12 @@ object StagingThreshold {
 
 /** A staged run being written by a task. */
 private[spark] final class StagedRunWriter(path: Path, conf: Configuration) {
-  private val out: FSDataOutputStream = path.getFileSystem(conf).create(path, false)
+  // On the local file system, without Hadoop's .crc files: a staged run is read once, by
+  // mapping it, and its length is checked against the record.
+  private val out: FSDataOutputStream = (path.getFileSystem(conf) match {
+    case l: LocalFileSystem => l.getRawFileSystem
+    case fs                 => fs
+  }).create(path, false)
   private var written = 0L
 
   def write(bytes: Array[Byte]): Unit = { out.write(bytes); written += bytes.length }
