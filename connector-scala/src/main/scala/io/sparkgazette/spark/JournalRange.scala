@@ -7,9 +7,11 @@ import org.apache.spark.sql.connector.read.InputPartition
   * state at `start` says the first of them begins. `origin` is where the query began reading
   * the journal with no state (-1 for a batch query, which has none), and `revision` the Etcd
   * revision that created the journal: together they name the states this range may use.
+  * `lookAhead` (batch queries, which carry no state past their end): the transactions open at
+  * `end` are resolved by reading on, up to this offset (see [[JournalRangeReader]]).
   */
 final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
-    origin: Long = -1L, revision: Long = 0L) extends InputPartition
+    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L) extends InputPartition
 
 /** What every reader of a scan needs besides its range: the source's options, and for
   * streaming queries the directory where sequencer states cross batches.
