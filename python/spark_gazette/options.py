@@ -72,9 +72,13 @@ def _millis(name: str, value) -> int:
         if millis < 0:
             _fail(name, value, "a time from 1970 on")
         return millis
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        _fail(name, value, "milliseconds since 1970 (an int >= 0), or a timezone-aware datetime")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_MILLIS:
+        _fail(name, value, f"milliseconds since 1970 (an int from 0 to {_MAX_MILLIS}), or a timezone-aware datetime")
     return value
+
+
+# The last millisecond a message UUID's clock can hold (year 3409).
+_MAX_MILLIS = 45426782430342
 
 
 _DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)

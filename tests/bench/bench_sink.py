@@ -16,6 +16,7 @@ rows/s, the sink's ratios against the Go Publisher (>1 is faster), and each outp
 read-committed/uncommitted cost ratio, in time and in bytes fetched from the broker.
 
     python tests/bench/bench_sink.py [--rows 1000000] [--partitions 16] [--journals 4] [--epochs 4]
+                                     [--reader-ring-size 0]
 """
 
 import argparse
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--journals", type=int, default=4)
     parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--reader-ring-size", type=int, default=None, help="the sink's readerRingSize (0: never stage)")
     args = parser.parse_args()
     journals = [f"part-{i}" for i in range(args.journals)]
 
@@ -73,13 +75,15 @@ def main() -> None:
             write(rows(args.partitions * 100), broker=cluster.broker, selector="prefix=bench/warm-up/")
             go_took = go_publisher()
             batch_took, _ = timed(lambda: write(rows(args.rows), broker=cluster.broker, selector="prefix=bench/batch/",
-                                                checkpoint_location=str(Path(tmp, "batch")), batch_id="bench"), runs=1)
+                                                checkpoint_location=str(Path(tmp, "batch")), batch_id="bench",
+                                                reader_ring_size=args.reader_ring_size), runs=1)
 
             def stream():
                 stream = (spark.readStream.schema("value STRING").option("maxFilesPerTrigger", args.partitions)
                           .text(str(inputs)).selectExpr("value", "md5(value) AS key"))
                 write_stream(stream, broker=cluster.broker, selector="prefix=bench/stream/",
-                             checkpoint_location=str(Path(tmp, "stream"))).trigger(availableNow=True).start().awaitTermination()
+                             checkpoint_location=str(Path(tmp, "stream")),
+                             reader_ring_size=args.reader_ring_size).trigger(availableNow=True).start().awaitTermination()
             stream_took, _ = timed(stream, runs=1)
         finally:
             spark.stop()

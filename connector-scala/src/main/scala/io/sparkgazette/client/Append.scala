@@ -7,7 +7,7 @@ import scala.concurrent.duration.FiniteDuration
 
 import com.google.protobuf.ByteString
 import io.grpc.ManagedChannel
-import io.grpc.stub.StreamObserver
+import io.grpc.stub.{ClientCallStreamObserver, ClientResponseObserver}
 import io.sparkgazette.client.protocol.{AppendRequest, AppendResponse, JournalGrpc}
 
 /** One Append RPC: a first message naming the journal, the content in chunks, an empty message
@@ -31,19 +31,28 @@ private[client] object Append {
   ): AppendResponse = {
     val journal = first.journal
     val answer = Promise[AppendResponse]()
+    val ready = new Object
     val requests = JournalGrpc
       .stub(channel)
       .withDeadlineAfter(timeout.toMillis, TimeUnit.MILLISECONDS)
-      .append(new StreamObserver[AppendResponse] {
+      .append(new ClientResponseObserver[AppendRequest, AppendResponse] {
+        override def beforeStart(stream: ClientCallStreamObserver[AppendRequest]): Unit =
+          stream.setOnReadyHandler(() => ready.synchronized(ready.notifyAll()))
         override def onNext(r: AppendResponse): Unit = answer.trySuccess(r)
-        override def onError(t: Throwable): Unit = answer.tryFailure(t)
+        override def onError(t: Throwable): Unit = { answer.tryFailure(t); ready.synchronized(ready.notifyAll()) }
         override def onCompleted(): Unit =
           answer.tryFailure(new GazetteException(s"Append of journal $journal: stream closed without a response"))
-      })
-    requests.onNext(first)
-    chunks(content, chunkSize).foreach(c => requests.onNext(AppendRequest(content = c)))
-    requests.onNext(AppendRequest())
-    requests.onCompleted()
+      }).asInstanceOf[ClientCallStreamObserver[AppendRequest]]
+    // Chunks go out as the transport takes them: content of any size (a mapped file) is never
+    // queued whole in gRPC's buffers.
+    def send(r: AppendRequest): Unit = {
+      ready.synchronized { while (!requests.isReady && !answer.isCompleted) ready.wait(100) }
+      if (!answer.isCompleted) requests.onNext(r)
+    }
+    send(first)
+    chunks(content, chunkSize).foreach(c => send(AppendRequest(content = c)))
+    send(AppendRequest())
+    if (!answer.isCompleted) requests.onCompleted()
     Await.result(answer.future, timeout)
   }
 }

@@ -173,11 +173,11 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
 
   /** [[append]] with the journal's registers: `first` carries `check_registers` (the append
     * fails with REGISTER_MISMATCH, not retried, unless they match) and the registers to add or
-    * remove once it commits. Each attempt may take `rpcTimeout` plus a second per 8 MiB.
+    * remove once it commits. Each attempt may take `rpcTimeout` plus a second per MiB.
     */
   def append(journal: String, content: ByteString, first: AppendRequest): Fragment =
     withRetries("Append", journal) { endpoint =>
-      val timeout = config.rpcTimeout + (content.size.toLong / (8L << 20)).seconds
+      val timeout = config.rpcTimeout + (content.size.toLong >> 20).seconds
       val r = Append.attempt(channels(endpoint), first.withJournal(journal), content, config.appendChunkSize, timeout)
       routes.learnFrom(journal, r.header)
       if (r.status == Status.OK) Right(r.getCommit) else Left(r.status)

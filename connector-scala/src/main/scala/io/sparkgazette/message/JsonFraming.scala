@@ -1,7 +1,7 @@
 package io.sparkgazette.message
 
 import java.io.ByteArrayOutputStream
-import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.charset.StandardCharsets.{US_ASCII, UTF_8}
 import java.util.UUID
 
 /** `application/x-ndjson`: one JSON document per line, its UUID the string at `uuidPointer`.
@@ -53,21 +53,36 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
   }
 
   override def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit = {
-    JsonSyntax.check(payload, 0, payload.length).foreach(p => throw new MessageFormatException(s"invalid JSON: $p"))
+    val lineBreaks = JsonSyntax.checkLine(payload, 0, payload.length) match {
+      case Right(breaks) => breaks
+      case Left(p)       => throw new MessageFormatException(s"invalid JSON: $p")
+    }
     val (depth, at, empty) = scanner.insertionPoint(payload, 0, payload.length) match {
       case Right(point)  => point
       case Left(problem) => throw new MessageFormatException(s"cannot set the UUID at $uuidPointer: $problem")
     }
-    val member = scanner.nest(depth, JsonPointerScanner.quote(uuid.toString))
-    // nest() wraps the innermost missing member in braces; inside an existing object only the
-    // member itself is written.
-    val inner = member.substring(1, member.length - 1).getBytes(UTF_8)
-    writeOneLine(payload, 0, at, out)
-    out.write(inner)
+    val (before, after) = members(depth)
+    write(payload, 0, at, out, lineBreaks)
+    out.write(before)
+    out.write(uuid.toString.getBytes(US_ASCII)) // hex digits and dashes: nothing to escape
+    out.write(after)
     if (!empty) out.write(',')
-    writeOneLine(payload, at, payload.length, out)
+    write(payload, at, payload.length, out, lineBreaks)
     out.write('\n')
   }
+
+  // The member that holds the UUID, around the UUID's text, by the depth at which the pointer's
+  // path leaves the document: nest() wraps the innermost missing member in braces; inside an
+  // existing object only the member itself is written. Built once per depth, not per message.
+  private val members: IndexedSeq[(Array[Byte], Array[Byte])] = (0 to scanner.pathLength).map { depth =>
+    val member = scanner.nest(depth, "\"\u0000\"")
+    val inner = member.substring(1, member.length - 1)
+    val hole = inner.indexOf('\u0000')
+    (inner.substring(0, hole).getBytes(UTF_8), inner.substring(hole + 1).getBytes(UTF_8))
+  }
+
+  private def write(b: Array[Byte], from: Int, until: Int, out: ByteArrayOutputStream, lineBreaks: Boolean): Unit =
+    if (lineBreaks) writeOneLine(b, from, until, out) else out.write(b, from, until - from)
 
   override def frameAck(uuid: UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit =
     frame("{}".getBytes(UTF_8), uuid, out)

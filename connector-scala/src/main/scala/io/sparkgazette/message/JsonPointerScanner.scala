@@ -16,6 +16,9 @@ final class JsonPointerScanner(pointer: String) {
     if (pointer.isEmpty) Array.empty
     else pointer.substring(1).split("/", -1).map(_.replace("~1", "/").replace("~0", "~").getBytes(UTF_8))
 
+  /** How many members deep the pointer goes. */
+  def pathLength: Int = path.length
+
   /** The string at the pointer in `doc[from, until)`: Right(Some(s)), Right(None) when absent
     * (or not a string), or Left(reason) when the document is malformed on the way.
     */

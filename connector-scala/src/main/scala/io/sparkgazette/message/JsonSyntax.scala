@@ -9,10 +9,15 @@ object JsonSyntax {
   /** None when `b[from, until)` is one JSON value with optional surrounding whitespace; otherwise
     * what is wrong and at which byte, counted from `from`.
     */
-  def check(b: Array[Byte], from: Int, until: Int): Option[String] = {
+  def check(b: Array[Byte], from: Int, until: Int): Option[String] = checkLine(b, from, until).left.toOption
+
+  /** As [[check]]; a well-formed value also says whether it holds raw line breaks (they can
+    * only be whitespace between tokens).
+    */
+  def checkLine(b: Array[Byte], from: Int, until: Int): Either[String, Boolean] = {
     val s = new Check(b, from, until)
-    try { s.document(); None }
-    catch { case e: Malformed => Some(e.getMessage) }
+    try { s.document(); Right(s.lineBreaks) }
+    catch { case e: Malformed => Left(e.getMessage) }
   }
 
   private final class Malformed(msg: String) extends Exception(msg, null, false, false)
@@ -114,7 +119,12 @@ object JsonSyntax {
     }
 
     private def isDigit(c: Int): Boolean = c >= '0' && c <= '9'
-    private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) i += 1
+    var lineBreaks = false
+
+    private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) {
+      if (b(i) == '\n' || b(i) == '\r') lineBreaks = true
+      i += 1
+    }
     private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
     private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' but found ${show(peek)}")
     private def show(c: Int): String = if (c >= 0x20 && c < 0x7f) s"'${c.toChar}'" else s"byte 0x${Integer.toHexString(c & 0xff)}"

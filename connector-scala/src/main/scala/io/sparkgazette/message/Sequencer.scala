@@ -178,6 +178,9 @@ final class Sequencer[M](
   /** Whether any producer has an open transaction that began since the last [[checkpoint]]. */
   def hasPending: Boolean = pending.nonEmpty
 
+  /** The (journal, producer) of each transaction counted by [[hasPending]]. */
+  def pendingProducers: Set[(String, ProducerId)] = pending.toSet
+
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
     * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
     * unless their transaction is open: its ACK may still come, and would find nothing to commit.

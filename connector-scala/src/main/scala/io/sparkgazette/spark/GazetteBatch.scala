@@ -22,16 +22,20 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
         case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
         case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
       }
+      val heads = directory.writeHeads(names)
       val end = OffsetsForTimes.resolve(options.endingOffsets, journals, directory, options, starting = false) match {
         case OffsetSpec.Specific(explicit) =>
           val ends = resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
-          val heads = directory.writeHeads(explicit.filter(_._2 >= 0).keys)
-          heads.foreach { case (j, h) => if (ends(j) > h) throw GazetteErrors.endPastWriteHead(j, ends(j), h) }
+          explicit.filter(_._2 >= 0).keys.foreach { j => if (ends(j) > heads(j)) throw GazetteErrors.endPastWriteHead(j, ends(j), heads(j)) }
           ends
-        case _ => directory.writeHeads(names)
+        case _ => heads
       }
+      // A batch that ends before the write head reads on, up to it, for the acknowledgements of
+      // the transactions open at its end (see JournalRangeReader).
       val ranges = names.toSeq.sorted.flatMap { j =>
-        if (start(j) < end(j)) Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j))) else None
+        if (start(j) < end(j))
+          Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j), lookAhead = heads(j)))
+        else None
       }
       JournalRangePlanner.pack(ranges, (r: JournalRange) => r.bytes, options.bytesPerPartition,
         GazetteMicroBatchStream.minPartitions(options)).map(JournalTask(_): InputPartition).toArray

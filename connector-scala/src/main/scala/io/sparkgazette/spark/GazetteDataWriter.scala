@@ -5,6 +5,7 @@ import scala.util.control.NonFatal
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message._
 import org.apache.spark.TaskContext
+import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
@@ -59,8 +60,12 @@ final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[Str
   * epochs' ACK intents are recorded.
   */
 final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
-    hadoopConf: SerializableConfiguration) {
+    hadoopConfBroadcast: Broadcast[SerializableConfiguration]) {
   def client: ClientConfig = options.clientConfig
+
+  // Broadcast, so that each executor deserializes the session's Hadoop configuration once, not
+  // every task (it showed as 6% of a write's CPU).
+  def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
 
   /** Where large runs are staged: writes whose intents are recorded can stage theirs. */
   def staging: Option[StagingLocation] =
@@ -192,8 +197,9 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private def stage(journal: String): Unit = {
     stagedPrefixes(journal) = publisher.drain(journal)
     val index = targets.journals.indexOf(journal)
-    staged(journal) = new StagedRunWriter(staging.get.file(config.intentLog.get.key(epoch), writeId, partitionId, stageAttempt, attempt, index),
-      config.hadoopConf.value)
+    val key = config.intentLog.get.key(epoch)
+    val file = staging.get.file(key, writeId, partitionId, stageAttempt, attempt, index)
+    staged(journal) = new StagedRunWriter(file, s"$key.$writeId.${file.getName}", config.hadoopConf.value)
     val h = held.remove(journal).get
     heldBytes -= h.bytes
     h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = true); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
@@ -208,10 +214,9 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   override def commit(): WriterCommitMessage = {
     appendAll()
     if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
-    val runs = staged.toSeq.map { case (j, w) =>
-      val like = firstPayloads(j)
+    val runs = staged.toSeq.flatMap { case (j, w) =>
       w.close(j, publisher.producer.toString, lastClocks(j), targets.revisions.getOrElse(j, 0L),
-        publisher.ackAt(j, framings(j), like, lastClocks(j)).intent)
+        clock => publisher.ackAt(j, framings(j), firstPayloads(j), clock).intent)
     }
     staged.clear()
     GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap, runs)
@@ -247,7 +252,7 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
   private def flush(journal: String): Unit = {
     val bytes = publisher.drain(journal)
     if (bytes.nonEmpty) {
-      if (staged.contains(journal)) staged(journal).write(bytes)
+      if (staged.contains(journal)) staged(journal).write(bytes, lastClocks(journal))
       else if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
       else { client.append(journal, bytes); wrote = true }
     }

@@ -181,7 +181,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
         case Some(info) =>
           val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
           Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin, e.revision,
-            catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin)))
+            base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin)))
         case None =>
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"

@@ -304,15 +304,19 @@ object GazetteOptions {
 
   /** A time in milliseconds since the Unix epoch, as Kafka's `startingTimestamp` takes it. */
   private def epochMillis(option: String, value: String): Long =
-    value.trim.toLongOption.filter(_ >= 0)
-      .getOrElse(throw GazetteErrors.invalidOption(option, value, "milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000"))
+    value.trim.toLongOption.filter(t => t >= 0 && t <= MaxEpochMillis)
+      .getOrElse(throw GazetteErrors.invalidOption(option, value,
+        s"milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000, at most $MaxEpochMillis (the last a message UUID's clock can hold)"))
+
+  /** The last millisecond a v1 UUID's clock (100 ns ticks since 1582, shifted by 4 bits in a long) can hold. */
+  val MaxEpochMillis: Long = 45426782430342L
 
   /** A JSON object of times in milliseconds since the Unix epoch, by journal. */
   private def timestamps(option: String, value: String): Map[String, Long] = {
     val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
       throw GazetteErrors.invalidOption(option, value, """JSON such as {"a/journal": 1767225600000} (milliseconds since 1970)"""))
-    parsed.find(_._2 < 0).foreach { case (j, t) =>
-      throw GazetteErrors.invalidOption(option, value, s"times >= 0 (milliseconds since 1970); journal $j has $t")
+    parsed.find(t => t._2 < 0 || t._2 > MaxEpochMillis).foreach { case (j, t) =>
+      throw GazetteErrors.invalidOption(option, value, s"times from 0 to $MaxEpochMillis (milliseconds since 1970); journal $j has $t")
     }
     parsed
   }

@@ -51,7 +51,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(options, columns, location, hadoopConf)
+  val config: SinkConfig = SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
 
   // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
   private var producers: Option[SinkProducers] = None
@@ -61,6 +61,12 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     if (producers.isEmpty && streaming) producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
     producers
   }
+
+  // The run of this write's tasks whose staged files an abort deletes (another run of the
+  // same batchId may be staging beside it).
+  private var writeId: Option[String] = None
+
+  def newWriteId(): String = { val id = SinkDriver.writeId(); writeId = Some(id); id }
 
   /** How large a task's run in a journal grows before it is staged, with `partitions` tasks. */
   def threshold(partitions: Int): StagingThreshold = StagingThreshold(options.readerRingSize, partitions)
@@ -98,6 +104,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         l.read(key).getOrElse {
           val fresh = collect(messages)
           StagedRuns.verify(staged(messages), location.get.checkpointLocation, hadoopConf.value)
+          refuseRecreated(epoch, staged(messages))
           fault("driver-before-persist", epoch)
           l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
         }
@@ -116,7 +123,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
         fault("driver-after-publish", epoch)
         l.markPublished(key)
-        if (!streaming) StagedRuns.forget(record.staged, config)
+        StagedRuns.forget(record.staged, config)
       }
       staging.delete(key, hadoopConf.value)
       if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
@@ -138,9 +145,20 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
         catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
-      for (loc <- location)
-        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(loc.key(epoch), hadoopConf.value)
+      for (loc <- location; id <- writeId)
+        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(s"${loc.key(epoch)}/$id", hadoopConf.value)
         catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
+    }
+
+  /** A journal deleted and created again while the epoch's tasks wrote it holds part of the
+    * epoch (its small runs, prefixes) and would lose the rest (a staged run is never appended
+    * to a journal other than the one it was written for): the epoch fails unrecorded, to run again.
+    */
+  private def refuseRecreated(epoch: Long, runs: Seq[StagedRun]): Unit =
+    runs.map(r => r.journal -> r.revision).distinct.foreach { case (journal, revision) =>
+      if (!client.list(s"name=$journal").headOption.exists(_.createRevision == revision))
+        throw new IllegalStateException(s"Journal $journal was deleted while ${describe(epoch)} was written to it: " +
+          "nothing of it was committed, and it runs again when the query restarts")
     }
 
   private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
@@ -174,7 +192,7 @@ object SinkDriver {
   private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
 
   /** Names one run of a write's tasks (see [[StagingLocation]]). */
-  def writeId(): String = java.util.UUID.randomUUID().toString.take(8)
+  def writeId(): String = java.util.UUID.randomUUID().toString.replace("-", "")
 }
 
 final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
@@ -186,7 +204,7 @@ final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, ha
     if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
       throw GazetteErrors.continuousProcessing()
     new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
-      driver.threshold(info.numPartitions()), SinkDriver.writeId())
+      driver.threshold(info.numPartitions()), driver.newWriteId())
   }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
@@ -206,7 +224,7 @@ final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoop
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
     new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()),
-      writeId = SinkDriver.writeId())
+      writeId = driver.newWriteId())
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = driver.commit(epoch, messages)
 

@@ -7,11 +7,13 @@ import org.apache.spark.sql.connector.read.InputPartition
   * where the state at `start` says the first of them begins. `origin` is where the query began
   * reading the journal with no state (-1 for a batch query, which has none), and `revision` the
   * Etcd revision that created the journal: together they name the states this range may use.
-  * `base` is the state the driver found for it: the one saved at `start`, or else the newest
-  * saved between `origin` and `start`, from which the state at `start` is rebuilt.
+  * `lookAhead` (batch queries, which carry no state past their end): the transactions open at
+  * `end` are resolved by reading on, up to this offset (see [[JournalRangeReader]]).
+  * `base` (streams) is the state the driver found for it: the one saved at `start`, or else the
+  * newest saved between `origin` and `start`, from which the state at `start` is rebuilt.
   */
 final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
-    origin: Long = -1L, revision: Long = 0L, base: Option[StateRef] = None) {
+    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None) {
   def bytes: Long = end - start
 }
 

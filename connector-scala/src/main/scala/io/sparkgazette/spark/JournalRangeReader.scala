@@ -51,15 +51,34 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   private lazy val messages: MessageIterator = open(position, range.end, replay = false)
   private var current: Envelope[RawMessage] = _
   private var finished = false
+  private var lookingAhead = false
+
+  // A batch range's transactions open at its end, and the messages after it being read for
+  // their acknowledgements: what the range emits of them is what ends within it.
+  private var ahead: Set[(String, ProducerId)] = Set.empty
+  private lazy val beyond: MessageIterator = open(range.end, range.lookAhead, replay = true)
 
   override def next(): Boolean = {
     while (true) {
       sequencer.step() match {
         case Some(env) =>
-          if (!MessageToRow.isAck(env)) { current = env; emitted += 1; return true }
+          if (!MessageToRow.isAck(env) && env.end <= range.end) { current = env; emitted += 1; return true }
+        case None if ahead.nonEmpty || lookingAhead =>
+          ahead = ahead & sequencer.pendingProducers
+          if (ahead.isEmpty || !beyond.hasNext) { finish(); return false }
+          beyond.next() match {
+            case Left(_)    =>
+            case Right(env) => queue(sequencer, env, replay = true)
+          }
         case None =>
-          if (!messages.hasNext) { finish(); return false }
-          messages.next() match {
+          if (!messages.hasNext) {
+            // Batch queries carry no state to a next range: a transaction open at the end is
+            // emitted here, what of it ends in the range, if its ACK comes before `lookAhead`.
+            if (options.readCommitted && range.lookAhead > range.end && sequencer.hasPending) {
+              ahead = sequencer.pendingProducers
+              lookingAhead = true
+            } else { finish(); return false }
+          } else messages.next() match {
             case Left(m) =>
               position = m.end
               onMalformed(m)

@@ -103,7 +103,14 @@ object OffsetsForTimes {
       try {
         val chunks = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
         val messages = new MessageIterator(journal, framing, chunks, holdTail = true, maxMessageBytes = maxMessageBytes)
-        firstAtOrAfter(messages, clockAt(epochMillis)).map(AtOffset(_)).getOrElse(NoneBefore(head))
+        firstAtOrAfter(messages, clockAt(epochMillis)).map(AtOffset(_)).getOrElse {
+          // A read that ended early (a gap not yet readable, a lagging replica) proves nothing
+          // about the bytes it did not reach.
+          if (reader.offset < head)
+            throw new IllegalStateException(s"Searching journal $journal for ${Instant.ofEpochMilli(epochMillis)}: its read " +
+              s"ended at offset ${reader.offset}, before its write head $head (fragments not yet readable?). Try again later.")
+          NoneBefore(head)
+        }
       } finally reader.close()
     }
     log.info(s"journal $journal: ${found match {

@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory
   * @param revision the Etcd revision that created `journal`: a journal re-created since gets nothing
   * @param quietAck an ACK at `clock`, which readers ignore once they have read the run: the
   *                 bytes the cleanup append carries (an append must carry some)
+  * @param part     which part of the task's run in `journal` this is (see [[StagedRunWriter]])
   */
 final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long, token: String,
-    revision: Long, quietAck: Array[Byte])
+    revision: Long, quietAck: Array[Byte], part: Int = 0)
 
 /** Where a write's runs are staged: `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/`
   * for a stream, `.../staging/batches/<batchId>/` for a batch job, then a directory per run of
@@ -44,9 +45,11 @@ final case class StagingLocation(checkpointLocation: String, batches: Boolean) {
 
   def dir(key: String): Path = new Path(root, key)
 
-  /** The file of one task attempt's run in the `index`th journal of the write's targets. */
+  /** The files of one task attempt's run in the `index`th journal of the write's targets, less
+    * their `.<part>.run` suffix.
+    */
   def file(key: String, writeId: String, partition: Int, stageAttempt: Int, attempt: Int, index: Int): Path =
-    new Path(new Path(dir(key), writeId), s"$partition-$stageAttempt-$attempt-$index.run")
+    new Path(new Path(dir(key), writeId), s"$partition-$stageAttempt-$attempt-$index")
 
   /** Deletes the staged runs of `key` (published, or of a write rolled back). */
   def delete(key: String, conf: Configuration): Unit = {
@@ -78,25 +81,60 @@ object StagingThreshold {
   }
 }
 
-/** A staged run being written by a task. */
-private[spark] final class StagedRunWriter(path: Path, conf: Configuration) {
-  private val out: FSDataOutputStream = path.getFileSystem(conf).create(path, false)
+/** One task attempt's staged run in one journal, as it is written: in parts of at most
+  * [[StagedRunWriter.PartBytes]], each appended on its own (a part is whole messages, and one
+  * append of protobuf's ByteString must stay below 2 GiB).
+  *
+  * @param base  the parts' path without its `.<part>.run` suffix
+  * @param token the run's name in its journal's registers, unique to the write's run (see [[StagedRun]])
+  */
+private[spark] final class StagedRunWriter(base: Path, token: String, conf: Configuration,
+    partBytes: Long = StagedRunWriter.PartBytes) {
+  private val parts = scala.collection.mutable.ArrayBuffer[(Path, Long, Long)]() // path, bytes, last clock
+  private var out: FSDataOutputStream = _
+  private var path: Path = _
   private var written = 0L
 
-  def write(bytes: Array[Byte]): Unit = { out.write(bytes); written += bytes.length }
+  /** Appends whole messages, the last of which has `clock`. */
+  def write(bytes: Array[Byte], clock: Long): Unit = {
+    if (out == null) {
+      path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
+      // On the local file system, without Hadoop's .crc files: a staged run is read once, by
+      // mapping it, and its length is checked against the record.
+      out = (path.getFileSystem(conf) match {
+        case l: LocalFileSystem => l.getRawFileSystem
+        case fs                 => fs
+      }).create(path, false)
+      written = 0
+    }
+    out.write(bytes)
+    written += bytes.length
+    if (written >= partBytes) closePart(clock)
+  }
 
-  /** Closes the file, synced: it is recorded as committed next. */
-  def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Array[Byte]): StagedRun = {
-    out.hsync()
+  private def closePart(clock: Long): Unit = {
+    out.hsync() // recorded as committed next
     out.close()
-    StagedRun(journal, path.toString, written, producer, clock, s"${path.getParent.getName}.${path.getName.stripSuffix(".run")}",
-      revision, quietAck)
+    out = null
+    parts += ((path, written, clock))
+  }
+
+  /** The run's parts, closed and synced. `quietAck(clock)` is an ACK at `clock`. */
+  def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte]): Seq[StagedRun] = {
+    if (out != null) closePart(clock)
+    parts.toSeq.zipWithIndex.map { case ((p, bytes, last), i) =>
+      StagedRun(journal, p.toString, bytes, producer, last, s"$token.$i", revision, quietAck(last), i)
+    }
   }
 
   def discard(): Unit = {
-    try out.close() catch { case NonFatal(_) => }
-    try path.getFileSystem(conf).delete(path, false) catch { case NonFatal(_) => }
+    if (out != null) try out.close() catch { case NonFatal(_) => }
+    (parts.map(_._1) ++ Option(path)).distinct.foreach(p => try p.getFileSystem(conf).delete(p, false) catch { case NonFatal(_) => })
   }
+}
+
+object StagedRunWriter {
+  val PartBytes: Long = 256L << 20
 }
 
 object StagedRuns {
@@ -116,16 +154,20 @@ object StagedRuns {
     * checkpoint on a file system the hosts do not share would strand recorded runs on
     * executors' disks.
     */
-  def verify(runs: Seq[StagedRun], checkpointLocation: String, conf: Configuration): Unit =
-    runs.find { r =>
-      val p = new Path(r.path)
-      val fs = p.getFileSystem(conf)
-      !fs.exists(p) || fs.getFileStatus(p).getLen != r.bytes
-    }.foreach { r =>
+  def verify(runs: Seq[StagedRun], checkpointLocation: String, conf: Configuration): Unit = {
+    // One listing per directory (a write's run): object stores answer those faster than a
+    // request per file.
+    val seen = runs.map(r => new Path(r.path).getParent).distinct.flatMap { dir =>
+      val fs = dir.getFileSystem(conf)
+      val listed = try fs.listStatus(dir).toSeq catch { case _: java.io.FileNotFoundException => Nil }
+      listed.map(st => st.getPath.getName -> st.getLen)
+    }.toMap
+    runs.find(r => !seen.get(new Path(r.path).getName).contains(r.bytes)).foreach { r =>
       throw new IllegalStateException(s"The staged run of journal ${r.journal} that a task wrote at ${r.path} cannot be seen " +
         s"from the driver: the checkpoint location $checkpointLocation must be on a file system that the driver and every " +
         "executor share (HDFS, an object store, a shared mount). Nothing of this epoch was committed.")
     }
+  }
 
   /** Appends one run, once: see [[StagedRun]]. */
   def publish(run: StagedRun, config: SinkConfig): Unit = {
@@ -161,18 +203,21 @@ object StagedRuns {
   def forget(runs: Seq[StagedRun], config: SinkConfig): Unit = {
     val client = ClientCache(config.client)
     runs.groupBy(_.journal).foreach { case (journal, rs) =>
-      try appendUnlessDeleted(client, journal, ByteString.copyFrom(rs.head.quietAck), "the cleanup of staged runs",
+      // An ACK at a producer's last clock there, where readers stand once they read its runs
+      // (an ACK below it would lower their clock for the producer).
+      val last = rs.filter(_.producer == rs.head.producer).maxBy(_.clock)
+      try appendUnlessDeleted(client, journal, ByteString.copyFrom(last.quietAck), "the cleanup of staged runs",
         AppendRequest(subtractRegisters = Some(registers(rs))))
       catch { case NonFatal(e) => log.warn(s"removing the staged runs' registers from $journal: $e") }
     }
   }
 
-  /** A register per producer, holding the token of its latest run in the journal: a union
-    * replaces a name's values, so a journal holds one per producer that published there, and a
-    * producer has one run per journal in a write.
+  /** A register per producer and part, holding the token of its latest run's part in the
+    * journal: a union replaces a name's values, so a journal holds one per producer and part
+    * that published there, and a producer has one run per journal in a write.
     */
   private def registers(runs: Seq[StagedRun]): LabelSet =
-    LabelSet(runs.map(r => Label(s"gazette-sink/${r.producer}", r.token)).distinct.sortBy(l => (l.name, l.value)))
+    LabelSet(runs.map(r => Label(s"gazette-sink/${r.producer}/${r.part}", r.token)).distinct.sortBy(l => (l.name, l.value)))
 
   /** Appends `content`; a journal deleted meanwhile is skipped, as Gazette's consumers skip the
     * ACK intents of journals that no longer exist. List confirms the deletion: a broker that has

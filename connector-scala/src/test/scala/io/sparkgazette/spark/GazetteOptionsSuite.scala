@@ -72,6 +72,10 @@ class GazetteOptionsSuite extends AnyFunSuite {
   test("bad times fail naming their option, also where another option takes precedence") {
     assert(error(true, base :+ ("startingTimestamp" -> "yesterday"): _*) contains "'startingTimestamp' has invalid value 'yesterday'")
     assert(error(true, base :+ ("startingTimestamp" -> "-1"): _*) contains "'startingTimestamp'")
+    // Beyond what a UUID's clock holds (year 3409), a time would wrap around: refused by name.
+    assert(error(false, base :+ ("endingTimestamp" -> "99999999999999"): _*) contains "'endingTimestamp'")
+    assert(error(false, base :+ ("endingTimestamp" -> Long.MaxValue.toString): _*) contains "'endingTimestamp'")
+    assert(error(true, base :+ ("startingOffsetsByTimestamp" -> """{"a": 99999999999999}"""): _*) contains "'startingOffsetsByTimestamp'")
     assert(error(true, base :+ ("startingOffsetsByTimestamp" -> """{"x": -5}"""): _*) contains "journal x has -5")
     assert(error(true, base :+ ("startingOffsetsByTimestamp" -> "1000"): _*) contains "'startingOffsetsByTimestamp'")
     assert(error(true, base ++ Seq("startingTimestamp" -> "1", "startingOffsets" -> "nowhere"): _*) contains "'startingOffsets'")

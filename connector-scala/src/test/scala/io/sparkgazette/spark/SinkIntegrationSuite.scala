@@ -153,9 +153,10 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val runs = Files.walk(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging")).toArray.map(_.asInstanceOf[java.nio.file.Path])
       .filter(_.getFileName.toString.endsWith(".run"))
     assert(runs.nonEmpty, "epoch 0 staged nothing")
-    val index = runs.head.getFileName.toString.stripSuffix(".run").split('-').last.toInt
+    val name = """[0-9]+-[0-9]+-[0-9]+-([0-9]+)\.[0-9]+\.run""".r
+    val index = runs.head.getFileName.toString match { case name(i) => i.toInt }
     val recreated = client.list(out).map(_.getSpec.name).sorted.apply(index)
-    val lost = runs.filter(_.getFileName.toString.endsWith(s"-$index.run")).flatMap(p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
+    val lost = runs.filter(_.getFileName.toString match { case name(i) => i.toInt == index; case _ => false }).flatMap(p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
       (""""src":"([^"]+)"""".r.findFirstMatchIn(l).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(l).get.group(1).toLong)
     }.toSet
     client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = recreated)))
@@ -166,6 +167,33 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(seen.size == seen.distinct.size)
     assert((seen.toSet & lost).isEmpty, s"${(seen.toSet & lost).size} rows of the deleted journal's epoch reached the new one")
     assert(seen.toSet == expected -- lost)
+  }
+
+  test("a staged run is appended in parts, each once, however often it is published") {
+    val journal = "sink/out/staged-parts/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val dir = Files.createTempDirectory("gazette-staging")
+    val conf = spark.sessionState.newHadoopConf()
+    val writer = new StagedRunWriter(new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", conf, partBytes = 2000)
+    val clock = new io.sparkgazette.message.MonotonicClock()
+    val publisher = new io.sparkgazette.message.Publisher(clock = clock)
+    val framing = io.sparkgazette.message.Framing.forContentType(io.sparkgazette.message.Framing.JsonLines).toOption.get
+    (0 until 100).foreach { n =>
+      publisher.publishCommitted(journal, framing, s"""{"n":$n}""".getBytes("UTF-8"))
+      if (n % 7 == 6 || n == 99) writer.write(publisher.drain(journal), clock.current)
+    }
+    val runs = writer.close(journal, publisher.producer.toString, clock.current, client.list(s"name=$journal").head.createRevision,
+      c => publisher.ackAt(journal, framing, "{}".getBytes("UTF-8"), c).intent)
+    assert(runs.size > 1 && runs.map(_.part) == runs.indices, s"${runs.size} parts")
+    val config = SinkConfig(GazetteOptions.sink(Map("broker" -> cluster.broker, "journal" -> journal), streaming = false),
+      SinkColumns(new org.apache.spark.sql.types.StructType().add("value", "string")), None,
+      spark.sparkContext.broadcast(new SerializableConfiguration(conf)))
+    StagedRuns.publish(spark.sparkContext, runs, config, "parts")
+    StagedRuns.publish(spark.sparkContext, runs.reverse, config, "parts again")
+    assert(committedNumbers(journal) == (0L until 100L))
+    assert(stagedMessages(s"name=$journal").size == 100)
+    StagedRuns.forget(runs, config)
+    assert(committedNumbers(journal) == (0L until 100L))
   }
 
   for (partitions <- Seq(16, 200)) {

@@ -143,6 +143,25 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
     } finally w.close()
   }
 
+  test("batches split at a time hold every committed message once: a transaction published before it, acknowledged after it") {
+    val journal = "times/straddle/part-000"
+    val w = script(journal)
+    try {
+      w.clock(minutes(0)).commit(0).continue(1).continue(1)
+      w.clock(minutes(10)).ack(1).commit(0).sync()
+      val before = batch("journals" -> journal, "endingTimestamp" -> minutes(5).toString)
+      val after = batch("journals" -> journal, "startingTimestamp" -> minutes(5).toString)
+      assert((before ++ after).sortBy(_._2) == expected(journal), s"before the time: $before; after it: $after")
+      // Split at any offset, the same.
+      val offsets = Judge.read(cluster.broker, journal, committed = false).map(_.end)
+      offsets.foreach { at =>
+        val head = batch("journals" -> journal, "endingOffsets" -> s"""{"$journal": $at}""")
+        val tail = batch("journals" -> journal, "startingOffsets" -> s"""{"$journal": $at}""")
+        assert((head ++ tail).sortBy(_._2) == expected(journal), s"split at $at: $head, then $tail")
+      }
+    } finally w.close()
+  }
+
   test("no message at or after the time: an error naming journal and time, or with 'latest' the write head") {
     val journal = "times/none/part-000"
     val w = script(journal)
