@@ -103,8 +103,8 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
 
 object JournalTaskReader {
   /** At most this many ranges are read ahead of the current one, and their bytes at most: */
-  val ReadAhead = 32
-  val ReadAheadBytes: Long = 4L << 20
+  val ReadAhead = 64
+  val ReadAheadBytes: Long = 8L << 20
 }
 
 /** Creates a [[JournalTaskReader]] per task, in the executors. */
