@@ -208,7 +208,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val t0 = System.nanoTime()
     try {
       val committed = end.asInstanceOf[JournalOffsets].positions
-      catalog.refresh(SequencerStateStore.batchDir(committed))
+      catalog.refresh(SequencerStateStore.batchDir(committed), again = true)
       catalog.prune(committed, planned)
     } finally commitMs = (System.nanoTime() - t0) / 1000000
   }

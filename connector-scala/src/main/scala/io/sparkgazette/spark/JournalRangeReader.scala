@@ -42,10 +42,13 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   /** The state at `end`, once every message of the range is read. */
   var endState: Option[SequencerState] = None
 
-  private val saved: SequencerState = from match {
-    case RangeStart.Saved(state)   => state
-    case RangeStart.Rebuild(base) => rebuild(base)
-  }
+  // A rebuild that fails (data lost, a malformed message) closes the reads it opened: the
+  // task never gets this reader to close.
+  private val saved: SequencerState =
+    try from match {
+      case RangeStart.Saved(state)   => state
+      case RangeStart.Rebuild(base) => rebuild(base)
+    } catch { case e: Throwable => close(); throw e }
   private var position = saved.resume
   private val sequencer = newSequencer(position, saved.producers)
   private lazy val messages: MessageIterator = open(position, range.end, replay = false)

@@ -270,10 +270,13 @@ final class SequencerStateCatalog(store: SequencerStateStore) {
   private var loaded = false
   private var pinned = Set.empty[String]
 
-  /** Reads the directory of the batch ending at `end` unless it was read. */
-  def refresh(batch: String): Unit = synchronized {
+  /** Reads the directory of the batch ending at `end` unless it was read; `again`: reads what
+    * it holds now that was not read (a committed batch re-run after a restart wrote its files
+    * after the restart listed its directory).
+    */
+  def refresh(batch: String, again: Boolean = false): Unit = synchronized {
     loadAll()
-    if (!batchesRead(batch)) {
+    if (again || !batchesRead(batch)) {
       batchesRead += batch
       store.files(batch).filterNot(filesRead).foreach(add)
     }
