@@ -86,7 +86,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val stale = Files.write(dir.resolve(batches(3)).resolve(".x.states.dead.tmp"), Array[Byte](1, 2))
     Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 3600000L))
     val fresh = Files.write(dir.resolve(batches(3)).resolve(".x.states.live.tmp"), Array[Byte](1, 2))
-    batches.foreach(c.refresh)
+    batches.foreach(b => c.refresh(b))
     assert(!Files.exists(stale) && Files.exists(fresh), "only temporary files of long-dead attempts are removed")
     c.prune(Map(J -> pos(35), K -> pos(25)), Map.empty)
     assert(c.lookup(J, 0, 35, R, O).map(_.offset).contains(30L) && c.lookup(J, 0, 29, R, O).isEmpty)
