@@ -128,28 +128,34 @@ final class JsonPointerScanner(pointer: String) {
     }
 
     private def keyEquals(key: Array[Byte]): Boolean = {
-      val (start, end, escaped) = stringBounds()
-      if (!escaped) java.util.Arrays.equals(b, start, end, key, 0, key.length)
-      else java.util.Arrays.equals(unescape(start, end).getBytes(UTF_8), key)
+      val start = skipString()
+      if (!escaped) java.util.Arrays.equals(b, start, i - 1, key, 0, key.length)
+      else java.util.Arrays.equals(unescape(start, i - 1).getBytes(UTF_8), key)
     }
 
     private def string(): String = {
-      val (start, end, escaped) = stringBounds()
-      if (escaped) unescape(start, end) else new String(b, start, end - start, UTF_8)
+      val start = skipString()
+      if (escaped) unescape(start, i - 1) else new String(b, start, i - 1 - start, UTF_8)
     }
 
-    // Consumes a string token and returns the bounds of its contents.
-    private def stringBounds(): (Int, Int, Boolean) = {
+    // Whether the string skipString() last consumed holds escapes.
+    private var escaped = false
+
+    // Consumes a string token; its contents are [the index returned, i - 1).
+    private def skipString(): Int = {
       expect('"')
       val start = i
-      var escaped = false
-      while (i < until && b(i) != '"') {
-        if (b(i) == '\\') { escaped = true; i += 1 }
-        i += 1
+      escaped = false
+      while (true) {
+        i = JsonStrings.plainEnd(b, i, until)
+        if (i >= until) fail("unterminated string")
+        b(i) match {
+          case '"'  => i += 1; return start
+          case '\\' => escaped = true; i += 2
+          case _    => i += 1 // a control character: the syntax check's concern, not the scan's
+        }
       }
-      if (i >= until) fail("unterminated string")
-      i += 1
-      (start, i - 1, escaped)
+      start
     }
 
     private def unescape(start: Int, end: Int): String = {
@@ -176,7 +182,7 @@ final class JsonPointerScanner(pointer: String) {
     private def value(): Unit = {
       ws()
       peek match {
-        case '"' => stringBounds()
+        case '"' => skipString()
         case '{' | '[' =>
           var depth = 0
           var done = false
@@ -191,10 +197,13 @@ final class JsonPointerScanner(pointer: String) {
             i += 1
           }
         case c if c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' =>
-          while (i < until && !",}] \t\r\n".contains(b(i).toChar)) i += 1
+          while (i < until && !isDelimiter(b(i))) i += 1
         case c => fail(s"unexpected '${c.toChar}'")
       }
     }
+
+    private def isDelimiter(c: Byte): Boolean =
+      c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
 
     private def parseIndex(token: Array[Byte]): Option[Int] = {
       val s = new String(token, UTF_8)

@@ -113,13 +113,13 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   }
 
   private def closePart(clock: Long): Unit = {
-    out.hsync() // recorded as committed next
+    // Closed, the part is as durable as the checkpoint's own files, which Spark does not sync either.
     out.close()
     out = null
     parts += ((path, written, clock))
   }
 
-  /** The run's parts, closed and synced. `quietAck(clock)` is an ACK at `clock`. */
+  /** The run's parts, closed. `quietAck(clock)` is an ACK at `clock`. */
   def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte]): Seq[StagedRun] = {
     if (out != null) closePart(clock)
     parts.toSeq.zipWithIndex.map { case ((p, bytes, last), i) =>
@@ -147,11 +147,35 @@ object StagedRuns {
     try {
       // A producer's parts in a journal go in order, by one task: readers drop a committed
       // message whose clock is below one they already read from the producer.
-      val inOrder = runs.groupBy(r => (r.journal, r.producer)).values.map(_.sortBy(_.part)).toSeq
-      val publishAll = (it: Iterator[Seq[StagedRun]]) => it.foreach(_.foreach(publish(_, config)))
-      sc.runJob(sc.parallelize(inOrder, inOrder.size), publishAll)
+      val inOrder = runs.groupBy(r => (r.journal, r.producer)).values.map(_.sortBy(_.part)).toSeq.sortBy(_.head.path)
+      // Appends wait on brokers, not on cores: a task per core, each appending several journals at once.
+      val tasks = math.max(1, math.min(inOrder.size, sc.defaultParallelism))
+      val slices = inOrder.zipWithIndex.groupBy(_._2 % tasks).values.map(_.map(_._1)).toSeq
+      val publishAll = (it: Iterator[Seq[Seq[StagedRun]]]) => it.foreach(publishConcurrently(_, config))
+      sc.runJob(sc.parallelize(slices, slices.size), publishAll)
     } finally sc.setJobDescription(previous)
   }
+
+  /** Appends `groups` (each a producer's parts in a journal, in order), up to
+    * [[PublishThreads]] journals at a time; fails with the first failure once all have stopped.
+    */
+  private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): Unit = {
+    val byJournal = groups.groupBy(_.head.journal).values.toSeq
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(PublishThreads, byJournal.size))
+    try {
+      val pending = byJournal.map(journalGroups => pool.submit(new java.util.concurrent.Callable[Unit] {
+        override def call(): Unit = journalGroups.foreach(_.foreach(publish(_, config)))
+      }))
+      val failures = pending.flatMap { f =>
+        try { f.get(); None }
+        catch { case e: java.util.concurrent.ExecutionException => Some(e.getCause) }
+      }
+      failures.headOption.foreach { e => failures.tail.foreach(e.addSuppressed); throw e }
+    } finally pool.shutdownNow()
+  }
+
+  /** How many journals a publishing task appends at once. */
+  private val PublishThreads = 4
 
   /** Fails, naming the checkpoint, unless the driver sees every run as its task wrote it: a
     * checkpoint on a file system the hosts do not share would strand recorded runs on
