@@ -5,9 +5,11 @@ import java.util.concurrent.TimeUnit
 import scala.concurrent.{Await, Promise}
 import scala.concurrent.duration.FiniteDuration
 
-import com.google.protobuf.ByteString
-import io.grpc.ManagedChannel
-import io.grpc.stub.{ClientCallStreamObserver, ClientResponseObserver}
+import java.io.{ByteArrayInputStream, InputStream, OutputStream}
+
+import com.google.protobuf.{ByteString, CodedOutputStream}
+import io.grpc.{CallOptions, Drainable, KnownLength, ManagedChannel, MethodDescriptor}
+import io.grpc.stub.{ClientCallStreamObserver, ClientCalls, ClientResponseObserver}
 import io.sparkgazette.client.protocol.{AppendRequest, AppendResponse, JournalGrpc}
 
 /** One Append RPC: a first message naming the journal, the content in chunks, an empty message
@@ -32,10 +34,9 @@ private[client] object Append {
     val journal = first.journal
     val answer = Promise[AppendResponse]()
     val ready = new Object
-    val requests = JournalGrpc
-      .stub(channel)
-      .withDeadlineAfter(timeout.toMillis, TimeUnit.MILLISECONDS)
-      .append(new ClientResponseObserver[AppendRequest, AppendResponse] {
+    val call = channel.newCall(Method, CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis, TimeUnit.MILLISECONDS))
+    val requests = ClientCalls
+      .asyncClientStreamingCall(call, new ClientResponseObserver[AppendRequest, AppendResponse] {
         override def beforeStart(stream: ClientCallStreamObserver[AppendRequest]): Unit =
           stream.setOnReadyHandler(() => ready.synchronized(ready.notifyAll()))
         override def onNext(r: AppendResponse): Unit = answer.trySuccess(r)
@@ -54,5 +55,43 @@ private[client] object Append {
     send(AppendRequest())
     if (!answer.isCompleted) requests.onCompleted()
     Await.result(answer.future, timeout)
+  }
+
+  /** The Append RPC, its requests written straight into the transport's buffers: the generated
+    * marshaller serializes every chunk into an array of its own first, a MiB of garbage a MiB
+    * appended, each too large for the young generation.
+    */
+  private val Method: MethodDescriptor[AppendRequest, AppendResponse] =
+    JournalGrpc.METHOD_APPEND.toBuilder(DrainingMarshaller, JournalGrpc.METHOD_APPEND.getResponseMarshaller).build()
+
+  private object DrainingMarshaller extends MethodDescriptor.Marshaller[AppendRequest] {
+    override def stream(r: AppendRequest): InputStream = new DrainingStream(r)
+    override def parse(in: InputStream): AppendRequest = AppendRequest.parseFrom(in)
+  }
+
+  /** A request that gRPC drains into its output stream; read (which gRPC does not) serializes it. */
+  private final class DrainingStream(r: AppendRequest) extends InputStream with Drainable with KnownLength {
+    private var remaining = r.serializedSize
+    private var serialized: InputStream = _
+
+    override def drainTo(out: OutputStream): Int = {
+      val size = remaining
+      val coded = CodedOutputStream.newInstance(out, math.min(size, 64 << 10).max(1))
+      r.writeTo(coded)
+      coded.flush()
+      remaining = 0
+      size
+    }
+
+    override def available(): Int = if (serialized != null) serialized.available() else remaining
+
+    override def read(): Int = bytes().read()
+
+    override def read(b: Array[Byte], off: Int, len: Int): Int = bytes().read(b, off, len)
+
+    private def bytes(): InputStream = {
+      if (serialized == null) serialized = new ByteArrayInputStream(r.toByteArray)
+      serialized
+    }
   }
 }

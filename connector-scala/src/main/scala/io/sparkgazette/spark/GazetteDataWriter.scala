@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 
 import scala.util.control.NonFatal
 
+import com.google.protobuf.ByteString
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message._
 import org.apache.spark.TaskContext
@@ -249,13 +250,11 @@ final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitio
     else if (mapping == null) targets.journals.head
     else mapping.journalFor(if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
 
-  private def flush(journal: String): Unit = {
-    val bytes = publisher.drain(journal)
-    if (bytes.nonEmpty) {
-      if (staged.contains(journal)) staged(journal).write(bytes, lastClocks(journal))
-      else if (config.options.exactlyOnce) spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes)
-      else { client.append(journal, bytes); wrote = true }
-    }
+  private def flush(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
+    if (staged.contains(journal)) staged(journal).write(bytes, offset, length, lastClocks(journal))
+    else if (config.options.exactlyOnce)
+      spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes, offset, length)
+    else { client.append(journal, ByteString.copyFrom(bytes, offset, length)); wrote = true }
   }
 
   /** Appends what is buffered and spooled, one append per journal; a staged journal gets its

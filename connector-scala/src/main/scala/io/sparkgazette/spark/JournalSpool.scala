@@ -21,8 +21,10 @@ final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
   private var channel: FileChannel = _
   private var spilled = 0L
 
-  def write(bytes: Array[Byte]): Unit = {
-    memory.write(bytes)
+  def write(bytes: Array[Byte]): Unit = write(bytes, 0, bytes.length)
+
+  def write(bytes: Array[Byte], offset: Int, length: Int): Unit = {
+    memory.write(bytes, offset, length)
     if (memory.size >= memoryBytes) spill()
   }
 

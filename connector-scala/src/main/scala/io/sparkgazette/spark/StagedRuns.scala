@@ -96,7 +96,10 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   private var written = 0L
 
   /** Appends whole messages, the last of which has `clock`. */
-  def write(bytes: Array[Byte], clock: Long): Unit = {
+  def write(bytes: Array[Byte], clock: Long): Unit = write(bytes, 0, bytes.length, clock)
+
+  /** Appends whole messages, `bytes[offset, offset + length)`, the last of which has `clock`. */
+  def write(bytes: Array[Byte], offset: Int, length: Int, clock: Long): Unit = {
     if (out == null) {
       path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
       // On the local file system, without Hadoop's .crc files: a staged run is read once, by
@@ -107,8 +110,8 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
       }).create(path, false)
       written = 0
     }
-    out.write(bytes)
-    written += bytes.length
+    out.write(bytes, offset, length)
+    written += length
     if (written >= partBytes) closePart(clock)
   }
 
