@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: dist test-compat bench-source bench-journals bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -84,6 +84,13 @@ dist: setup
 	@rm -rf python/build && $(PYTHON) -m pip wheel -q --no-deps -w target/dist ./python >&2
 	@find target/dist -type f \( -name '*.jar' -o -name '*.pom' -o -name '*.whl' \) | sort
 
+# Every benchmark below, one after the other, then one table of their ratios and results
+# (BENCH_ARGS="--tiny" for a quick run, "--only sink,latency" for some).
+bench: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/run_all.py $(BENCH_ARGS)
+
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
 bench-source: setup
 	@$(SBT) connector/assembly >/dev/null
@@ -96,6 +103,13 @@ bench-journals: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_journals.py $(BENCH_ARGS)
+
+# The source's latency from an append to its row in a foreachBatch, default trigger, over 100
+# journals with steady traffic (BENCH_ARGS="--journals 10 --rate 70").
+bench-latency: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_latency.py $(BENCH_ARGS)
 
 # Protobuf decoding: the connector's JVM decoder against its Python twin and from_json (BENCH_ARGS="--rows 1000000").
 bench-decode: setup

@@ -204,8 +204,12 @@ def main() -> None:
         print(f"  driver latestOffset+plan+commit  median {median(tot):7.0f} ms  "
               f"(latestOffset {median(lo):.0f}, plan {median(pl):.0f}, commit {median(co):.0f})")
         print(f"  tasks per batch                  median {median([m(p, 'tasks') or 0 for p in own]):7.0f}")
+        print(f"result driver per trigger: {median(tot):.0f} ms (latestOffset + plan + commit over {args.journals} journals; "
+              f"goal 200 over 1,000, 2,000 over 10,000)")
     for k in ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "triggerExecution"):
         print(f"  spark {k:<26} median {median([d(p, k) for p in progress]):7.0f} ms")
+    print(f"result batch end to end: {median([d(p, 'triggerExecution') for p in progress]):.0f} ms "
+          f"(1 message from each of {args.journals} journals; goal 1,000 over 1,000)")
     print(f"  checkpoint files written per batch median {median(written):.0f} (max {max(written, default=0)}), "
           f"deleted median {median(deleted):.0f}")
 

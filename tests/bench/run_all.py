@@ -1,0 +1,71 @@
+"""Every benchmark of the project, one after the other, and one table of what they measured.
+
+Each benchmark prints its findings as lines `ratio <what>: <value> (...)` (the connector
+against a reference measured in the same run: >1 is faster) or `result <what>: <value> <unit>
+(...)` (a time whose goal the line names). This collects them into one table; nothing is
+asserted, the machine decides the numbers. `--tiny` runs each on a few rows, for CI to keep them
+working.
+
+    python tests/bench/run_all.py [--tiny] [--only sink,latency]
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# name: (script, full-size arguments, tiny arguments)
+BENCHMARKS = {
+    "source": ("bench_source.py", [], ["--mib", "4"]),
+    "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2"]),
+    "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),
+    "decode": ("bench_decode.py", [], ["--rows", "2000"]),
+    "sink": ("bench_sink.py", ["--rows", "1000000"], ["--rows", "2000", "--runs", "1"]),
+}
+
+FINDING = re.compile(r"^(ratio|result) (.+?): +([-0-9.]+|nan)(.*)$")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="every benchmark, one table")
+    parser.add_argument("--tiny", action="store_true", help="a few rows each: do they still run?")
+    parser.add_argument("--only", help="comma-separated benchmarks: " + ", ".join(BENCHMARKS))
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmarks {unknown}; known: {', '.join(BENCHMARKS)}")
+
+    rows, failed = [], []
+    for name in names:
+        script, full, tiny = BENCHMARKS[name]
+        print(f"== {name}: {script} {' '.join(tiny if args.tiny else full)}", flush=True)
+        t = time.monotonic()
+        run = subprocess.run([sys.executable, str(HERE / script), *(tiny if args.tiny else full)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sys.stdout.write(run.stdout)
+        if run.returncode != 0:
+            failed.append(name)
+            sys.stdout.write(run.stderr[-4000:])
+        found = [FINDING.match(line) for line in run.stdout.splitlines()]
+        found = [m for m in found if m]
+        if run.returncode == 0 and not found:
+            failed.append(name)
+            print(f"{name} printed no ratio or result line")
+        rows += [(name, m.group(1), m.group(2), m.group(3), m.group(4).strip()) for m in found]
+        print(f"({name} took {time.monotonic() - t:.0f} s)\n", flush=True)
+
+    width = max((len(r[2]) for r in rows), default=10)
+    print(f"{'benchmark':<10} {'kind':<6} {'measure':<{width}} {'value':>8}  notes")
+    for name, kind, what, value, notes in rows:
+        print(f"{name:<10} {kind:<6} {what:<{width}} {value:>8}  {notes}")
+    if failed:
+        raise SystemExit(f"benchmarks that failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
