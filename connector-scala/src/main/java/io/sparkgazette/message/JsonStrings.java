@@ -1,33 +1,19 @@
 package io.sparkgazette.message;
 
-import java.lang.reflect.Field;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-
-import sun.misc.Unsafe;
 
 /**
  * Skips the plain bytes of a JSON string's contents eight at a time: most of an ndjson message's
  * bytes are inside strings, and both framing a message and reading one pass over each string.
- * Words are read with Unsafe, an intrinsic wherever it is called from: a VarHandle's chain of
- * calls is inlined only within the JIT's inlining depth, which the scanners' callers exceed.
+ * Java, because the JIT treats a VarHandle as a constant only in a static final field, which
+ * Scala does not emit.
  */
 final class JsonStrings {
   private JsonStrings() {}
 
-  private static final Unsafe UNSAFE;
-  private static final long BASE;
-  private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
-
-  static {
-    try {
-      Field f = Unsafe.class.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      UNSAFE = (Unsafe) f.get(null);
-      BASE = UNSAFE.arrayBaseOffset(byte[].class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  private static final VarHandle WORDS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private static final long ONES = 0x0101010101010101L;
   private static final long HIGHS = 0x8080808080808080L;
   private static final long QUOTES = 0x2222222222222222L;
@@ -40,10 +26,10 @@ final class JsonStrings {
    * {@code from > until}).
    */
   static int plainEnd(byte[] b, int from, int until) {
+    if (until > b.length) throw new IndexOutOfBoundsException("until " + until + " is past the end (" + b.length + ")");
     int i = from;
     while (i + 8 <= until) {
-      long w = UNSAFE.getLong(b, BASE + i);
-      if (!LITTLE_ENDIAN) w = Long.reverseBytes(w);
+      long w = (long) WORDS.get(b, i);
       long q = w ^ QUOTES;
       long s = w ^ BACKSLASHES;
       // Each term marks bytes that are zero (q, s) or below 0x20 (w). A borrow can only mark

@@ -50,11 +50,19 @@ private[client] object Append {
       ready.synchronized { while (!requests.isReady && !answer.isCompleted) ready.wait(100) }
       if (!answer.isCompleted) requests.onNext(r)
     }
-    send(first)
-    chunks(content, chunkSize).foreach(c => send(AppendRequest(content = c)))
-    send(AppendRequest())
-    if (!answer.isCompleted) requests.onCompleted()
-    Await.result(answer.future, timeout)
+    try {
+      send(first)
+      chunks(content, chunkSize).foreach(c => send(AppendRequest(content = c)))
+      send(AppendRequest())
+      if (!answer.isCompleted) requests.onCompleted()
+      Await.result(answer.future, timeout)
+    } catch {
+      // Interrupted (a task killed) or timed out: the broker is told now, not at the deadline,
+      // and discards the append (it commits only on the final empty message).
+      case e: Throwable =>
+        if (!answer.isCompleted) requests.cancel("append abandoned", e)
+        throw e
+    }
   }
 
   /** The Append RPC, its requests written straight into the transport's buffers: the generated

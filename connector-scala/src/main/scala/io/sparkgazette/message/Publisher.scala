@@ -27,6 +27,7 @@ final class Publisher(
     now: () => Instant = () => Instant.now()
 ) {
   private val buffers = mutable.LinkedHashMap[String, FramedBytes]()
+  private val KeptBuffers = 8
   // Journals written uncommitted since the last ACKs, in first-use order, with a payload to
   // shape their acknowledgement after.
   private val open = mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
@@ -64,7 +65,12 @@ final class Publisher(
     * drains each journal thousands of times, and buffers of a MiB made anew each time cost the
     * garbage collector more than framing costs.
     */
-  def drainTo(journal: String)(f: (Array[Byte], Int, Int) => Unit): Unit = buffers.get(journal).foreach(_.drainTo(f))
+  def drainTo(journal: String)(f: (Array[Byte], Int, Int) => Unit): Unit = buffers.get(journal).foreach { b =>
+    b.drainTo(f)
+    // A task writing many journals keeps the buffers of a few, not a MiB or two for each.
+    if (b.capacity > FramedBytes.Initial && buffers.valuesIterator.count(_.capacity > FramedBytes.Initial) > KeptBuffers)
+      buffers.remove(journal)
+  }
 
   /** ACKs committing the open transaction in every journal it wrote to, each with its own
     * clock tick, in first-use order; the next uncommitted message opens a new transaction.
@@ -124,11 +130,17 @@ final class Publisher(
 }
 
 /** A journal's framed bytes, drained in place. */
-private final class FramedBytes extends ByteArrayOutputStream(8 << 10) {
+private final class FramedBytes extends ByteArrayOutputStream(FramedBytes.Initial) {
+  def capacity: Int = buf.length
+
   def drainTo(f: (Array[Byte], Int, Int) => Unit): Unit = {
     if (count > 0) f(buf, 0, count)
     reset()
   }
 
   def truncate(size: Int): Unit = count = math.min(count, size)
+}
+
+private object FramedBytes {
+  val Initial: Int = 8 << 10
 }

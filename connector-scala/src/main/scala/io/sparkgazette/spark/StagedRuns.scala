@@ -116,13 +116,15 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   }
 
   private def closePart(clock: Long): Unit = {
-    // Closed, the part is as durable as the checkpoint's own files, which Spark does not sync either.
+    // On disk before the driver records it: a record that outlives its part's bytes (a crash
+    // of the host) would name a run nobody can publish.
+    out.hsync()
     out.close()
     out = null
     parts += ((path, written, clock))
   }
 
-  /** The run's parts, closed. `quietAck(clock)` is an ACK at `clock`. */
+  /** The run's parts, closed and synced. `quietAck(clock)` is an ACK at `clock`. */
   def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte]): Seq[StagedRun] = {
     if (out != null) closePart(clock)
     parts.toSeq.zipWithIndex.map { case ((p, bytes, last), i) =>
@@ -160,11 +162,17 @@ object StagedRuns {
   }
 
   /** Appends `groups` (each a producer's parts in a journal, in order), up to
-    * [[PublishThreads]] journals at a time; fails with the first failure once all have stopped.
+    * [[PublishThreads]] journals at a time where parts are mapped in place (a local or mounted
+    * checkpoint), one at a time where each is first copied to local disk; fails with the first
+    * failure once all have stopped.
     */
   private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): Unit = {
     val byJournal = groups.groupBy(_.head.journal).values.toSeq
-    val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(PublishThreads, byJournal.size))
+    val mapped = new Path(groups.head.head.path).getFileSystem(config.hadoopConf.value) match {
+      case _: LocalFileSystem | _: RawLocalFileSystem => true
+      case _                                           => false
+    }
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(if (mapped) PublishThreads else 1, byJournal.size))
     try {
       val pending = byJournal.map(journalGroups => pool.submit(new java.util.concurrent.Callable[Unit] {
         override def call(): Unit = journalGroups.foreach(_.foreach(publish(_, config)))

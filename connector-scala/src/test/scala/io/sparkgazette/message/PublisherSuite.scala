@@ -92,6 +92,26 @@ class PublisherSuite extends AnyFunSuite {
     assert(j.committed("a").map(field) == Seq(1))
   }
 
+  test("drained in place, many journals' bytes come out whole and in order, however often each is drained") {
+    val p = new Publisher()
+    val journals = new Journals
+    val names = (0 until 20).map(i => s"j$i")
+    val rnd = new scala.util.Random(7)
+    val expected = mutable.Map[String, Vector[String]]().withDefaultValue(Vector.empty)
+    for (i <- 0 until 4000) {
+      val j = names(rnd.nextInt(names.size))
+      val doc = s"""{"i":$i,"pad":"${"x" * rnd.nextInt(3000)}"}"""
+      p.publishCommitted(j, Json, doc.getBytes(UTF_8))
+      expected(j) :+= doc
+      if (p.buffered(j) > (16 << 10)) p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len)))
+    }
+    names.foreach(j => p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len))))
+    names.foreach { j =>
+      assert(p.buffered(j) == 0)
+      assert(journals.committed(j).map(_.replaceFirst("""^\{"_meta":\{"uuid":"[^"]+"\},""", "{")) == expected(j), j)
+    }
+  }
+
   test("csv and protobuf-fixed acknowledgements commit their journals too") {
     val p = publisher()
     val j = new Journals
