@@ -66,6 +66,9 @@ def main() -> None:
                                              .config("spark.ui.enabled", "false")
                                              .config("spark.ui.showConsoleProgress", "false")
                                              .config("spark.sql.shuffle.partitions", str(args.partitions))
+                                             # One task per input file: an epoch of the stream has PARTITIONS writers.
+                                             .config("spark.sql.files.maxPartitionBytes",
+                                                     str(args.rows * SIZE // (args.epochs * args.partitions) + (1 << 20)))
                                              .config("spark.log.level", "ERROR")).getOrCreate()
         try:
             pad = SIZE - len('{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":0000000,"pad":""}') - 1
