@@ -1,20 +1,29 @@
-"""Read-committed throughput of the source against Gazette's own Go reader, on one machine.
+"""Read throughput of one source task against Gazette's Go readers and Spark's text source, on one
+machine, all measured in the same run.
 
-Writes SIZE MiB of ndjson purchase-like messages to one journal (transactions of 10 messages
-from 4 interleaved producers, each committed by an ACK), then reads the whole journal:
+Writes SIZE MiB of ndjson purchase-like messages of --size bytes to one journal (transactions of
+10 messages from 4 interleaved producers, each committed by an ACK), and the same bytes to a
+local file, then reads them with
 
-  - go-uncommitted: Gazette's ReadUncommittedIter (framing only), the judge counting messages,
-  - go-committed:   Gazette's ReadCommittedIter (framing + sequencing),
-  - spark:          a batch read of this connector, read committed, `count(*)` in Spark (local[1]),
+  - go-raw:          Gazette's RetryReader copying the journal to nowhere (the broker path's ceiling),
+  - go-uncommitted:  Gazette's ReadUncommittedIter (framing and decoding every message),
+  - go-committed:    Gazette's ReadCommittedIter (framing, decoding and sequencing),
+  - source-committed / source-uncommitted: a batch read of this connector, `sum(length(value))`,
+  - text:            Spark's text source over the local file, `sum(length(value))`,
+  - source+from_json / text+from_json: the same, parsing one field of every message with `from_json`,
 
-each twice, keeping the faster run, and prints MB/s and the ratios against the Go readers.
+Spark in local[1] (one task at a time; the file is read as one split). Each reader runs --runs
+times (the fastest counts), and the ratios are printed; nothing is asserted about speed.
 
-    python tests/bench/bench_source.py [--mib 256]
+    python tests/bench/bench_source.py [--mib 256] [--size 1024] [--runs 2] [--only go-raw,text,...]
+                                       [--jfr DIR]   (a Flight Recorder profile of each Spark row)
 """
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -26,21 +35,24 @@ from specs import journal_specs  # noqa: E402
 import judge  # noqa: E402
 from timing import timed  # noqa: E402
 
-LINE = 1024
+SIZES = (100, 1024, 65536)
+ROWS = ("go-raw", "go-uncommitted", "go-committed", "source-committed", "source-uncommitted", "text",
+        "source+from_json", "text+from_json")
 
 
-def write(broker: str, journal: str, mib: int) -> int:
-    """Appends mib MiB of messages; returns how many are committed (acknowledged data messages)."""
-    n = mib * 1024 * 1024 // LINE
+def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple[int, int, int]:
+    """Appends about mib MiB of messages of line_size bytes to the journal, and the same bytes to
+    copy_to; returns (bytes, messages, committed data messages)."""
+    n = max(1, mib * 1024 * 1024 // line_size)
     clocks = [0x1EF0000000000000] * 4
-    batch, size, data = [], 0, 0
+    batch, size, data, total = [], 0, 0, 0
     open_txn = [0] * 4
     for i in range(n):
         p = i % 4
         clocks[p] += 16
         flags = 2 if (i // 4) % 11 == 10 else 1  # every 11th message of a producer is its ACK
         head = f'{{"_meta":{{"uuid":"{gazette_uuid(0x010000000000 + p, clocks[p], flags)}"}},"user":"user-{i % 97}","pad":"'
-        line = head + "x" * max(0, LINE - len(head) - 3) + '"}\n'
+        line = head + "x" * max(0, line_size - len(head) - 3) + '"}\n'
         if flags == 1:
             open_txn[p] += 1
         else:
@@ -48,51 +60,118 @@ def write(broker: str, journal: str, mib: int) -> int:
         batch.append(line)
         size += len(line)
         if size >= 16 << 20 or i == n - 1:
-            urllib.request.urlopen(urllib.request.Request(f"{broker}/{journal}", data="".join(batch).encode(),
-                                                          method="PUT"), timeout=120).read()
+            body = "".join(batch).encode()
+            urllib.request.urlopen(urllib.request.Request(f"{broker}/{journal}", data=body, method="PUT"),
+                                   timeout=120).read()
+            copy_to.write(body)
+            total += len(body)
             batch, size = [], 0
-    return data
-
+    return total, n, data
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="read-committed throughput, ours against Gazette's Go reader")
-    parser.add_argument("--mib", type=int, default=256)
+    parser = argparse.ArgumentParser(description="one source task against Gazette's Go readers and Spark's text source")
+    parser.add_argument("--mib", type=int, default=256, help="journal size")
+    parser.add_argument("--size", type=int, default=1024, help=f"bytes per message (e.g. {', '.join(map(str, SIZES))})")
+    parser.add_argument("--runs", type=int, default=2, help="runs of each reader; the fastest counts")
+    parser.add_argument("--only", default=",".join(ROWS), help="comma-separated rows to measure")
+    parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark row")
     args = parser.parse_args()
+    rows = [r.strip() for r in args.only.split(",") if r.strip()]
+    unknown = set(rows) - set(ROWS)
+    if unknown:
+        parser.error(f"unknown rows {sorted(unknown)}; known: {', '.join(ROWS)}")
 
     from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
     from spark_gazette import configure_spark_with_gazette, read
 
-    with LocalCluster(brokers=1) as cluster:
+    with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
         cluster.apply(journal_specs("bench/", ["events"], length=1 << 30, codec="NONE"))
-        expected = write(cluster.broker, "bench/events", args.mib)
-        size = args.mib * 1024 * 1024
+        local = os.path.join(tmp, "events.ndjson")
+        with open(local, "wb") as f:
+            size, messages, expected = write(cluster.broker, "bench/events", args.mib, args.size, f)
 
-        def go(mode: str):
+        def go(*mode: str) -> list[int]:
             out = subprocess.run([str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", "bench/events",
-                                  mode, "--count"], capture_output=True, text=True, check=True)
-            return int(out.stdout.split()[0])
+                                  *mode], capture_output=True, text=True, check=True)
+            return [int(x) for x in out.stdout.split()]
 
         spark = configure_spark_with_gazette(SparkSession.builder.master("local[1]")
                                              .config("spark.ui.enabled", "false")
                                              .config("spark.ui.showConsoleProgress", "false")
+                                             .config("spark.sql.files.maxPartitionBytes", str(4 << 30))
                                              .config("spark.log.level", "ERROR")).getOrCreate()
+        jvm = spark.sparkContext._jvm
+
+        def source(committed: bool):
+            return read(spark, broker=cluster.broker, journals="bench/events", read_committed=committed)
+
+        def text():
+            return spark.read.text(local)
+
+        schema = "user STRING"
+
+        def total(df, column) -> int:
+            return df.agg(F.sum(F.length(column))).collect()[0][0] or 0
+
+        def profiled(name, fn):
+            if not args.jfr:
+                return fn
+            os.makedirs(args.jfr, exist_ok=True)
+
+            def run():
+                recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
+                recording.start()
+                try:
+                    return fn()
+                finally:
+                    recording.stop()
+                    recording.dump(jvm.java.io.File(os.path.join(args.jfr, f"{name}.jfr")).toPath())
+                    recording.close()
+            return run
+
+        readers = {
+            "go-raw": lambda: go("--raw")[0],
+            "go-uncommitted": lambda: go("--uncommitted", "--acks", "--count")[0],
+            "go-committed": lambda: go("--committed", "--count")[0],
+            "source-committed": lambda: total(source(True), "value"),
+            "source-uncommitted": lambda: total(source(False), "value"),
+            "text": lambda: total(text(), "value"),
+            "source+from_json": lambda: total(source(True).select(
+                F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
+            "text+from_json": lambda: total(text().select(F.from_json("value", schema).alias("m")), "m.user"),
+        }
         try:
-            results = {
-                "go-uncommitted": timed(lambda: go("--uncommitted")),
-                "go-committed": timed(lambda: go("--committed")),
-                "spark": timed(lambda: read(spark, broker=cluster.broker, journals="bench/events").count()),
-            }
+            results = {name: timed(profiled(name, readers[name]), runs=args.runs) for name in rows}
         finally:
             spark.stop()
 
-    print(f"journal: {args.mib} MiB, {expected} committed messages of {LINE} bytes")
+    print(f"journal: {size / 2**20:.0f} MiB, {messages} ndjson messages of {args.size} bytes, {expected} committed")
+    what = {"go-raw": "bytes", "go-uncommitted": "messages", "go-committed": "messages"}
     for name, (took, n) in results.items():
-        print(f"  {name:<15} {n:>9} messages  {took:7.2f} s  {size / took / 1e6:8.1f} MB/s")
-    assert results["spark"][1] == results["go-committed"][1] == expected, "the readers disagree"
-    ours = results["spark"][0]
-    print(f"ratio spark/go-committed:   {results['go-committed'][0] / ours:.2f} (throughput, >1 is faster)")
-    print(f"ratio spark/go-uncommitted: {results['go-uncommitted'][0] / ours:.2f}")
+        print(f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f} MiB/s")
+
+    def ratio(ours: str, reference: str, label: str) -> None:
+        if ours in results and reference in results:
+            print(f"ratio {label:<38} {results[reference][0] / results[ours][0]:.2f} (throughput, >1 is faster)")
+
+    ratio("source-committed", "go-raw", "source-committed / go-raw:")
+    ratio("source-uncommitted", "go-raw", "source-uncommitted / go-raw:")
+    ratio("source-committed", "go-committed", "source-committed / go-committed:")
+    ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
+    ratio("source-committed", "text", "source-committed / text:")
+    ratio("source+from_json", "text+from_json", "source+from_json / text+from_json:")
+
+    # The readers must agree on what they read (timings are never asserted).
+    if "go-raw" in results:
+        assert results["go-raw"][1] == size, f"go-raw read {results['go-raw'][1]} of {size} bytes"
+    if "go-committed" in results:
+        assert results["go-committed"][1] == expected, "Gazette's reader disagrees with the committed count"
+    if "go-uncommitted" in results:
+        assert results["go-uncommitted"][1] == messages, "Gazette's reader disagrees with the message count"
+    if "source-uncommitted" in results and "text" in results:
+        assert results["source-uncommitted"][1] == results["text"][1], "the source and the file disagree"
 
 
 if __name__ == "__main__":

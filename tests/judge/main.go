@@ -5,6 +5,7 @@
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
 //	judge script --broker URL --journal NAME < commands   (see script.go)
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
+//	judge read --broker URL --journal NAME --raw   (copies the journal's bytes to nowhere; prints their number)
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge scenarios                          (lists the named scenarios)
 package main
@@ -51,6 +52,7 @@ func main() {
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
 	var countOnly = fs.Bool("count", false, "read: print only the number of messages and their bytes")
+	var raw = fs.Bool("raw", false, "read: copy the journal's bytes to nowhere, decoding nothing, and print their number")
 	var count = fs.Int("n", 0, "publish-bench: messages to publish")
 	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
@@ -65,6 +67,10 @@ func main() {
 	case "script":
 		script(*broker, pb.Journal(*journal))
 	case "read":
+		if *raw {
+			readRaw(*broker, pb.Journal(*journal))
+			return
+		}
 		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks, *countOnly)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
@@ -182,6 +188,18 @@ func read(broker string, journal pb.Journal, committed bool, ring int, acks bool
 		}
 		_ = enc.Encode(record{string(journal), env.Begin, env.End, u, int(flags), d.payload()})
 	}
+}
+
+// readRaw copies the journal through Gazette's RetryReader to nowhere: the ceiling of reading
+// it from the broker, without framing or decoding.
+func readRaw(broker string, journal pb.Journal) {
+	var ctx = context.Background()
+	var rr = client.NewRetryReader(ctx, connect(ctx, broker), pb.ReadRequest{Journal: journal, Block: false})
+	var n, err = io.Copy(io.Discard, rr)
+	if err != nil && err != io.EOF && !errors.Is(err, client.ErrOffsetNotYetAvailable) {
+		fail(fmt.Sprintf("reading %s: %v", journal, err))
+	}
+	fmt.Println(n)
 }
 
 // countingClient counts the content bytes of every read made through it: what a reader, its
