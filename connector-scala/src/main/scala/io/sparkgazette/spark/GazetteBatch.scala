@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
-final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration) extends Batch {
+final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration, columns: Seq[String]) extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
     val client = new GazetteClient(options.clientConfig)
@@ -58,5 +58,5 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
   override def planInputPartitions(): Array[InputPartition] = ranges
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new JournalRangeReaderFactory(ReaderConfig(options, None, hadoopConf))
+    new JournalRangeReaderFactory(ReaderConfig(options, None, hadoopConf, columns))
 }

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration)
+final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
+    columns: Seq[String])
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
   import GazetteMicroBatchStream._
 
@@ -28,7 +29,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
-  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf)
+  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, columns)
   store.initialize()
   private val catalog = new SequencerStateCatalog(store)
 

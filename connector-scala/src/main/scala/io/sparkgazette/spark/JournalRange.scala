@@ -22,9 +22,11 @@ final case class JournalRange(journal: String, contentType: String, labels: Map[
   */
 final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None) extends InputPartition
 
-/** What every reader of a scan needs besides its ranges: the source's options, and for
-  * streaming queries the directory where sequencer states cross batches.
+/** What every reader of a scan needs besides its ranges: the source's options, for streaming
+  * queries the directory where sequencer states cross batches, and the columns the query reads
+  * (the others are never built).
   */
-final case class ReaderConfig(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration) {
+final case class ReaderConfig(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,
+    columns: Seq[String]) {
   def client: ClientConfig = options.clientConfig
 }
