@@ -24,8 +24,7 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     override def restart(): Unit = scanned = 0
 
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
-      var i = from + scanned
-      while (i < until && b(i) != '\n') i += 1
+      val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
         scanned = i - from
         if (atEnd) Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data")
