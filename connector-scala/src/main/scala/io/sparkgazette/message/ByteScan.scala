@@ -1,8 +1,5 @@
 package io.sparkgazette.message
 
-import java.lang.invoke.{MethodHandles, VarHandle}
-import java.nio.ByteOrder
-
 /** Searches of message bytes eight at a time: reading a journal looks at every byte for a line's
   * end, and a byte at a time that costs more than the read (JSON strings: [[JsonStrings]]).
   *
@@ -11,14 +8,13 @@ import java.nio.ByteOrder
   * so the first flagged byte is always a true match.
   */
 private[message] object ByteScan {
-  private val Longs: VarHandle = MethodHandles.byteArrayViewVarHandle(classOf[Array[Long]], ByteOrder.LITTLE_ENDIAN)
   private final val Ones = 0x0101010101010101L
   private final val Highs = 0x8080808080808080L
 
   // The high bit of each byte of `w` that is zero (and possibly of bytes above the first).
   @inline private def zeros(w: Long): Long = (w - Ones) & ~w & Highs
 
-  @inline private def word(b: Array[Byte], i: Int): Long = Longs.get(b, i).asInstanceOf[Long]
+  @inline private def word(b: Array[Byte], i: Int): Long = LittleEndianWords.at(b, i)
 
   @inline private def first(flags: Long, i: Int): Int = i + (java.lang.Long.numberOfTrailingZeros(flags) >>> 3)
 

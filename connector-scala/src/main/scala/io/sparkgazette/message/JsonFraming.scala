@@ -35,20 +35,31 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
         JsonSyntax.check(b, from, i) match {
           case Some(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
           case None =>
-            scanner.find(b, from, i) match {
-              case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
-              case Right(None)   => Unpacked.Message(length, from, i, Uuid.Zero)
-              case Right(Some(text)) =>
-                if (text.isEmpty) Unpacked.Message(length, from, i, Uuid.Zero)
-                else
-                  Uuid.parse(text) match {
-                    case Some(uuid) => Unpacked.Message(length, from, i, uuid)
-                    case None       => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
-                  }
+            // Most UUIDs are canonical and unescaped: read from the bytes, without a String.
+            val at = scanner.stringBounds(b, from, i)
+            val (start, end) = ((at >>> 32).toInt, at.toInt)
+            if (at == JsonPointerScanner.Absent || (at >= 0 && start == end)) Unpacked.Message(length, from, i, Uuid.Zero)
+            else {
+              val uuid = if (at >= 0) Uuid.canonical(b, start, end) else null
+              if (uuid != null) Unpacked.Message(length, from, i, uuid) else uuidOf(b, from, i, length)
             }
         }
       }
     }
+
+    // Every other case, with the reason when it is malformed.
+    private def uuidOf(b: Array[Byte], from: Int, until: Int, length: Int): Unpacked =
+      scanner.find(b, from, until) match {
+        case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
+        case Right(None)   => Unpacked.Message(length, from, until, Uuid.Zero)
+        case Right(Some(text)) =>
+          if (text.isEmpty) Unpacked.Message(length, from, until, Uuid.Zero)
+          else
+            Uuid.parse(text) match {
+              case Some(uuid) => Unpacked.Message(length, from, until, uuid)
+              case None       => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
+            }
+      }
   }
 
   override def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit = {

@@ -26,6 +26,15 @@ final class JsonPointerScanner(pointer: String) {
     try Right(new Scan(doc, from, until).find())
     catch { case e: MalformedJson => Left(e.getMessage) }
 
+  /** [[find]] for the per-message path, building nothing: where the string at the pointer lies
+    * in `doc`, as `(start << 32) | end`, when it holds no escapes; [[JsonPointerScanner.Absent]]
+    * when no string is there; [[JsonPointerScanner.AskFind]] when only [[find]] can say (an
+    * escaped string, or a malformed document and why).
+    */
+  def stringBounds(doc: Array[Byte], from: Int, until: Int): Long =
+    try new Scan(doc, from, until).bounds()
+    catch { case _: MalformedJson => JsonPointerScanner.AskFind }
+
   /** Where the pointer's string would be inserted into the object `doc[from, until)`: the
     * deepest object on the pointer's path that exists, as (its depth, the index just after its
     * `{`, whether it is empty). Left when the document is not an object, a value on the path is
@@ -44,33 +53,46 @@ final class JsonPointerScanner(pointer: String) {
   private final class Scan(b: Array[Byte], from: Int, until: Int) {
     private var i = from
 
-    def find(): Option[String] = {
+    def find(): Option[String] =
+      if (!navigate()) None
+      else if (peek == '"') Some(string())
+      else { value(); None }
+
+    def bounds(): Long =
+      if (!navigate()) JsonPointerScanner.Absent
+      else if (peek == '"') {
+        val (start, end, escaped) = stringBounds()
+        if (escaped) JsonPointerScanner.AskFind else (start.toLong << 32) | end
+      } else { value(); JsonPointerScanner.Absent }
+
+    // Positions the scan at the pointer's value; false when the document has none there.
+    private def navigate(): Boolean = {
       var depth = 0
       while (true) {
         ws()
-        if (depth == path.length) return if (peek == '"') Some(string()) else { value(); None }
+        if (depth == path.length) return true
         peek match {
           case '{' =>
             i += 1
-            if (!member(path(depth))) return None
+            if (!member(path(depth))) return false
             depth += 1
           case '[' =>
-            val index = parseIndex(path(depth)).getOrElse { value(); return None }
+            val index = parseIndex(path(depth)).getOrElse { value(); return false }
             i += 1
             var k = 0
             ws()
-            if (peek == ']') return None
+            if (peek == ']') return false
             while (k < index) {
               value(); ws()
-              if (peek == ']') return None
+              if (peek == ']') return false
               expect(','); k += 1
             }
             depth += 1
           case _ =>
-            value(); return None
+            value(); return false
         }
       }
-      None
+      false
     }
 
     def locate(): Either[String, (Int, Int, Boolean)] = {
@@ -218,6 +240,12 @@ final class JsonPointerScanner(pointer: String) {
 }
 
 object JsonPointerScanner {
+
+  /** [[JsonPointerScanner.stringBounds]]: no string at the pointer. */
+  val Absent: Long = -1L
+
+  /** [[JsonPointerScanner.stringBounds]]: ask [[JsonPointerScanner.find]]. */
+  val AskFind: Long = -2L
 
   /** `s` as a JSON string literal. */
   def quote(s: String): String = {

@@ -87,13 +87,22 @@ object Uuid {
     }
   }
 
-  // The canonical UUID at `s[at, at + 36)`, or null.
-  private def canonicalAt(s: String, at: Int): UUID = {
+  /** The UUID in canonical form (`8-4-4-4-12` hex digits, any case) in the ASCII bytes
+    * `b[from, until)`, or null when they hold anything else.
+    */
+  def canonical(b: Array[Byte], from: Int, until: Int): UUID =
+    if (until - from != 36) null
+    else canonicalAt(j => (b(from + j) & 0xff).toChar)
+
+  private def canonicalAt(s: String, at: Int): UUID = canonicalAt(j => s.charAt(at + j))
+
+  // The canonical UUID whose 36 characters `char` gives, or null.
+  @inline private def canonicalAt(char: Int => Char): UUID = {
     var hi, lo = 0L
     var digits = 0
     var j = 0
     while (j < 36) {
-      val c = s.charAt(at + j)
+      val c = char(j)
       if (j == 8 || j == 13 || j == 18 || j == 23) { if (c != '-') return null }
       else {
         val d = Character.digit(c, 16)

@@ -38,4 +38,27 @@ class JsonPointerScannerSuite extends AnyFunSuite {
     assert(find("/_meta/uuid", """{"a":[1,2""").isLeft)
     assert(find("/_meta/uuid", """""").isLeft)
   }
+
+  test("stringBounds agrees with find: the unescaped string's bounds, Absent, or AskFind") {
+    val cases = Seq(
+      "/_meta/uuid" -> """{"a":[1,{"b":"}"}],"_meta":{"uuid":"9f2b7f2a-1b2c-11ef-8000-0123456789ab"}}""",
+      "/_meta/uuid" -> """{"_meta":{"uuid":""}}""",
+      "/_meta/uuid" -> """{"_meta":{"uuid":"esc\"aped"}}""",
+      "/_meta/uuid" -> """{"_meta":{"uuid":42}}""",
+      "/_meta/uuid" -> """{"_meta":{}}""",
+      "/_meta/uuid" -> """{"_meta":{"uuid":"open""",
+      "/list/1" -> """{"list":["a","b"]}""",
+      "" -> "\"whole\"")
+    for ((pointer, doc) <- cases) {
+      val bytes = ("xx" + doc + "yy").getBytes(UTF_8)
+      val scanner = new JsonPointerScanner(pointer)
+      val at = scanner.stringBounds(bytes, 2, bytes.length - 2)
+      scanner.find(bytes, 2, bytes.length - 2) match {
+        case Right(None) => assert(at == JsonPointerScanner.Absent, doc)
+        case Right(Some(s)) if !doc.contains("\\") =>
+          assert(at >= 0 && new String(bytes, (at >>> 32).toInt, at.toInt - (at >>> 32).toInt, UTF_8) == s, doc)
+        case _ => assert(at == JsonPointerScanner.AskFind, doc)
+      }
+    }
+  }
 }

@@ -42,6 +42,9 @@ class UuidSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     for (text <- Seq("89abcdef-4567-1123-9402-01020304050g", "89abcdef-4567-1123-9402+010203040506",
         "89abcdef04567-1123-9402-01020304050", "89abcdef-4567-1123-9402-0102030405060", ""))
       assert(Uuid.parse(text) == None, text)
+    val bytes = "x89ABCDEF-4567-1123-9402-010203040506x".getBytes("US-ASCII")
+    assert(Uuid.canonical(bytes, 1, 37) == u)
+    assert(Uuid.canonical(bytes, 0, 36) == null && Uuid.canonical(bytes, 1, 36) == null)
   }
 
   test("flags beyond 10 bits are refused") {
