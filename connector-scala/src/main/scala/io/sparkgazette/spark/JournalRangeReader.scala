@@ -97,7 +97,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
 
   override def get(): InternalRow = toRow(current)
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricValues)
+  override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricArray)
 
   /** Starts reading the range's bytes, ahead of [[next]]. */
   def prefetch(): Unit = {
@@ -220,16 +220,22 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   }
 
   /** The task metrics so far, by name. */
-  def metricValues: Map[String, Long] = Map(
-    SourceMetrics.BytesRead -> bytesRead,
-    SourceMetrics.MessagesEmitted -> emitted,
-    SourceMetrics.DuplicatesDropped -> duplicates,
-    SourceMetrics.RolledBackMessages -> sequencer.discarded,
-    SourceMetrics.ReplayedBytes -> replayedBytes,
-    SourceMetrics.MalformedSkipped -> (onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }),
-    SourceMetrics.LostBytes -> lostBytes,
-    SourceMetrics.RebuiltBytes -> rebuiltBytes
-  )
+  def metricValues: Map[String, Long] = SourceMetrics.Names.zip(metricArray).toMap
+
+  /** The task metrics so far, in the order of [[SourceMetrics.Names]]. */
+  def metricArray: Array[Long] = {
+    val byName = (name: String) => name match {
+      case SourceMetrics.BytesRead          => bytesRead
+      case SourceMetrics.MessagesEmitted    => emitted
+      case SourceMetrics.DuplicatesDropped  => duplicates
+      case SourceMetrics.RolledBackMessages => sequencer.discarded
+      case SourceMetrics.ReplayedBytes      => replayedBytes
+      case SourceMetrics.MalformedSkipped   => onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }
+      case SourceMetrics.LostBytes          => lostBytes
+      case SourceMetrics.RebuiltBytes       => rebuiltBytes
+    }
+    SourceMetrics.Names.map(byName).toArray
+  }
 }
 
 /** Where a range's Sequencer starts: a state saved at its start, or one to rebuild from the

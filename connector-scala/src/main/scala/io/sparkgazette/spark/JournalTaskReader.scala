@@ -26,7 +26,7 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   // one broker round trip at a time only when it must.
   private val ahead = mutable.Queue[JournalRangeReader]()
   private var current: JournalRangeReader = _
-  private val totals = mutable.Map[String, Long]().withDefaultValue(0L)
+  private val totals = new Array[Long](SourceMetrics.Names.size) // of the ranges done, by SourceMetrics.Names
   private val states = mutable.ArrayBuffer[(String, Long, SequencerState)]()
   private var visible: Option[Boolean] = None
   private var finished = false
@@ -60,8 +60,10 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   override def get(): InternalRow = current.get()
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = {
-    val now = Option(current).map(_.metricValues).getOrElse(Map.empty)
-    SourceMetrics.task((totals.keySet ++ now.keySet).map(k => k -> (totals(k) + now.getOrElse(k, 0L))).toMap)
+    val now = if (current != null) current.metricArray else new Array[Long](totals.length)
+    var i = 0
+    while (i < now.length) { now(i) += totals(i); i += 1 }
+    SourceMetrics.task(now)
   }
 
   override def close(): Unit = {
@@ -88,7 +90,8 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   }
 
   private def done(reader: JournalRangeReader): Unit = {
-    reader.metricValues.foreach { case (k, v) => totals(k) += v }
+    val values = reader.metricArray
+    for (i <- totals.indices) totals(i) += values(i)
     reader.close()
     val r = reader.range
     reader.rebuilt.foreach(state => states += ((r.journal, r.start, state)))
