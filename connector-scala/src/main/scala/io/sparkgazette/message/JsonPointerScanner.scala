@@ -61,8 +61,8 @@ final class JsonPointerScanner(pointer: String) {
     def bounds(): Long =
       if (!navigate()) JsonPointerScanner.Absent
       else if (peek == '"') {
-        val (start, end, escaped) = stringBounds()
-        if (escaped) JsonPointerScanner.AskFind else (start.toLong << 32) | end
+        val start = skipString()
+        if (escaped) JsonPointerScanner.AskFind else (start.toLong << 32) | (i - 1)
       } else { value(); JsonPointerScanner.Absent }
 
     // Positions the scan at the pointer's value; false when the document has none there.
@@ -149,10 +149,17 @@ final class JsonPointerScanner(pointer: String) {
       false
     }
 
+    // Keys are short: a loop costs less than Arrays.equals' setup.
     private def keyEquals(key: Array[Byte]): Boolean = {
       val start = skipString()
-      if (!escaped) java.util.Arrays.equals(b, start, i - 1, key, 0, key.length)
-      else java.util.Arrays.equals(unescape(start, i - 1).getBytes(UTF_8), key)
+      val end = i - 1
+      if (escaped) java.util.Arrays.equals(unescape(start, end).getBytes(UTF_8), key)
+      else if (end - start != key.length) false
+      else {
+        var k = 0
+        while (k < key.length && b(start + k) == key(k)) k += 1
+        k == key.length
+      }
     }
 
     private def string(): String = {

@@ -31,6 +31,10 @@ final class Sequencer[M](
 
   private val size = math.max(1, ringSize)
   private val ring = new Array[Envelope[M]](size)
+  // Each entry's weight and the sequence it was held for, so that evicting it needs neither
+  // `weigh` nor a lookup: this runs for every message once the ring is full.
+  private val weights = new Array[Long](size)
+  private val owners = new Array[Partial](size)
   private val nextIndex = { val a = new Array[Int](size); java.util.Arrays.fill(a, -1); a }
   private var head = 0
   private var count = 0
@@ -62,7 +66,8 @@ final class Sequencer[M](
   /** Classifies the next message read from a journal. Not allowed while a commit is being stepped. */
   def queue(env: Envelope[M]): QueueOutcome = {
     if (emit != null) throw new IllegalStateException("queue() called before step() finished the previous commit")
-    makeRoom(weigh(env.message))
+    val weight = weigh(env.message)
+    makeRoom(weight)
 
     val key = (env.journal, env.producer)
     val zero = env.clock == 0
@@ -95,7 +100,7 @@ final class Sequencer[M](
           p.begin = env.begin
           pending += key
         }
-        append(p, env)
+        append(p, env, weight)
         p.maxClock = env.clock
         readThrough(env.journal) = env.end
       case AckRollback =>
@@ -112,7 +117,7 @@ final class Sequencer[M](
           p.begin = env.begin
           if (outcome == OutsideCommit) { discardedCount += held(p); p.ringStart = -1; p.ringStop = -1 }
         }
-        append(p, env)
+        append(p, env, weight)
         p.maxClock = env.clock
         emit = p
         dequeued = null.asInstanceOf[Envelope[M]]
@@ -156,6 +161,10 @@ final class Sequencer[M](
       val i = emit.ringStart
       emit.ringStart = if (i == emit.ringStop) -1 else nextIndex(i)
       val env = ring(i)
+      // Nothing reads a committed entry again: letting it go now keeps a ring of large messages
+      // from living through collections (its slot still counts until evicted, so what the ring
+      // holds, and what is replayed, does not change).
+      ring(i) = null.asInstanceOf[Envelope[M]]
       if (take(env)) return Some(env)
     }
 
@@ -228,14 +237,16 @@ final class Sequencer[M](
     n
   }
 
-  private def append(p: Partial, env: Envelope[M]): Unit = {
+  private def append(p: Partial, env: Envelope[M], weight: Long): Unit = {
     ring(head) = env
+    weights(head) = weight
+    owners(head) = p
     nextIndex(head) = -1
     if (p.ringStart == -1) p.ringStart = head else nextIndex(p.ringStop) = head
     p.ringStop = head
     head = (head + 1) % size
     count += 1
-    bytes += weigh(env.message)
+    bytes += weight
   }
 
   // Evicts the oldest entries until a message of `weight` fits: the ring's oldest entry is the
@@ -243,15 +254,14 @@ final class Sequencer[M](
   private def makeRoom(weight: Long): Unit =
     while (count == size || (count > 0 && bytes + weight > ringBytes)) {
       val oldest = Math.floorMod(head - count, size)
-      val old = ring(oldest)
+      val p = owners(oldest)
       ring(oldest) = null.asInstanceOf[Envelope[M]]
+      owners(oldest) = null
       count -= 1
-      bytes -= weigh(old.message)
-      partials.get(old.journal).flatMap(_.get(old.producer.value)).foreach { p =>
-        if (p.ringStart == oldest) {
-          if (p.ringStop == oldest) { p.ringStart = -1; p.ringStop = -1 }
-          else p.ringStart = nextIndex(oldest)
-        }
+      bytes -= weights(oldest)
+      if (p.ringStart == oldest) {
+        if (p.ringStop == oldest) { p.ringStart = -1; p.ringStop = -1 }
+        else p.ringStart = nextIndex(oldest)
       }
     }
 }
