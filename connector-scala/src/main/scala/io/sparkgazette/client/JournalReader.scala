@@ -2,8 +2,8 @@ package io.sparkgazette.client
 
 import scala.util.control.NonFatal
 
-import io.grpc.{Context, StatusRuntimeException}
-import io.sparkgazette.client.protocol.{JournalGrpc, ReadRequest, ReadResponse, Status}
+import io.grpc.StatusRuntimeException
+import io.sparkgazette.client.protocol.{ReadRequest, ReadResponse, Status}
 import org.slf4j.LoggerFactory
 
 /** The bytes of one journal from `offset` as a stream of [[Chunk]]s, in order and without gaps
@@ -33,8 +33,7 @@ final class JournalReader private[client] (
   private var next_ = startOffset
   private var writeHead_ = -1L
   private var endpoint = ""
-  private var context: Context.CancellableContext = _
-  private var stream: Iterator[ReadResponse] = _
+  private var stream: ReadStream = _
   private var lastMetadata: Option[ReadResponse] = None
   private var direct: Iterator[Chunk] with AutoCloseable = _
   private var proxyNext = false
@@ -116,9 +115,7 @@ final class JournalReader private[client] (
     proxyNext = false
     progressed = false
     lastMetadata = None
-    val stub = JournalGrpc.blockingStub(client.channels(endpoint))
-    context = Context.current().withCancellation()
-    stream = context.call(() => stub.read(request))
+    stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead)
   }
 
   private def onContent(r: ReadResponse): Unit = {
@@ -205,8 +202,7 @@ final class JournalReader private[client] (
     }
 
   private def closeStream(): Unit = {
-    if (context != null) context.cancel(null)
-    context = null
+    if (stream != null) stream.cancel()
     stream = null
   }
 

@@ -1,0 +1,60 @@
+package io.sparkgazette.client
+
+import java.util.concurrent.LinkedBlockingQueue
+
+import io.grpc.{CallOptions, Channel, ClientCall, Metadata, Status}
+import io.sparkgazette.client.protocol.{JournalGrpc, ReadRequest, ReadResponse}
+
+/** The responses of one Read RPC, `ahead` of them asked for before the reader takes them.
+  *
+  * A blocking stub asks for one response at a time: each is then framed and parsed only once
+  * the reader wants it, a round trip between the reader's thread and the transport's per
+  * response, and the read runs at the speed of those hand-offs. Here gRPC's threads parse the
+  * next responses while the reader works on the current one; `ahead` bounds the memory (a
+  * response carries at most one broker chunk, 128 KiB at most).
+  *
+  * Fails as the blocking stub does: with the call's status as a `StatusRuntimeException`.
+  */
+private[client] final class ReadStream(channel: Channel, request: ReadRequest, ahead: Int)
+    extends Iterator[ReadResponse] {
+  import ReadStream._
+
+  private val received = new LinkedBlockingQueue[AnyRef]()
+  private val call: ClientCall[ReadRequest, ReadResponse] = channel.newCall(JournalGrpc.METHOD_READ, CallOptions.DEFAULT)
+  private var next_ : AnyRef = _
+
+  call.start(new ClientCall.Listener[ReadResponse] {
+    override def onMessage(message: ReadResponse): Unit = received.put(message)
+    override def onClose(status: Status, trailers: Metadata): Unit = received.put(Closed(status, trailers))
+  }, new Metadata())
+  call.sendMessage(request)
+  call.halfClose()
+  call.request(ahead)
+
+  override def hasNext: Boolean = {
+    if (next_ == null) next_ = received.take()
+    next_ match {
+      case Closed(status, _) if status.isOk => false
+      case Closed(status, trailers)         => throw status.asRuntimeException(trailers)
+      case _                                => true
+    }
+  }
+
+  override def next(): ReadResponse = {
+    if (!hasNext) throw new NoSuchElementException("the Read has ended")
+    val r = next_.asInstanceOf[ReadResponse]
+    next_ = null
+    call.request(1)
+    r
+  }
+
+  /** Ends the call; responses not yet taken are dropped. */
+  def cancel(): Unit = call.cancel("the reader is done with this Read", null)
+}
+
+private[client] object ReadStream {
+  private final case class Closed(status: Status, trailers: Metadata)
+
+  /** Responses asked for ahead of the reader. */
+  val Ahead = 8
+}
