@@ -11,6 +11,10 @@ local file, then reads them with
   - source-committed / source-uncommitted: a batch read of this connector, `sum(length(value))`,
   - text:            Spark's text source over the local file, `sum(length(value))`,
   - source+from_json / text+from_json: the same, parsing one field of every message with `from_json`,
+  - store-committed / store+from_json (with --store): the source reading the journal's persisted
+    fragments straight from the fragment store (`fragmentRoot`), as a Gazette reader with the
+    store mounted does; the journal is then written in fragments of 16 MiB, all but the last
+    persisted before reading,
 
 Spark in local[1] (one task at a time; the file is read as one split). Each Spark reader runs once
 untimed (the JVM compiles what it runs), then every reader runs --runs times (the fastest counts),
@@ -25,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -38,7 +43,9 @@ from timing import timed  # noqa: E402
 
 SIZES = (100, 1024, 65536)
 ROWS = ("go-raw", "go-uncommitted", "go-committed", "source-committed", "source-uncommitted", "text",
-        "source+from_json", "text+from_json")
+        "source+from_json", "text+from_json", "store-committed", "store+from_json")
+# Rows measured unless --only names others: the store-* rows need --store.
+DEFAULT_ROWS = ROWS[:8]
 
 
 def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple[int, int, int]:
@@ -70,15 +77,31 @@ def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple
     return total, n, data
 
 
+def persisted(root: str, journal: str, through: int, timeout: float = 120) -> None:
+    """Waits until the broker has persisted the journal's fragments up to at least `through`
+    (their file names begin with their first and last offsets, in hex)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ends = [int(name.split("-")[1], 16) for _, _, names in os.walk(os.path.join(root, journal))
+                for name in names if name.count("-") >= 2]
+        if max(ends, default=0) >= through:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fragments of {journal} were not persisted through {through} in {timeout} s")
+        time.sleep(0.5)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="one source task against Gazette's Go readers and Spark's text source")
     parser.add_argument("--mib", type=int, default=256, help="journal size")
     parser.add_argument("--size", type=int, default=1024, help=f"bytes per message (e.g. {', '.join(map(str, SIZES))})")
     parser.add_argument("--runs", type=int, default=2, help="runs of each reader; the fastest counts")
-    parser.add_argument("--only", default=",".join(ROWS), help="comma-separated rows to measure")
+    parser.add_argument("--only", default=None, help=f"comma-separated rows to measure, of {', '.join(ROWS)}")
+    parser.add_argument("--store", action="store_true", help="also read persisted fragments from the store")
     parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark row")
     args = parser.parse_args()
-    rows = [r.strip() for r in args.only.split(",") if r.strip()]
+    rows = [r.strip() for r in args.only.split(",") if r.strip()] if args.only else \
+        list(DEFAULT_ROWS) + (["store-committed", "store+from_json"] if args.store else [])
     unknown = set(rows) - set(ROWS)
     if unknown:
         parser.error(f"unknown rows {sorted(unknown)}; known: {', '.join(ROWS)}")
@@ -88,10 +111,13 @@ def main() -> None:
     from spark_gazette import configure_spark_with_gazette, read
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
-        cluster.apply(journal_specs("bench/", ["events"], length=1 << 30, codec="NONE"))
+        store = args.store or any(r.startswith("store") for r in rows)
+        cluster.apply(journal_specs("bench/", ["events"], length=(16 << 20) if store else 1 << 30, codec="NONE"))
         local = os.path.join(tmp, "events.ndjson")
         with open(local, "wb") as f:
             size, messages, expected = write(cluster.broker, "bench/events", args.mib, args.size, f)
+        if store:
+            persisted(cluster.fragment_root, "bench/events", size - (16 << 20))
 
         def go(*mode: str) -> list[int]:
             out = subprocess.run([str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", "bench/events",
@@ -107,6 +133,10 @@ def main() -> None:
 
         def source(committed: bool):
             return read(spark, broker=cluster.broker, journals="bench/events", read_committed=committed)
+
+        def from_store():
+            return spark.read.format("gazette").option("broker", cluster.broker).option("journals", "bench/events") \
+                .option("fragmentRoot", cluster.fragment_root).load()
 
         def text():
             return spark.read.text(local)
@@ -142,6 +172,9 @@ def main() -> None:
             "source+from_json": lambda: total(source(True).select(
                 F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
             "text+from_json": lambda: total(text().select(F.from_json("value", schema).alias("m")), "m.user"),
+            "store-committed": lambda: total(from_store(), "value"),
+            "store+from_json": lambda: total(from_store().select(
+                F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
         }
         try:
             # The JVM compiles the hot paths of the Spark rows as they run: the first to run would
@@ -168,6 +201,8 @@ def main() -> None:
     ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
     ratio("source-committed", "text", "source-committed / text:")
     ratio("source+from_json", "text+from_json", "source+from_json / text+from_json:")
+    ratio("store-committed", "go-raw", "store-committed / go-raw:")
+    ratio("store+from_json", "text+from_json", "store+from_json / text+from_json:")
 
     # The readers must agree on what they read (timings are never asserted).
     if "go-raw" in results:
