@@ -1,7 +1,8 @@
 package io.sparkgazette.message
 
 /** Searches of message bytes eight at a time: reading a journal looks at every byte for a line's
-  * end, and a byte at a time that costs more than the read (JSON strings: [[JsonStrings]]).
+  * end, framing or reading ndjson at every byte of its strings, and a byte at a time that costs
+  * more than the read.
   *
   * Each word is loaded little-endian, so its lowest set flag is its first matching byte. The
   * flag tricks can also flag bytes after a true match (a borrow runs upward), never before one,
@@ -10,6 +11,9 @@ package io.sparkgazette.message
 private[message] object ByteScan {
   private final val Ones = 0x0101010101010101L
   private final val Highs = 0x8080808080808080L
+  private final val Quotes = Ones * '"'
+  private final val Backslashes = Ones * '\\'
+  private final val Spaces = Ones * 0x20
 
   // The high bit of each byte of `w` that is zero (and possibly of bytes above the first).
   @inline private def zeros(w: Long): Long = (w - Ones) & ~w & Highs
@@ -28,6 +32,24 @@ private[message] object ByteScan {
       i += 8
     }
     while (i < until && b(i) != c) i += 1
+    i
+  }
+
+  /** The index of the first byte in `b[from, until)` that ends a JSON string's plain run: a
+    * quote, a backslash or a control character (below 0x20); `until` if there is none (`from`
+    * when `from` > `until`).
+    */
+  def stringStop(b: Array[Byte], from: Int, until: Int): Int = {
+    if (until > b.length) throw new IndexOutOfBoundsException(s"until $until is past the end (${b.length})")
+    var i = from
+    while (i + 8 <= until) {
+      val w = word(b, i)
+      // Bytes below 0x20 borrow from `w - 0x20...`; bytes of 0x80 and more are masked by `~w`.
+      val hit = zeros(w ^ Quotes) | zeros(w ^ Backslashes) | ((w - Spaces) & ~w & Highs)
+      if (hit != 0) return first(hit, i)
+      i += 8
+    }
+    while (i < until && { val c = b(i) & 0xff; c != '"' && c != '\\' && c >= 0x20 }) i += 1
     i
   }
 }

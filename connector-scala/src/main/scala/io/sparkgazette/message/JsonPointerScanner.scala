@@ -176,7 +176,7 @@ final class JsonPointerScanner(pointer: String) {
       val start = i
       escaped = false
       while (true) {
-        i = JsonStrings.plainEnd(b, i, until)
+        i = ByteScan.stringStop(b, i, until)
         if (i >= until) fail("unterminated string")
         b(i) match {
           case '"'  => i += 1; return start

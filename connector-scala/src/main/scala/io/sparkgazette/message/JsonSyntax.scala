@@ -80,7 +80,7 @@ object JsonSyntax {
     private def string(): Unit = {
       expect('"')
       while (true) {
-        i = JsonStrings.plainEnd(b, i, until)
+        i = ByteScan.stringStop(b, i, until)
         if (i >= until) fail("unterminated string")
         val c = b(i) & 0xff
         if (c == '"') { i += 1; return }

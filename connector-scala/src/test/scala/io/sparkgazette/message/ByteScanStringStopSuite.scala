@@ -4,14 +4,14 @@ import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-class JsonStringsSuite extends AnyFunSuite {
+class ByteScanStringStopSuite extends AnyFunSuite {
   private def naive(b: Array[Byte], from: Int, until: Int): Int = {
     var i = from
     while (i < until && b(i) != '"' && b(i) != '\\' && (b(i) & 0xff) >= 0x20) i += 1
     i
   }
 
-  test("plainEnd stops where a byte-by-byte scan stops, at every alignment") {
+  test("stringStop stops where a byte-by-byte scan stops, at every alignment") {
     val seed = System.nanoTime()
     val rnd = new Random(seed)
     // Mostly plain bytes (ASCII and UTF-8's high bytes), sometimes a byte that ends the run.
@@ -22,12 +22,12 @@ class JsonStringsSuite extends AnyFunSuite {
       val from = if (b.isEmpty) 0 else rnd.nextInt(b.length + 1)
       val until = from + rnd.nextInt(b.length - from + 1)
       withClue(s"seed $seed, bytes ${b.map(_ & 0xff).mkString(",")} from $from until $until: ") {
-        assert(JsonStrings.plainEnd(b, from, until) == naive(b, from, until))
+        assert(ByteScan.stringStop(b, from, until) == naive(b, from, until))
       }
     }
   }
 
-  test("plainEnd past the end returns where it started") {
-    assert(JsonStrings.plainEnd(Array[Byte]('a', 'b'), 3, 2) == 3)
+  test("stringStop past the end returns where it started") {
+    assert(ByteScan.stringStop(Array[Byte]('a', 'b'), 3, 2) == 3)
   }
 }
