@@ -82,7 +82,7 @@ object Uuid {
       case 32 => Some(text)
       case _ => None
     }
-    hex.filter(h => h.forall(c => Character.digit(c, 16) >= 0)).map { h =>
+    hex.filter(h => h.forall(c => hexDigit(c) >= 0)).map { h =>
       new UUID(java.lang.Long.parseUnsignedLong(h.substring(0, 16), 16), java.lang.Long.parseUnsignedLong(h.substring(16), 16))
     }
   }
@@ -105,7 +105,7 @@ object Uuid {
       val c = char(j)
       if (j == 8 || j == 13 || j == 18 || j == 23) { if (c != '-') return null }
       else {
-        val d = Character.digit(c, 16)
+        val d = hexDigit(c)
         if (d < 0) return null
         if (digits < 16) hi = (hi << 4) | d else lo = (lo << 4) | d
         digits += 1
@@ -114,6 +114,13 @@ object Uuid {
     }
     new UUID(hi, lo)
   }
+
+  // ASCII hex digits only, as Go's parser takes: Character.digit also takes other scripts' digits.
+  @inline private def hexDigit(c: Char): Int =
+    if (c >= '0' && c <= '9') c - '0'
+    else if (c >= 'a' && c <= 'f') c - 'a' + 10
+    else if (c >= 'A' && c <= 'F') c - 'A' + 10
+    else -1
 
   private def canonical(s: String): Option[String] =
     if (s.charAt(8) == '-' && s.charAt(13) == '-' && s.charAt(18) == '-' && s.charAt(23) == '-')

@@ -75,4 +75,11 @@ class UuidSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     c.update(Instant.parse("2025-01-01T00:00:00Z"))
     assert(c.tick() == a + Clock.Tick)
   }
+
+  test("only ASCII hex digits make a UUID, as Go's parser has it") {
+    val fullwidthEight = "\uFF18"
+    assert(Uuid.parse(fullwidthEight + "9abcdef-4567-1123-9402-010203040506").isEmpty)
+    assert(Uuid.parse(fullwidthEight + "9abcdef45671123940201020304050" + "6").isEmpty)
+    assert(Uuid.parse("89ABCDEF-4567-1123-9402-010203040506").isDefined)
+  }
 }
