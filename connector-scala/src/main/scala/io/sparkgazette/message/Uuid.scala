@@ -74,17 +74,12 @@ object Uuid {
     if (text.length == 36) Option(canonicalAt(text, 0)) // the form Gazette writes: no substrings on the hot path
     else parseOther(text)
 
-  private def parseOther(text: String): Option[UUID] = {
-    val hex = text.length match {
-      case 36 => canonical(text)
-      case 38 if text.head == '{' && text.last == '}' => canonical(text.substring(1, 37))
-      case 45 if text.regionMatches(true, 0, "urn:uuid:", 0, 9) => canonical(text.substring(9))
-      case 32 => Some(text)
-      case _ => None
-    }
-    hex.filter(h => h.forall(c => hexDigit(c) >= 0)).map { h =>
-      new UUID(java.lang.Long.parseUnsignedLong(h.substring(0, 16), 16), java.lang.Long.parseUnsignedLong(h.substring(16), 16))
-    }
+  private def parseOther(text: String): Option[UUID] = text.length match {
+    case 38 if text.head == '{' && text.last == '}' => Option(canonicalAt(text, 1))
+    case 45 if text.regionMatches(true, 0, "urn:uuid:", 0, 9) => Option(canonicalAt(text, 9))
+    case 32 if text.forall(hexDigit(_) >= 0) =>
+      Some(new UUID(java.lang.Long.parseUnsignedLong(text.substring(0, 16), 16), java.lang.Long.parseUnsignedLong(text.substring(16), 16)))
+    case _ => None
   }
 
   /** The UUID in canonical form (`8-4-4-4-12` hex digits, any case) in the ASCII bytes
@@ -121,11 +116,6 @@ object Uuid {
     else if (c >= 'a' && c <= 'f') c - 'a' + 10
     else if (c >= 'A' && c <= 'F') c - 'A' + 10
     else -1
-
-  private def canonical(s: String): Option[String] =
-    if (s.charAt(8) == '-' && s.charAt(13) == '-' && s.charAt(18) == '-' && s.charAt(23) == '-')
-      Some(s.substring(0, 8) + s.substring(9, 13) + s.substring(14, 18) + s.substring(19, 23) + s.substring(24))
-    else None
 
   /** The UUID in the 16 bytes at `b[from]`, most significant first. */
   def fromBytes(b: Array[Byte], from: Int): UUID = {

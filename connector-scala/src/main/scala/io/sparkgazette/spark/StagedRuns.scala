@@ -168,10 +168,8 @@ object StagedRuns {
     */
   private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): Unit = {
     val byJournal = groups.groupBy(_.head.journal).values.toSeq
-    val mapped = new Path(groups.head.head.path).getFileSystem(config.hadoopConf.value) match {
-      case _: LocalFileSystem | _: RawLocalFileSystem => true
-      case _                                           => false
-    }
+    val first = new Path(groups.head.head.path)
+    val mapped = localFile(first.getFileSystem(config.hadoopConf.value), first).isDefined
     val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(if (mapped) PublishThreads else 1, byJournal.size))
     try {
       val pending = byJournal.map(journalGroups => pool.submit(new java.util.concurrent.Callable[Unit] {
@@ -272,11 +270,17 @@ object StagedRuns {
   /** The file's bytes without reading them onto the heap: mapped where the file system is
     * local, else copied to a local file first.
     */
+  /** Where `path` is on this host's disk, when `fs` is the local file system: there, runs are mapped in place. */
+  private def localFile(fs: FileSystem, path: Path): Option[java.nio.file.Path] = fs match {
+    case l: LocalFileSystem    => Some(l.pathToFile(path).toPath)
+    case r: RawLocalFileSystem => Some(r.pathToFile(path).toPath)
+    case _                     => None
+  }
+
   private def withContent[T](fs: FileSystem, path: Path)(f: ByteString => T): T = {
-    val (file, temporary) = fs match {
-      case l: LocalFileSystem    => (l.pathToFile(path).toPath, false)
-      case r: RawLocalFileSystem => (r.pathToFile(path).toPath, false)
-      case _ =>
+    val (file, temporary) = localFile(fs, path) match {
+      case Some(local) => (local, false)
+      case None =>
         val tmp = Files.createTempFile("gazette-staged-", ".run")
         try fs.copyToLocalFile(false, path, new Path(tmp.toUri), true)
         catch { case e: Throwable => Files.deleteIfExists(tmp); throw e }
