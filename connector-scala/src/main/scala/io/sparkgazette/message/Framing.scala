@@ -42,6 +42,12 @@ object Framing {
   /** Gazette's examples keep the UUID in `bytes uuid = 1`. */
   val DefaultUuidField: Int = 1
 
+  /** Whether every message of this content type ends at a newline, and every newline ends a
+    * message (JSON strings escape theirs; CSV quotes may hold them; fixed frames may contain any
+    * byte): a reader may then begin at any line start ([[LineStart]]).
+    */
+  def splitsAtNewlines(contentType: String): Boolean = contentType == JsonLines
+
   /** The framing for a journal's `content-type`, or why there is none. */
   def forContentType(
       contentType: String,

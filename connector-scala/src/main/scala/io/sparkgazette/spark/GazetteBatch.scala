@@ -37,7 +37,7 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
           Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j), lookAhead = heads(j)))
         else None
       }
-      JournalRangePlanner.pack(ranges, (r: JournalRange) => r.bytes, options.bytesPerPartition,
+      JournalRangePlanner.pack(GazetteMicroBatchStream.splitRanges(ranges, options), (r: JournalRange) => r.bytes, options.bytesPerPartition,
         GazetteMicroBatchStream.minPartitions(options)).map(JournalTask(_): InputPartition).toArray
     } finally {
       directory.close()

@@ -5,6 +5,7 @@ import java.util.Optional
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.message.Framing
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
@@ -194,8 +195,8 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     }
     catalog.pin(journalRanges.flatMap(_.base))
     val batch = SequencerStateStore.batchDir(to)
-    val packed = JournalRangePlanner.pack(journalRanges.sortBy(_.journal), (r: JournalRange) => r.bytes, options.bytesPerPartition,
-      minPartitions(options))
+    val packed = JournalRangePlanner.pack(splitRanges(journalRanges.sortBy(_.journal), options), (r: JournalRange) => r.bytes,
+      options.bytesPerPartition, minPartitions(options))
     tasks = packed.size
     packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
   }
@@ -249,6 +250,13 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
 
 object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
+
+  /** Read uncommitted, large ranges of ndjson split into pieces (read committed, a piece would
+    * need the producers' states at its first offset, which only reading everything before it gives).
+    */
+  def splitRanges(ranges: Seq[JournalRange], options: SourceOptions): Seq[JournalRange] =
+    if (options.readCommitted) ranges
+    else JournalRangePlanner.split(ranges, r => Framing.splitsAtNewlines(r.contentType), options.bytesPerPartition, minPartitions(options))
 
   /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
   def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(

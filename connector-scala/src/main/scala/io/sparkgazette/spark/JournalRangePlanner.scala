@@ -1,5 +1,7 @@
 package io.sparkgazette.spark
 
+import scala.collection.mutable
+
 /** Pure planning of a trigger's byte ranges: where each journal's range ends, given where it
   * starts, the write heads, and the rate limits. No I/O, so it is unit-tested on its own.
   */
@@ -71,6 +73,46 @@ object JournalRangePlanner {
     }
     large.map(Seq(_)) ++ tasks.toSeq.filter(_.nonEmpty)
   }
+
+  /** Splits large ranges that can be split (read uncommitted, ndjson: `splittable`) into
+    * [[Piece]]s for tasks of their own: each into pieces of at most `targetBytes`, then the
+    * ranges with the largest pieces into more, until there are `minTasks` ranges and pieces in
+    * all or the pieces would be smaller than `minPieceBytes`. Pieces of a range split it at
+    * evenly spaced offsets; the result depends on the ranges alone.
+    */
+  def split(ranges: Seq[JournalRange], splittable: JournalRange => Boolean, targetBytes: Long, minTasks: Int,
+      minPieceBytes: Long = MinPieceBytes): Seq[JournalRange] = {
+    val can = ranges.map(r => r.piece.isEmpty && splittable(r)).toArray
+    val counts = ranges.indices.map { i =>
+      val b = ranges(i).bytes
+      if (can(i) && b > targetBytes) math.min(MaxPieces, (b - 1) / targetBytes + 1) else 1L
+    }.toArray
+    val pieceBytes = (i: Int) => ranges(i).bytes / (counts(i) + 1)
+    val queue = mutable.PriorityQueue.empty[(Long, Int)](Ordering.by[(Long, Int), (Long, Int)](t => (t._1, -t._2)))
+    ranges.indices.filter(i => can(i) && pieceBytes(i) >= minPieceBytes).foreach(i => queue.enqueue((pieceBytes(i), i)))
+    var total = counts.sum
+    while (total < minTasks && queue.nonEmpty) {
+      val (_, i) = queue.dequeue()
+      counts(i) += 1
+      total += 1
+      if (pieceBytes(i) >= minPieceBytes && counts(i) < MaxPieces) queue.enqueue((pieceBytes(i), i))
+    }
+    ranges.indices.flatMap { i =>
+      val r = ranges(i)
+      val n = counts(i)
+      if (n == 1) Seq(r)
+      else {
+        val at = (k: Long) => r.start + (BigInt(r.bytes) * k / n).toLong
+        (0L until n).map(k => r.copy(piece = Some(Piece(at(k), if (k == n - 1) Long.MaxValue else at(k + 1)))))
+      }
+    }
+  }
+
+  /** Pieces smaller than this are not worth a task of their own to reach `minPartitions`. */
+  val MinPieceBytes: Long = 1L << 20
+
+  /** No range is split into more pieces than this. */
+  val MaxPieces: Long = 1L << 16
 
   /** The source's progress metrics: bytes between the consumed offsets and the last write heads
     * seen, in total, at most and on average per journal, and the number of journals.

@@ -48,10 +48,21 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     try from match {
       case RangeStart.Saved(state)   => state
       case RangeStart.Rebuild(base) => rebuild(base)
+      case RangeStart.LineAt(at)     => SequencerState(at, Nil, range.revision, range.origin)
     } catch { case e: Throwable => close(); throw e }
   private var position = saved.resume
   private val sequencer = newSequencer(position, saved.producers)
-  private lazy val messages: MessageIterator = open(position, range.end, replay = false)
+  // A piece of a split range reads its messages up to the first that begins at `until`.
+  private val until = range.piece.fold(Long.MaxValue)(_.until)
+  private var lineStart: LineStart = _
+  private lazy val messages: MessageIterator = from match {
+    case RangeStart.LineAt(at) =>
+      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false).map(toBytes))
+      iterator(lineStart)
+    case _ => open(position, range.end, replay = false)
+  }
+  // Whether the messages ran out before `until`: this reader holds the range's last message.
+  private var readToEnd = false
   private var current: Envelope[RawMessage] = _
   private var finished = false
   private var lookingAhead = false
@@ -75,6 +86,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           }
         case None =>
           if (!messages.hasNext) {
+            readToEnd = lineStart == null || lineStart.start >= 0 && lineStart.start < until
             // Batch queries carry no state to a next range: a transaction open at the end is
             // emitted here, what of it ends in the range, if its ACK comes before `lookAhead`.
             if (options.readCommitted && range.lookAhead > range.end && sequencer.hasPending) {
@@ -82,6 +94,8 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
               lookingAhead = true
             } else { finish(); return false }
           } else messages.next() match {
+            case Left(m) if m.begin >= until => finish(); return false
+            case Right(env) if env.begin >= until => finish(); return false
             case Left(m) =>
               position = m.end
               onMalformed(m)
@@ -156,9 +170,13 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     state
   }
 
-  private def open(from: Long, until: Long, replay: Boolean): MessageIterator =
-    new MessageIterator(journal, framing, chunks(from, until, replay).map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())),
-      holdTail = true, maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+  private def open(from: Long, until: Long, replay: Boolean): MessageIterator = iterator(chunks(from, until, replay).map(toBytes))
+
+  private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
+
+  private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
+    new MessageIterator(journal, framing, bytes, holdTail = true,
+      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
@@ -213,9 +231,11 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
 
   private def finish(): Unit = if (!finished) {
     finished = true
-    if (config.stateDir.isDefined) {
+    if (config.stateDir.isDefined && readToEnd) {
       val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
-      endState = Some(SequencerState(position, producers, range.revision, range.origin))
+      // A piece that found its first line past the last message it read starts the next range.
+      val resume = if (lineStart != null) math.max(position, lineStart.start) else position
+      endState = Some(SequencerState(resume, producers, range.revision, range.origin))
     }
   }
 
@@ -239,12 +259,15 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
 }
 
 /** Where a range's Sequencer starts: a state saved at its start, or one to rebuild from the
-  * newest earlier state (its offset and the state), or from the journal's origin.
+  * newest earlier state (its offset and the state), or from the journal's origin; or, for a
+  * piece of a split range, at a line start.
   */
 sealed trait RangeStart
 object RangeStart {
   final case class Saved(state: SequencerState) extends RangeStart
   final case class Rebuild(base: Option[(Long, SequencerState)]) extends RangeStart
+  /** A piece of a split range, read uncommitted: its first message begins at the first line start at or after `at`. */
+  final case class LineAt(at: Long) extends RangeStart
 }
 
 object JournalRangeReader {

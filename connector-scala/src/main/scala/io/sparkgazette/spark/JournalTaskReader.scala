@@ -73,6 +73,7 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   }
 
   private def startOf(r: JournalRange): RangeStart = store match {
+    case _ if !r.first => RangeStart.LineAt(r.piece.get.from)
     case None => RangeStart.Saved(SequencerState(r.start, Nil))
     case Some(s) =>
       val same = (ref: StateRef) => ref.revision == r.revision && ref.origin == r.origin

@@ -172,7 +172,8 @@ object SequencerStateStore {
 
   /** The file of a task reading `ranges` in batch directory `batch`. */
   def taskFile(batch: String, ranges: Seq[JournalRange]): String =
-    s"$batch/${digest(ranges.sortBy(_.journal).iterator.map(r => s"${r.journal}\u0000${r.start}\u0000${r.end}\u0000${r.revision}\u0000${r.origin}"))}$Suffix"
+    s"$batch/${digest(ranges.sortBy(r => (r.journal, r.piece.fold(r.start)(_.from))).iterator.map(r => s"${r.journal}\u0000${r.start}\u0000${r.end}\u0000${r.revision}\u0000${r.origin}" +
+      r.piece.fold("")(p => s"\u0000${p.from}\u0000${p.until}")))}$Suffix"
 
   private def digest(parts: Iterator[String]): String = {
     val md = MessageDigest.getInstance("SHA-256")

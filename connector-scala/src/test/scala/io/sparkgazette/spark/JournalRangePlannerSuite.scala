@@ -73,4 +73,37 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
       assert(JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, target, min) == tasks)
     }
   }
+
+  private def range(j: String, start: Long, end: Long) = JournalRange(j, "application/x-ndjson", Map.empty, start, end)
+
+  test("splitting cuts splittable ranges larger than the target into even pieces that cover them") {
+    val rs = JournalRangePlanner.split(Seq(range("a", 100, 1100), range("b", 0, 300), range("c", 0, 5000)), _.journal != "c", 400, 1, 1)
+    assert(rs.filter(_.journal == "a").map(_.piece) == Seq(Some(Piece(100, 433)), Some(Piece(433, 766)), Some(Piece(766, Long.MaxValue))))
+    assert(rs.filter(_.journal == "b").map(_.piece) == Seq(None))
+    assert(rs.filter(_.journal == "c").map(_.piece) == Seq(None)) // not splittable
+    assert(rs.filter(_.journal == "a").map(_.bytes).sum == 1000)
+  }
+
+  test("splitting for minPartitions cuts the largest pieces first, never below the smallest piece size") {
+    val rs = JournalRangePlanner.split(Seq(range("a", 0, 8L << 20), range("b", 0, 3L << 20), range("c", 0, 10)), _ => true, 16L << 20, 8, 1L << 20)
+    assert(rs.size == 8)
+    assert(rs.count(_.journal == "a") == 5 && rs.count(_.journal == "b") == 2)
+    assert(rs.forall(r => r.journal == "c" || r.bytes >= (1L << 20)))
+    val few = JournalRangePlanner.split(Seq(range("a", 0, 3L << 20)), _ => true, 16L << 20, 100, 1L << 20)
+    assert(few.size == 3)
+  }
+
+  test("pieces cover each range exactly once, the first at its start, whatever the sizes") {
+    forAll(Gen.listOfN(5, Gen.zip(Gen.choose(0L, 1L << 40), Gen.choose(1L, 1L << 32))), Gen.choose(1L, 1L << 30), Gen.choose(1, 64)) {
+      (spans, target, minTasks) =>
+        val ranges = spans.zipWithIndex.map { case ((s, b), i) => range(s"j$i", s, s + b) }
+        val pieces = JournalRangePlanner.split(ranges, _ => true, target, minTasks, 1L << 10)
+        ranges.foreach { r =>
+          val ps = pieces.filter(_.journal == r.journal)
+          assert(ps.head.first && ps.map(_.bytes).sum == r.bytes)
+          ps.zip(ps.drop(1)).foreach { case (a, b) => assert(a.piece.get.until == b.piece.get.from && a.bytes > 0) }
+          if (ps.size > 1) assert(ps.last.piece.get.until == Long.MaxValue)
+        }
+    }
+  }
 }

@@ -183,6 +183,25 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(keys(df).sortBy(_._2) == all.map(r => (r.journal, r.begin, r.end, r.uuid)))
   }
 
+  test("read uncommitted, a large range of ndjson is read by several tasks, each message once (batch and stream)") {
+    val journal = "source/split/part-000"
+    Journals.create(client, Journals.spec(journal))
+    Judge.publishScenario(cluster.broker, journal, "many-producers")
+    val all = Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid))
+    val bytes = all.last._3
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "readCommitted" -> "false",
+      "bytesPerPartition" -> (bytes / 7).toString)
+    val df = spark.read.format("gazette").options(options).load()
+    assert(df.rdd.getNumPartitions == 7)
+    assertSame(keys(df), Map(journal -> all))
+    // The piece that reads the range's last message saves where the next batch resumes; batches
+    // that end inside a message leave it to the next.
+    val rows = new ConcurrentHashMap[Long, Seq[Key]]()
+    runStream(options ++ Map("startingOffsets" -> "earliest", "maxBytesPerTrigger" -> (bytes / 3 + 1).toString),
+      Files.createTempDirectory("split").toString, into = rows)
+    assertSame(rows.values.asScala.flatten.toSeq, Map(journal -> all))
+  }
+
   test("a batch over explicit offsets is deterministic, and a message that ends past its end is left out") {
     val journal = "source/explicit/part-000"
     Journals.create(client, Journals.spec(journal))

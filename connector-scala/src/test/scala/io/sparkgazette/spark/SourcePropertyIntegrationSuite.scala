@@ -52,16 +52,38 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     info(s"$schedules schedules in $groups queries, $judged committed messages judged")
   }
 
-  private final class Group(seed: Long, n: Int) {
+  // Read uncommitted, a large range of ndjson is split into pieces read by separate tasks.
+  test("random schedules read uncommitted, ranges split into small pieces: every message of a batch read in full exactly once") {
+    val groups = math.max(1, schedules / 8 / perQuery)
+    var judged, split = 0
+    for (g <- 0 until groups) {
+      val seed = baseSeed + 100000 + g
+      withClue(s"[seed $seed: run this group alone with make test-source-properties SEED=${seed - 100000} SCHEDULES=$perQuery] ") {
+        val group = new Group(seed, perQuery, committed = false)
+        judged += group.run()
+        split += group.splitBatches
+      }
+    }
+    info(s"${groups * perQuery} schedules in $groups queries, $judged messages judged, $split batches with split ranges")
+    assert(split > 0, "no batch split a range")
+  }
+
+  private final class Group(seed: Long, n: Int, committed: Boolean = true) {
     private val rnd = new Random(seed)
     private val prefix = s"prop/$seed"
     private val app = s"prop-$seed"
-    private val framings = Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
-    private val journals = (0 until n).map(i => s"$prefix/j$i" -> framings(rnd.nextInt(3)))
+    private val framings =
+      if (committed) Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
+      else Seq(Framing.JsonLines, Framing.JsonLines, Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
+    private val journals = (0 until n).map(i => s"$prefix/j$i" -> framings(rnd.nextInt(framings.size)))
     private val recreating = rnd.nextInt(3) == 0
     private val ckpt = Files.createTempDirectory("gazette-prop").toString
     private val options = Map("broker" -> cluster.broker, "selector" -> s"app=$app", "startingOffsets" -> "earliest",
-      "failOnDataLoss" -> (!recreating).toString, "sequencerRingSize" -> Seq("8", "64", "8192")(rnd.nextInt(3)))
+      "failOnDataLoss" -> (!recreating).toString, "sequencerRingSize" -> Seq("8", "64", "8192")(rnd.nextInt(3))) ++
+      (if (committed) Map.empty else Map("readCommitted" -> "false", "bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
+        "minPartitions" -> (1 + rnd.nextInt(6)).toString))
+    /** Batches that ran more tasks than they had journals with new bytes. */
+    var splitBatches = 0
 
     private val scripts = mutable.Map[String, JudgeScript]()
     private val producers = mutable.Map[String, Int]()
@@ -86,7 +108,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         journals.foreach { case (j, _) => (0 until producers(j)).foreach(p => scripts(j).ack(p)) }
         scripts.values.foreach(_.sync())
         query(drain = true)
-        journals.foreach { case (j, _) => incarnations += ((j, revision(j), Judge.read(cluster.broker, j, acks = true))) }
+        journals.foreach { case (j, _) => incarnations += ((j, revision(j), Judge.read(cluster.broker, j, committed, acks = true))) }
         judge()
       } finally {
         scripts.values.foreach(s => try s.close() catch { case _: Exception => })
@@ -108,7 +130,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
 
     private def recreate(j: String, ct: String): Unit = {
       scripts(j).sync()
-      incarnations += ((j, revision(j), Judge.read(cluster.broker, j, acks = true)))
+      incarnations += ((j, revision(j), Judge.read(cluster.broker, j, committed, acks = true)))
       scripts.remove(j).foreach(_.close())
       delete(j)
       create(j, ct)
@@ -163,6 +185,8 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         val start = Option(s.startOffset).map(JournalOffsets.parsePositions)
           .getOrElse(end.map { case (j, e) => j -> JournalPosition(e.origin, e.revision, e.origin) })
         batches(p.batchId) = Batch(policies.get(p.batchId), start, end, rows.asScala.getOrElse(p.batchId, Nil))
+        val ranges = end.count { case (j, e) => start.get(j).exists(_.offset < e.offset) }
+        if (s.metrics.get("tasks").toInt > ranges) splitBatches += 1
       }
       nextBatch = (batches.keys ++ Seq(nextBatch - 1)).max + 1
     }
@@ -171,7 +195,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private def judge(): Int = {
       val ours = batches.values.toSeq.flatMap(_.rows)
       val expected = incarnations.toSeq.flatMap { case (j, rev, records) =>
-        commits(records).filter { case (_, commitEnd) =>
+        (if (committed) commits(records) else records.map(r => r -> r.end)).filter { case (_, commitEnd) =>
           batches.values.exists { b =>
             b.policy == ReadAll && (for (s <- b.start.get(j); e <- b.end.get(j))
               yield s.revision == rev && e.revision == rev && commitEnd > s.offset && commitEnd <= e.offset).getOrElse(false)

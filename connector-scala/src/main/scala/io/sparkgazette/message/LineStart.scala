@@ -1,0 +1,41 @@
+package io.sparkgazette.message
+
+/** A journal's bytes from the first line that begins at or after `from`, given its bytes from
+  * `from - 1` on: where a reader that starts mid-journal finds its first message, for framings
+  * whose messages end at newlines ([[Framing.splitsAtNewlines]]). A line begins at `from` when the
+  * byte before it is a newline, so one byte before `from` is enough to tell, and no earlier bytes
+  * are needed.
+  */
+final class LineStart(from: Long, chunks: Iterator[JournalBytes]) extends Iterator[JournalBytes] {
+  private var pending: JournalBytes = _
+
+  /** Where the first line begins (-1 until it is found: the bytes seen hold no newline). */
+  var start: Long = if (from <= 0) 0L else -1L
+
+  override def hasNext: Boolean = {
+    while (pending == null && chunks.hasNext) {
+      val c = chunks.next()
+      if (start >= 0) pending = c
+      else {
+        val data = c.data
+        // Bytes before `from - 1` (a chunk that began earlier) cannot hold the newline sought.
+        var i = data.position() + math.max(0L, from - 1 - c.offset).toInt
+        while (i < data.limit() && data.get(i) != '\n') i += 1
+        if (i < data.limit()) {
+          start = c.offset + (i + 1 - data.position())
+          val rest = data.duplicate()
+          rest.position(i + 1)
+          if (rest.hasRemaining) pending = JournalBytes(start, rest.slice())
+        }
+      }
+    }
+    pending != null
+  }
+
+  override def next(): JournalBytes = {
+    if (!hasNext) throw new NoSuchElementException("no more bytes")
+    val c = pending
+    pending = null
+    c
+  }
+}
