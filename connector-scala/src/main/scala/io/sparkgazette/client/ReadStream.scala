@@ -1,8 +1,10 @@
 package io.sparkgazette.client
 
+import java.io.InputStream
 import java.util.concurrent.LinkedBlockingQueue
 
-import io.grpc.{CallOptions, Channel, ClientCall, Metadata, Status}
+import com.google.protobuf.UnsafeByteOperations
+import io.grpc.{CallOptions, Channel, ClientCall, KnownLength, Metadata, MethodDescriptor, Status}
 import io.sparkgazette.client.protocol.{JournalGrpc, ReadRequest, ReadResponse}
 
 /** The responses of one Read RPC, `ahead` of them asked for before the reader takes them.
@@ -20,7 +22,7 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
   import ReadStream._
 
   private val received = new LinkedBlockingQueue[AnyRef]()
-  private val call: ClientCall[ReadRequest, ReadResponse] = channel.newCall(JournalGrpc.METHOD_READ, CallOptions.DEFAULT)
+  private val call: ClientCall[ReadRequest, ReadResponse] = channel.newCall(Method, CallOptions.DEFAULT)
   private var next_ : AnyRef = _
 
   call.start(new ClientCall.Listener[ReadResponse] {
@@ -54,6 +56,32 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
 
 private[client] object ReadStream {
   private final case class Closed(status: Status, trailers: Metadata)
+
+  /** The Read RPC, each response's content a view of the one array its message is read into:
+    * the generated marshaller copies the content once more, out of the decoder's buffer.
+    */
+  private val Method: MethodDescriptor[ReadRequest, ReadResponse] =
+    JournalGrpc.METHOD_READ.toBuilder(JournalGrpc.METHOD_READ.getRequestMarshaller, AliasingMarshaller).build()
+
+  private object AliasingMarshaller extends MethodDescriptor.Marshaller[ReadResponse] {
+    override def stream(r: ReadResponse): InputStream = JournalGrpc.METHOD_READ.getResponseMarshaller.stream(r)
+
+    override def parse(in: InputStream): ReadResponse = in match {
+      case known: KnownLength =>
+        val bytes = new Array[Byte](known.available())
+        var n = 0
+        while (n < bytes.length) {
+          val r = in.read(bytes, n, bytes.length - n)
+          if (r < 0) throw new java.io.EOFException(s"a Read response ended after $n of ${bytes.length} bytes")
+          n += r
+        }
+        // An array no one else holds: slices of it may stand for the parsed bytes fields.
+        val coded = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput()
+        coded.enableAliasing(true)
+        ReadResponse.parseFrom(coded)
+      case _ => JournalGrpc.METHOD_READ.getResponseMarshaller.parse(in)
+    }
+  }
 
   /** Responses asked for ahead of the reader. */
   val Ahead = 8
