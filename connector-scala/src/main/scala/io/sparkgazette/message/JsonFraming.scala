@@ -26,9 +26,9 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
-        scanned = i - from
-        if (atEnd) Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data")
-        else Unpacked.NeedMore
+        // Reported malformed, the bytes are consumed: the next line's search starts afresh.
+        if (atEnd) { scanned = 0; Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data") }
+        else { scanned = i - from; Unpacked.NeedMore }
       } else {
         scanned = 0
         val length = i + 1 - from

@@ -75,7 +75,7 @@ object JournalRangePlanner {
   }
 
   /** Splits large ranges that can be split (read uncommitted, ndjson: `splittable`) into
-    * [[Piece]]s for tasks of their own: each into pieces of at most `targetBytes`, then the
+    * [[Piece]]s for tasks of their own: each into pieces of `targetBytes` or a little more, then the
     * ranges with the largest pieces into more, until there are `minTasks` ranges and pieces in
     * all or the pieces would be smaller than `minPieceBytes`. Pieces of a range split it at
     * evenly spaced offsets; the result depends on the ranges alone.
@@ -85,7 +85,8 @@ object JournalRangePlanner {
     val can = ranges.map(r => r.piece.isEmpty && splittable(r)).toArray
     val counts = ranges.indices.map { i =>
       val b = ranges(i).bytes
-      if (can(i) && b > targetBytes) math.min(MaxPieces, (b - 1) / targetBytes + 1) else 1L
+      // Pieces of at least the target each: each is then a task of its own when packed.
+      if (can(i) && b >= 2 * targetBytes) math.min(MaxPieces, b / targetBytes) else 1L
     }.toArray
     val pieceBytes = (i: Int) => ranges(i).bytes / (counts(i) + 1)
     val queue = mutable.PriorityQueue.empty[(Long, Int)](Ordering.by[(Long, Int), (Long, Int)](t => (t._1, -t._2)))

@@ -86,7 +86,9 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           }
         case None =>
           if (!messages.hasNext) {
-            readToEnd = lineStart == null || lineStart.start >= 0 && lineStart.start < until
+            // A piece whose first line begins at `until` (or at the range's end) holds none of the
+            // range's last messages: the piece before it read them, and saves the state.
+            readToEnd = lineStart == null || lineStart.start >= 0 && lineStart.start < math.min(until, range.end)
             // Batch queries carry no state to a next range: a transaction open at the end is
             // emitted here, what of it ends in the range, if its ACK comes before `lookAhead`.
             if (options.readCommitted && range.lookAhead > range.end && sequencer.hasPending) {

@@ -252,4 +252,23 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       "unrecognized content-type (application/json); expected one of application/x-ndjson, text/csv, application/x-protobuf-fixed"))
     assert(Framing.forContentType(null).isLeft)
   }
+
+  // Every newline ends an ndjson record, also after a line cut for being longer than the limit:
+  // pieces of a split range begin at line starts, and must agree with a reader of the whole range.
+  private def records(text: String, chunkSizes: Seq[Int], maxBytes: Int): Seq[(Long, Long, Boolean)] = {
+    val bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+    val bounds = chunkSizes.scanLeft(0)(_ + _).filter(_ < bytes.length) :+ bytes.length
+    val chunks = bounds.zip(bounds.drop(1)).map { case (a, b) => JournalBytes(a, java.nio.ByteBuffer.wrap(bytes, a, b - a).slice()) }
+    new MessageIterator("j", new JsonFraming("/_meta/uuid"), chunks.iterator, holdTail = true, maxMessageBytes = maxBytes)
+      .map { case Left(m) => (m.begin, m.end, false); case Right(e) => (e.begin, e.end, true) }.toSeq
+  }
+
+  test("ndjson: after a line longer than the limit is cut, every later newline still ends a record") {
+    val long = "{\"p\":\"" + "x" * 53 + "\"}\n" // 62 bytes
+    val a = "{\"p\":\"" + "a" * 12 + "\"}\n"     // 21 bytes
+    assert(records(long + a + a, Seq(40, 1000), 40).filter(_._3).map(_._1) == Seq(62L, 83L))
+    assert(records(long + a + a + a, Seq.fill(20)(10), 40).filter(_._3).map(_._1) == Seq(62L, 83L, 104L))
+    // A cut line at the end of what was read never yields a record past it.
+    assert(records(long, Seq(40, 22), 40).forall(_._2 <= 62))
+  }
 }

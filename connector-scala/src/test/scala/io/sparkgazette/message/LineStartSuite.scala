@@ -60,4 +60,13 @@ class LineStartSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       }
     }
   }
+
+  test("after an offset jump (bytes removed by retention) a message begins at the first byte, as MessageIterator reads it") {
+    val ls = new LineStart(80, chunks("{\"a\":1}\n{\"b\":2}\n", 100, Seq(4)))
+    assert(ls.hasNext && ls.start == 100)
+    assert(rest(ls) == "{\"a\":1}\n{\"b\":2}\n")
+    // A jump after bytes that hold no newline.
+    val late = new LineStart(10, chunks("abc", 9, Seq(3)) ++ chunks("{}\n", 50, Seq(8)))
+    assert(rest(late) == "{}\n" && late.start == 50)
+  }
 }

@@ -77,11 +77,13 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
   private def range(j: String, start: Long, end: Long) = JournalRange(j, "application/x-ndjson", Map.empty, start, end)
 
   test("splitting cuts splittable ranges larger than the target into even pieces that cover them") {
-    val rs = JournalRangePlanner.split(Seq(range("a", 100, 1100), range("b", 0, 300), range("c", 0, 5000)), _.journal != "c", 400, 1, 1)
-    assert(rs.filter(_.journal == "a").map(_.piece) == Seq(Some(Piece(100, 433)), Some(Piece(433, 766)), Some(Piece(766, Long.MaxValue))))
+    val rs = JournalRangePlanner.split(Seq(range("a", 100, 1300), range("b", 0, 300), range("c", 0, 5000)), _.journal != "c", 400, 1, 1)
+    assert(rs.filter(_.journal == "a").map(_.piece) == Seq(Some(Piece(100, 500)), Some(Piece(500, 900)), Some(Piece(900, Long.MaxValue))))
+    // Pieces of at least the target: a range under twice the target stays whole.
+    assert(JournalRangePlanner.split(Seq(range("a", 0, 799)), _ => true, 400, 1, 1).map(_.piece) == Seq(None))
     assert(rs.filter(_.journal == "b").map(_.piece) == Seq(None))
     assert(rs.filter(_.journal == "c").map(_.piece) == Seq(None)) // not splittable
-    assert(rs.filter(_.journal == "a").map(_.bytes).sum == 1000)
+    assert(rs.filter(_.journal == "a").map(_.bytes).sum == 1200)
   }
 
   test("splitting for minPartitions cuts the largest pieces first, never below the smallest piece size") {

@@ -113,6 +113,20 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
     }
   }
 
+  test("a task reading many ranges ahead (8 MiB of them) finishes: Reads sent early do not starve the one being read") {
+    val names = journals("ahead", 80)
+    val block = com.google.protobuf.ByteString.copyFromUtf8(("""{"pad":"""" + "x" * 1000 + "\"}\n") * 200) // 200 KiB
+    names.foreach(j => client.append(j, block))
+    val df = spark.read.format("gazette").options(options("ahead", "readCommitted" -> "false",
+      "bytesPerPartition" -> (1L << 30).toString, "minPartitions" -> "1")).load()
+    assert(df.rdd.getNumPartitions == 1)
+    val counted = java.util.concurrent.Executors.newSingleThreadExecutor()
+    try {
+      val n = counted.submit(() => df.count())
+      assert(n.get(180, java.util.concurrent.TimeUnit.SECONDS) == 80L * 200)
+    } finally counted.shutdownNow()
+  }
+
   test("the state files written per batch are bounded by its tasks, not its journals") {
     val names = journals("bounded", 50)
     val ckpt = checkpoint()
