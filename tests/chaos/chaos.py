@@ -8,7 +8,7 @@ starts another), or a broker (started again). Then traffic stops, the query drai
 heads, and Gazette's ReadCommittedIter judges: every committed input message is in the output
 exactly once (lost, duplicated and phantom messages are counted).
 
-    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R]
+    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M]
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Query:
         return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
 
 
-def run(cycles: int, seed: int, rate: int = 20, out=print) -> Summary:
+def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0) -> Summary:
     rng, summary, started = random.Random(seed), Summary(seed), time.monotonic()
     work = tempfile.mkdtemp(prefix="chaos-")
     out(f"chaos: seed {seed}, {cycles} cycles, work in {work}")
@@ -129,15 +129,19 @@ def run(cycles: int, seed: int, rate: int = 20, out=print) -> Summary:
             query.start()
             schedule: list[str] = []
             for cycle in range(1, cycles + 1):
+                if minutes and time.monotonic() - started > minutes * 60:
+                    out(f"stopping after {cycle - 1} cycles: --minutes {minutes:g} are up")
+                    break
                 schedule = schedule or rng.sample(KINDS, len(KINDS))  # each kind once in every three cycles
                 kind, delay, pick = schedule.pop(), rng.uniform(0, 3), rng.randrange(1 << 30)
                 _await_progress(query, summary, out)
+                batch = query.batches() - 1
                 time.sleep(delay)
                 what = _kill(kind, pick, query, spark, gazette, rng)
                 summary.kills[kind] += what is not None
                 summary.cycles = cycle
                 out(f"cycle {cycle} at {time.monotonic() - started:.0f}s: {what or f'no {kind} to kill'}"
-                    f" {delay:.2f}s after batch {query.batches() - 1}")
+                    f" {delay:.2f}s after batch {batch} committed")
             out("stopping traffic")
             traffic.send_signal(signal.SIGTERM)
             if traffic.wait(timeout=180) != 0:
@@ -265,9 +269,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cycles", type=int, default=int(os.environ.get("CHAOS_CYCLES", 100)))
     p.add_argument("--seed", type=int, default=int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31)))
+    p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     args = p.parse_args()
-    summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True))
+    summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True),
+                  minutes=args.minutes)
     print(summary, flush=True)
     sys.exit(0 if summary.ok else 1)
 
