@@ -39,7 +39,8 @@ from specs import journal_specs  # noqa: E402
 
 JOURNALS = 2
 KINDS = ("driver", "executor", "broker")
-PROGRESS_TIMEOUT = 180.0  # seconds without a committed batch before the query counts as stalled
+PROGRESS_TIMEOUT = 600.0  # seconds without a committed batch before the query counts as stalled (a loaded
+# 2-core machine takes minutes to start a driver and its executors)
 
 
 @dataclass
@@ -102,6 +103,11 @@ class Query:
 
     def exited(self) -> bool:
         return self.proc.poll() is not None
+
+    def last_error(self) -> str:
+        with open(self.log, errors="replace") as log:
+            errors = [line.strip() for line in log if "Exception" in line or "Error" in line]
+        return errors[-1][:300] if errors else "no error logged"
 
     def batches(self) -> int:
         commits = Path(self.checkpoint, "commits")
@@ -170,7 +176,7 @@ def _await_progress(query: Query, summary: Summary, out) -> None:
     while query.batches() <= base:
         if query.exited():
             summary.failures += 1
-            out(f"  the query exited by itself (code {query.proc.returncode}); restarting it")
+            out(f"  the query exited by itself (code {query.proc.returncode}: {query.last_error()}); restarting it")
             query.start()
         elif time.monotonic() - since > PROGRESS_TIMEOUT:
             summary.stalls += 1
