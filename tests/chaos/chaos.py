@@ -278,6 +278,7 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     args = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the processes it started, as Ctrl-C does
     summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True),
                   minutes=args.minutes)
     print(summary, flush=True)
