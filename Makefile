@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: chaos dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -122,6 +122,13 @@ bench-decode: setup
 SCHEDULES ?= 5000
 test-source-properties: setup
 	SPARKGAZETTE_SCHEDULES=$(SCHEDULES) $(if $(SEED),SPARKGAZETTE_SEED=$(SEED)) $(SBT) "testOnly io.sparkgazette.spark.SourcePropertyIntegrationSuite"
+
+# The pipeline under random SIGKILLs of its driver, executors and brokers, judged by Gazette's
+# reader (tests/chaos/chaos.py): CHAOS_CYCLES kills (`make test` runs 6), CHAOS_SEED=S to replay a schedule.
+CHAOS_CYCLES ?= 100
+chaos: setup
+	@$(SBT) connector/assembly >/dev/null
+	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(PYTHON) tests/chaos/chaos.py
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --specs tests/specs/examples.yaml

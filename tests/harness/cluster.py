@@ -216,6 +216,16 @@ class LocalCluster:
         terminate(b.pid)
         b.pid = 0
 
+    def kill_broker(self, index: int) -> None:
+        """SIGKILL, as a crash: no graceful hand-off of the broker's journals."""
+        b = self.state.brokers[index]
+        if alive(b.pid):
+            os.kill(b.pid, signal.SIGKILL)
+            while alive(b.pid):
+                time.sleep(0.02)
+        _reap(b.pid)
+        b.pid = 0
+
     def _wait_members(self, n: int) -> None:
         """Waits until etcd lists `n` brokers, so that journals applied next get assigned."""
         def members() -> bool:

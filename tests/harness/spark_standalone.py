@@ -68,6 +68,19 @@ class SparkStandalone:
         self.pids = []
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def executor_pids(self) -> list[int]:
+        """The executor JVMs the workers run now (they share a worker's process group)."""
+        workers, found = set(self.pids[1:]), []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and os.getpgid(int(entry)) in workers and int(entry) not in workers:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        if b"CoarseGrainedExecutorBackend" in f.read():
+                            found.append(int(entry))
+            except OSError:
+                pass
+        return sorted(found)
+
     def __enter__(self) -> "SparkStandalone":
         return self.start()
 

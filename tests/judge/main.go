@@ -3,6 +3,7 @@
 // against Gazette itself.
 //
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
+//	judge traffic --broker URL --journals a,b [--seconds N] [--random SEED] [--rate R]   (see traffic.go)
 //	judge script --broker URL --journal NAME < commands   (see script.go)
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
 //	judge read --broker URL --journal NAME --raw   (copies the journal's bytes to nowhere; prints their number)
@@ -36,7 +37,7 @@ import (
 func main() {
 	log.SetLevel(log.ErrorLevel)
 	if len(os.Args) < 2 {
-		fail("usage: judge publish|read|map|scenarios|publish-bench [flags]")
+		fail("usage: judge publish|traffic|read|map|scenarios|publish-bench [flags]")
 	}
 	var cmd, args = os.Args[1], os.Args[2:]
 	var fs = flag.NewFlagSet(cmd, flag.ExitOnError)
@@ -54,6 +55,8 @@ func main() {
 	var countOnly = fs.Bool("count", false, "read: print only the number of messages and their bytes")
 	var raw = fs.Bool("raw", false, "read: copy the journal's bytes to nowhere, decoding nothing, and print their number")
 	var count = fs.Int("n", 0, "publish-bench: messages to publish")
+	var seconds = fs.Int("seconds", 0, "traffic: how long to publish (0: until SIGTERM)")
+	var rate = fs.Int("rate", 20, "traffic: operations a second per journal")
 	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
 	_ = fs.Parse(args)
@@ -64,6 +67,8 @@ func main() {
 		fmt.Println(strings.Join(scenarioNames(), "\n"))
 	case "publish":
 		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
+	case "traffic":
+		traffic(*broker, strings.Split(*journals, ","), *seconds, max(*seed, 0), *rate)
 	case "script":
 		script(*broker, pb.Journal(*journal))
 	case "read":

@@ -242,21 +242,7 @@ func random(w *writer) {
 	var producers = 1 + w.rng.Intn(5)
 	var ops = 60 + w.rng.Intn(200)
 	for i := 0; i != ops; i++ {
-		var p = w.producer(w.rng.Intn(producers))
-		switch r := w.rng.Intn(100); {
-		case r < 15:
-			w.committed(p)
-		case r < 60:
-			w.uncommitted(p)
-		case r < 75:
-			w.ack(p)
-		case r < 80:
-			w.rollback(p, w.rng.Intn(1<<20))
-		case r < 92:
-			w.duplicate(p, w.rng.Intn(1<<20))
-		default:
-			w.noUUID()
-		}
+		randomOp(w, w.producer(w.rng.Intn(producers)))
 	}
 	for _, p := range w.producers {
 		if w.rng.Intn(4) != 0 {

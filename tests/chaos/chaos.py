@@ -1,0 +1,289 @@
+"""Chaos: a gazette -> Spark -> gazette pipeline (tests/chaos/query.py: read committed, written
+exactly once) on a Spark standalone cluster (a master, two workers, executors in their own JVMs)
+and three Gazette brokers (journals replicated twice), with live traffic from Gazette's Go
+Publisher (`judge traffic`: transactions, rollbacks, duplicate re-sends, messages without a
+UUID). Each cycle waits until the query commits a batch, then SIGKILLs, at a random moment, one of:
+the driver (the query's whole process, restarted from its checkpoint), an executor (its worker
+starts another), or a broker (started again). Then traffic stops, the query drains to the write
+heads, and Gazette's ReadCommittedIter judges: every committed input message is in the output
+exactly once (lost, duplicated and phantom messages are counted).
+
+    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+
+import judge  # noqa: E402
+from cluster import LocalCluster, terminate  # noqa: E402
+from spark_standalone import SparkStandalone  # noqa: E402
+from specs import journal_specs  # noqa: E402
+
+JOURNALS = 2
+KINDS = ("driver", "executor", "broker")
+PROGRESS_TIMEOUT = 600.0  # seconds without a committed batch before the query counts as stalled (a loaded
+# 2-core machine takes minutes to start a driver and its executors)
+
+
+@dataclass
+class Summary:
+    seed: int
+    cycles: int = 0
+    seconds: float = 0.0
+    kills: Counter = field(default_factory=Counter)
+    failures: int = 0  # query exits the chaos did not cause directly (e.g. all brokers of a journal gone)
+    stalls: int = 0
+    committed: int = 0
+    written: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    phantom: int = 0
+    examples: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.lost == self.duplicated == self.phantom == 0 and self.committed > 0
+
+    def __str__(self) -> str:
+        per = self.seconds / max(self.cycles, 1)
+        return "\n".join([
+            f"chaos: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
+            "kills: " + ", ".join(f"{k} {self.kills[k]}" for k in KINDS)
+            + f"; the query also failed by itself {self.failures} times and stalled {self.stalls} times",
+            f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
+            f"{self.written} committed output messages",
+            f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}: {'OK' if self.ok else 'FAILED'}",
+            *(f"  e.g. {e}" for e in self.examples[:10])])
+
+
+def assembly_jar() -> str:
+    jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
+    if not jars:
+        raise FileNotFoundError("the assembly jar is missing: run `make assembly`")
+    return max(jars, key=os.path.getmtime)
+
+
+class Query:
+    """The query's process; killed with SIGKILL to its process group, so its JVM dies with it."""
+
+    def __init__(self, master: str, brokers: str, checkpoint: str, log: str):
+        self.args = [sys.executable, str(HERE / "query.py"), master, brokers, checkpoint, assembly_jar()]
+        self.checkpoint, self.log, self.proc = checkpoint, log, None
+
+    def start(self, drain: bool = False) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.args + (["--drain"] if drain else []), stdout=log,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def kill(self) -> None:
+        if self.proc:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
+
+    def last_error(self) -> str:
+        with open(self.log, errors="replace") as log:
+            errors = [line.strip() for line in log if "Exception" in line or "Error" in line]
+        return errors[-1][:300] if errors else "no error logged"
+
+    def batches(self) -> int:
+        commits = Path(self.checkpoint, "commits")
+        return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+
+
+def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0) -> Summary:
+    rng, summary, started = random.Random(seed), Summary(seed), time.monotonic()
+    work = tempfile.mkdtemp(prefix="chaos-")
+    out(f"chaos: seed {seed}, {cycles} cycles, work in {work}")
+    ins = [f"chaos/in/part-{i}" for i in range(JOURNALS)]
+    outs = [f"chaos/out/part-{i}" for i in range(JOURNALS)]
+    traffic = query = None
+    with LocalCluster(brokers=3, root=os.path.join(work, "gazette")) as gazette, \
+            SparkStandalone(workers=2) as spark:
+        try:
+            for prefix in ("chaos/in/", "chaos/out/"):
+                gazette.apply(journal_specs(prefix, [f"part-{i}" for i in range(JOURNALS)], replication=2))
+            brokers = ",".join(b.endpoint for b in gazette.state.brokers)
+            with open(os.path.join(work, "traffic.log"), "ab") as log:
+                traffic = subprocess.Popen([str(judge.BINARY), "traffic", "--broker", gazette.broker, "--journals",
+                                            ",".join(ins), "--random", str(seed), "--rate", str(rate)],
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            query = Query(spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"))
+            query.start()
+            schedule: list[str] = []
+            for cycle in range(1, cycles + 1):
+                if minutes and time.monotonic() - started > minutes * 60:
+                    out(f"stopping after {cycle - 1} cycles: --minutes {minutes:g} are up")
+                    break
+                schedule = schedule or rng.sample(KINDS, len(KINDS))  # each kind once in every three cycles
+                kind, delay, pick = schedule.pop(), rng.uniform(0, 3), rng.randrange(1 << 30)
+                _await_progress(query, summary, out)
+                batch = query.batches() - 1
+                time.sleep(delay)
+                what = _kill(kind, pick, query, spark, gazette, rng)
+                summary.kills[kind] += what is not None
+                summary.cycles = cycle
+                out(f"cycle {cycle} at {time.monotonic() - started:.0f}s: {what or f'no {kind} to kill'}"
+                    f" {delay:.2f}s after batch {batch} committed")
+            out("stopping traffic")
+            traffic.send_signal(signal.SIGTERM)
+            if traffic.wait(timeout=180) != 0:
+                raise RuntimeError(f"judge traffic failed; see {work}/traffic.log")
+            query.kill()
+            _await_whole(gazette, ins, out)
+            _drain(query, out)
+            _await_whole(gazette, outs, out)
+            _judge(gazette.broker, ins, outs, summary)
+        finally:
+            if query:
+                query.kill()
+            if traffic:
+                terminate(traffic.pid)
+    summary.seconds = time.monotonic() - started
+    if summary.ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        out(f"logs and checkpoint kept in {work}")
+    return summary
+
+
+def _await_progress(query: Query, summary: Summary, out) -> None:
+    """Until the query commits one more batch, restarting it when it exits or stalls."""
+    base, since = query.batches(), time.monotonic()
+    while query.batches() <= base:
+        if query.exited():
+            summary.failures += 1
+            out(f"  the query exited by itself (code {query.proc.returncode}: {query.last_error()}); restarting it")
+            query.start()
+        elif time.monotonic() - since > PROGRESS_TIMEOUT:
+            summary.stalls += 1
+            out(f"  no batch committed in {PROGRESS_TIMEOUT:.0f}s; restarting the query")
+            query.kill()
+            query.start()
+            since = time.monotonic()
+        time.sleep(0.2)
+
+
+def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng) -> str | None:
+    if kind == "driver":
+        query.kill()
+        query.start()
+        return f"killed the driver (pid {query.proc.pid} now)"
+    if kind == "executor":
+        pids = spark.executor_pids()
+        if not pids:
+            return None
+        pid = pids[pick % len(pids)]
+        os.kill(pid, signal.SIGKILL)
+        return f"killed executor pid {pid} (of {len(pids)})"
+    index = pick % len(gazette.state.brokers)
+    down = rng.uniform(0, 2)
+    gazette.kill_broker(index)
+    time.sleep(down)
+    gazette.start_broker(index)
+    gazette.wait_writable(timeout=120)
+    return f"killed broker {index}, restarted after {down:.1f}s"
+
+
+def _drain(query: Query, out, attempts: int = 5) -> None:
+    """Runs the query to the write heads (availableNow), again if a run fails."""
+    for attempt in range(1, attempts + 1):
+        query.start(drain=True)
+        try:
+            if query.proc.wait(timeout=600) == 0:
+                out(f"drained (run {attempt})")
+                return
+        except subprocess.TimeoutExpired:
+            pass
+        query.kill()
+        out(f"  drain run {attempt} failed; again")
+    raise RuntimeError(f"the query did not drain in {attempts} runs; see {query.log}")
+
+
+def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float = 300.0) -> None:
+    """Until every journal's fragments leave no gap. After a broker's SIGKILL, the fragment its
+    surviving peer held is readable again only once that peer has persisted it (up to about a
+    minute); until then Gazette's readers stop at the gap as at a write head."""
+    deadline = time.monotonic() + timeout
+    while True:
+        gaps = [j for j in journals if _gap(gazette, j)]
+        if not gaps:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"journals {gaps} still have a gap after {timeout:.0f}s")
+        out(f"  waiting for the fragments of {', '.join(gaps)} to be persisted")
+        time.sleep(10)
+
+
+def _gap(gazette: LocalCluster, journal: str) -> bool:
+    listed = subprocess.run([gazette.gazctl_bin, "journals", "fragments", "--broker.address", gazette.broker,
+                             "--selector", f"name={journal}", "--format", "json", "--log.level", "warn"],
+                            capture_output=True, text=True, check=True).stdout
+    spans = sorted((int(f["spec"].get("begin", 0)), int(f["spec"].get("end", 0)))
+                   for f in map(json.loads, listed.splitlines()) if f.get("spec"))
+    reach = spans[0][1] if spans else 0
+    for begin, end in spans[1:]:
+        if begin > reach:
+            return True
+        reach = max(reach, end)
+    return False
+
+
+def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary) -> None:
+    want = {(r["journal"], r["begin"]): r["uuid"] for j in ins for r in judge.read(broker, j)}
+    got = Counter()
+    for j in outs:
+        for r in judge.read(broker, j):
+            doc = json.loads(r["payload"])
+            got[(doc["src"], doc["begin"])] += 1
+    summary.committed, summary.written = len(want), sum(got.values())
+    lost = sorted(k for k in want if k not in got)
+    dups = sorted(k for k, n in got.items() if n > 1 and k in want)
+    phantoms = sorted(k for k in got if k not in want)
+    summary.lost = len(lost)
+    summary.duplicated = sum(got[k] - 1 for k in dups)
+    summary.phantom = sum(got[k] for k in phantoms)
+    summary.examples = ([f"lost {k} (uuid {want[k] or 'none'})" for k in lost[:4]]
+                        + [f"duplicated {k} x{got[k]} (uuid {want[k] or 'none'})" for k in dups[:4]]
+                        + [f"phantom {k}" for k in phantoms[:4]])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cycles", type=int, default=int(os.environ.get("CHAOS_CYCLES", 100)))
+    p.add_argument("--seed", type=int, default=int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31)))
+    p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
+    p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
+    args = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the processes it started, as Ctrl-C does
+    summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True),
+                  minutes=args.minutes)
+    print(summary, flush=True)
+    sys.exit(0 if summary.ok else 1)
+
+
+if __name__ == "__main__":
+    main()
