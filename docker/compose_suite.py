@@ -7,7 +7,6 @@ broker, beside it on the broker's network. The cluster and its volumes go down a
 when the suites fail or the run is interrupted. The exit status is pytest's.
 """
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ def main() -> int:
         run = [*compose.compose_command_property, "--profile", "tests", "run", "--rm", "tests"]
         if len(sys.argv) > 1:  # other pytest arguments than the service's `-q tests`
             run += [".venv/bin/python", "-m", "pytest", *sys.argv[1:]]
-        status = subprocess.run(run, env=os.environ).returncode
+        status = subprocess.run(run, cwd=DOCKER).returncode
         if status != 0:
             logs, _ = compose.get_logs("gazette")
             print("[test-compose] the broker's log (tail):\n" + logs[-4000:], file=sys.stderr)
