@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: chaos dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: chaos test-compose dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -49,6 +49,12 @@ test-compat: setup
 	$(SBT) connector/assembly connector/publishM2
 	@$(MAKE) -s python-package PYTHON=.venv-compat/bin/python
 	.venv-compat/bin/python -m pytest -q tests
+
+# The Python suites inside docker-compose (etcd, broker, journals, Spark runner) through
+# testcontainers; installs Docker, Compose v2 and base images where they are missing. Not part of
+# `make test`. PYTEST_ARGS="-q tests/test_broker.py" runs some suites only.
+test-compose:
+	@GAZETTE_COMPOSE=1 docker/test-compose.sh $(PYTEST_ARGS)
 
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.

@@ -1,8 +1,10 @@
 """Where the Python suites find a Gazette cluster.
 
 In order: an externally managed broker named by `GAZETTE_BROKER` (the docker-compose `tests`
-service sets it); docker-compose through testcontainers when a Docker engine answers; otherwise
-the local harness, starting etcd and a broker as processes on loopback.
+service sets it); docker-compose through testcontainers when asked with `GAZETTE_COMPOSE=1`
+(`make test-compose`); otherwise the local harness, starting etcd and a broker as processes on
+loopback. Compose is opt-in: a Docker engine that happens to run on the machine does not move a
+plain `pytest` off the local harness.
 """
 
 import glob
@@ -24,11 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tests" / "specs" / "examples.yaml"
 
 
-def docker_works() -> bool:
-    if not shutil.which("docker"):
+def compose_requested() -> bool:
+    """`GAZETTE_COMPOSE=1` asks for compose; it fails loudly when Docker cannot serve it."""
+    if os.environ.get("GAZETTE_COMPOSE", "") in ("", "0"):
         return False
-    ok = lambda *cmd: subprocess.run(cmd, capture_output=True).returncode == 0  # noqa: E731
-    return ok("docker", "info") and ok("docker", "compose", "version")
+    if not shutil.which("docker"):
+        pytest.fail("GAZETTE_COMPOSE is set, but there is no docker client")
+    for cmd in (["docker", "info"], ["docker", "compose", "version"]):
+        if subprocess.run(cmd, capture_output=True).returncode != 0:
+            pytest.fail(f"GAZETTE_COMPOSE is set, but `{' '.join(cmd)}` fails")
+    return True
 
 
 @pytest.fixture(scope="session")
@@ -36,11 +43,12 @@ def gazette_broker():
     """The endpoint of a broker serving the journals of tests/specs/examples.yaml."""
     if os.environ.get("GAZETTE_BROKER"):
         yield os.environ["GAZETTE_BROKER"]
-    elif docker_works():
+    elif compose_requested():
         from testcontainers.compose import DockerCompose
 
         with DockerCompose(context=str(ROOT / "docker"), compose_file_name="docker-compose.yml",
-                           build=True, wait=True) as compose:
+                           build=os.environ.get("GAZETTE_COMPOSE_BUILD", "1") != "0",
+                           wait=True) as compose:
             host, port = compose.get_service_host_and_port("gazette", 8080)
             yield f"http://{host}:{port}"
     else:
