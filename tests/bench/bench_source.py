@@ -11,6 +11,8 @@ local file, then reads them with
   - source-committed / source-uncommitted: a batch read of this connector, `sum(length(value))`,
   - text:            Spark's text source over the local file, `sum(length(value))`,
   - source+from_json / text+from_json: the same, parsing one field of every message with `from_json`,
+  - source-split (with --only): read uncommitted in --cores pieces (`minPartitions`), run on
+    `local[--cores]`, against source-uncommitted's one task,
   - store-committed / store+from_json (with --store): the source reading the journal's persisted
     fragments straight from the fragment store (`fragmentRoot`), as a Gazette reader with the
     store mounted does; the journal is then written in fragments of 16 MiB, all but the last
@@ -43,7 +45,7 @@ from timing import timed  # noqa: E402
 
 SIZES = (100, 1024, 65536)
 ROWS = ("go-raw", "go-uncommitted", "go-committed", "source-committed", "source-uncommitted", "text",
-        "source+from_json", "text+from_json", "store-committed", "store+from_json")
+        "source+from_json", "text+from_json", "store-committed", "store+from_json", "source-split")
 # Rows measured unless --only names others: the store-* rows need --store.
 DEFAULT_ROWS = ROWS[:8]
 
@@ -99,6 +101,8 @@ def main() -> None:
     parser.add_argument("--only", default=None, help=f"comma-separated rows to measure, of {', '.join(ROWS)}")
     parser.add_argument("--store", action="store_true", help="also read persisted fragments from the store")
     parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark row")
+    parser.add_argument("--cores", type=int, default=1, help="Spark's local cores; source-split reads the journal "
+                        "uncommitted in this many pieces (minPartitions)")
     args = parser.parse_args()
     rows = [r.strip() for r in args.only.split(",") if r.strip()] if args.only else \
         list(DEFAULT_ROWS) + (["store-committed", "store+from_json"] if args.store else [])
@@ -124,7 +128,7 @@ def main() -> None:
                                   *mode], capture_output=True, text=True, check=True)
             return [int(x) for x in out.stdout.split()]
 
-        spark = configure_spark_with_gazette(SparkSession.builder.master("local[1]")
+        spark = configure_spark_with_gazette(SparkSession.builder.master(f"local[{args.cores}]")
                                              .config("spark.ui.enabled", "false")
                                              .config("spark.ui.showConsoleProgress", "false")
                                              .config("spark.sql.files.maxPartitionBytes", str(4 << 30))
@@ -168,6 +172,9 @@ def main() -> None:
             "go-committed": lambda: go("--committed", "--count")[0],
             "source-committed": lambda: total(source(True), "value"),
             "source-uncommitted": lambda: total(source(False), "value"),
+            "source-split": lambda: total(spark.read.format("gazette").option("broker", cluster.broker)
+                                          .option("journals", "bench/events").option("readCommitted", "false")
+                                          .option("minPartitions", str(args.cores)).load(), "value"),
             "text": lambda: total(text(), "value"),
             "source+from_json": lambda: total(source(True).select(
                 F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
@@ -197,6 +204,7 @@ def main() -> None:
 
     ratio("source-committed", "go-raw", "source-committed / go-raw:")
     ratio("source-uncommitted", "go-raw", "source-uncommitted / go-raw:")
+    ratio("source-split", "source-uncommitted", f"source-split ({args.cores} pieces) / uncommitted:")
     ratio("source-committed", "go-committed", "source-committed / go-committed:")
     ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
     ratio("source-committed", "text", "source-committed / text:")
