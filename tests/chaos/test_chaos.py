@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import assembly_jar, requires_local_binaries
 
-sys.path.insert(0, str(Path(__file__).parent / "chaos"))
+sys.path.insert(0, str(Path(__file__).parent))
 import chaos  # noqa: E402
 
 pytestmark = requires_local_binaries
