@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: soak dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -116,6 +116,13 @@ bench-decode: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_decode.py $(BENCH_ARGS)
+
+# The pipeline at a steady rate for an hour (Go Publisher -> source -> exactly-once sink) on a Spark
+# standalone cluster: heap, threads, descriptors and checkpoint sampled every 5 minutes, then
+# judged by Gazette's reader (SOAK_MINUTES=60, SOAK_RATE=bytes/s, SOAK_ARGS="--local").
+soak: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(PYTHON) tests/soak/soak.py $(SOAK_ARGS)
 
 # The source's random schedules, judged by Gazette's reader: `make test` runs 200; SCHEDULES=5000
 # by hand, SEED=S to replay the group a failure names.
