@@ -186,7 +186,8 @@ class LocalCluster:
 
     def _start_etcd(self) -> None:
         os.makedirs(self.fragment_root, exist_ok=True)
-        peer = f"http://127.0.0.1:{free_port()}"
+        # The same peer address on a restart: the data directory remembers the member by it.
+        peer = self._etcd_peer = getattr(self, "_etcd_peer", None) or f"http://127.0.0.1:{free_port()}"
         self.state.etcd_pid = self._spawn([
             self.etcd_bin, "--name", "etcd", "--data-dir", os.path.join(self.state.root, "etcd"),
             "--listen-client-urls", self.state.etcd_endpoint,
@@ -196,6 +197,14 @@ class LocalCluster:
         ], "etcd.log")
         self._wait(lambda: self._http_ok(self.state.etcd_endpoint + "/health"), "etcd to be healthy",
                    self.state.etcd_pid, "etcd.log")
+
+    def restart_etcd(self, down: float = 0.0) -> None:
+        """Kills etcd (SIGKILL, as a crash) and starts it again on the same data directory after
+        `down` seconds."""
+        os.kill(self.state.etcd_pid, signal.SIGKILL)
+        terminate(self.state.etcd_pid)  # reaps it
+        time.sleep(down)
+        self._start_etcd()
 
     def start_broker(self, index: int) -> None:
         b = self.state.brokers[index]

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
@@ -53,10 +54,13 @@ def jvm_sample(pid: int) -> dict:
     subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=120)
     info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60).stdout
     used = re.search(r"used (\d+)K", info)
+    dump = subprocess.run(["jcmd", str(pid), "Thread.print"], capture_output=True, text=True, timeout=60).stdout
+    # Threads by name, numbers taken out, so that a pool that grows shows as one name.
+    names = Counter(re.sub(r"\d+", "N", m) for m in re.findall(r'^"([^"]*)"', dump, re.M))
     status = Path(f"/proc/{pid}/status").read_text()
     return {"heap": int(used.group(1)) * 1024 if used else -1,
             "threads": int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1)),
-            "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+            "fds": len(os.listdir(f"/proc/{pid}/fd")), "names": names}
 
 
 def executor_pids(app_id: str) -> list[int]:
@@ -158,11 +162,12 @@ HEADER = [("min", 5), ("in MiB/s", 8), ("out rows/s", 10), ("batches", 7), ("dri
 
 
 def main() -> int:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, and no warning about it
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=env_default("SOAK_MINUTES", 60))
     p.add_argument("--rate", type=float, default=env_default("SOAK_RATE", 5 * MIB), help="bytes a second")
     p.add_argument("--every", type=float, default=0, help="seconds between rows (300; the whole run when shorter)")
-    p.add_argument("--warm-up", type=float, default=60, help="seconds before the first row")
+    p.add_argument("--warm-up", type=float, default=60, help="seconds of batches before the first row")
     p.add_argument("--journals", type=int, default=4)
     p.add_argument("--local", action="store_true", help="Spark in local mode instead of a standalone cluster")
     args = p.parse_args()
@@ -176,8 +181,7 @@ def main() -> int:
     print(f"soak: {args.minutes:g} min at {args.rate / MIB:.2f} MiB/s into {args.journals} journals, "
           f"Spark {'local[2]' if args.local else 'standalone (master, 2 workers, 2 executors)'}", flush=True)
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-        specs = lambda prefix: journal_specs(prefix, [j.rsplit("/", 1)[1] for j in ins], length=64 * MIB)  # noqa: E731
-        cluster.apply(specs("soak/in/") + "---\n" + specs("soak/out/"))
+        cluster.apply(journal_specs("soak/", [j[len("soak/"):] for j in ins + outs], length=64 * MIB))
         spark, standalone = start_spark(args, tmp)
         publisher = query = None
         try:
@@ -203,6 +207,10 @@ def main() -> int:
                     progress.poll()
                     time.sleep(min(5.0, max(0.0, until - time.monotonic())))
 
+            # The warm-up ends once the query has run batches for the whole of it (its executors
+            # started, its pools filled), not when Spark is still starting.
+            while progress.batches < 5:
+                wait(time.monotonic() + 1)
             start = time.monotonic()
             wait(start + args.warm_up)
             print(row(HEADER), flush=True)
@@ -219,7 +227,8 @@ def main() -> int:
                 dt = now - prev["t"] if prev else 0
                 rate = lambda key: (s[key] - prev[key]) / dt if dt else 0.0  # noqa: E731
                 each = lambda key, unit=1: "/".join(str(e[key] // unit) for e in s["executors"]) or "-"  # noqa: E731
-                print(row([(f"{k * every / 60:g}", 5), (f"{rate('sent') / MIB:.2f}", 8), (f"{rate('rows'):.0f}", 10),
+                print(row([(f"{k * every / 60:g}", 5), (f"{rate('sent') / MIB:.2f}" if dt else "-", 8),
+                           (f"{rate('rows'):.0f}" if dt else "-", 10),
                            (s["batches"] - (prev["batches"] if prev else 0), 7), (s["driver"]["heap"] // MIB, 11),
                            (s["driver"]["threads"], 4), (s["driver"]["fds"], 4), (each("heap", MIB), 14),
                            (each("threads"), 7), (each("fds"), 7), (s["ckpt"] // 1024, 8), (s["files"], 5)]),
@@ -273,6 +282,12 @@ def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
         unit = MIB if key == "heap" else 1024 if key == "ckpt" else 1
         print(f"  {who} {key.replace('ckpt', 'size')}: {a // unit} -> {b // unit}"
               f"{' MiB' if key == 'heap' else ' KiB' if key == 'ckpt' else ''}: {'flat' if good else 'GREW'}")
+    for who, a, b in [("driver", first["driver"], last["driver"])] + [
+            (f"executor {i}", a, b) for i, (a, b) in enumerate(zip(first["executors"], last["executors"]))]:
+        changed = {n: (a["names"][n], b["names"][n]) for n in a["names"] | b["names"] if a["names"][n] != b["names"][n]}
+        if changed:
+            print(f"  {who} threads by name, first -> last: " +
+                  ", ".join(f"{n} {x} -> {y}" for n, (x, y) in sorted(changed.items())))
     print(f"verdict: {'PASS' if ok else 'FAIL'}", flush=True)
     return ok
 
