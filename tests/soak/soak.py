@@ -8,7 +8,8 @@ two executors of one core: separate JVMs), or in local mode with --local.
 
 Every --every seconds (after a warm-up) one row: the rates since the last row, and the driver's
 and each executor's live heap (after a full GC, `jcmd GC.run`), threads and open descriptors
-(/proc), and the checkpoint's size and files. At the end the Publisher stops, the query
+(/proc), and the checkpoint's size and files (the current epoch's staged runs apart: they come
+and go with each epoch). At the end the Publisher stops, the query
 finishes what is there, and Gazette's ReadCommittedIter (`judge exactly-once`) counts every
 message in and out. The verdict compares the first row with the last; the exit status is 0 when
 nothing was lost or duplicated and every measure stayed flat.
@@ -76,9 +77,10 @@ def executor_pids(app_id: str) -> list[int]:
     return sorted(pids)
 
 
-def dir_size(root: str) -> tuple[int, int]:
+def dir_size(root: str, skip: str = "") -> tuple[int, int]:
     size = files = 0
-    for base, _, names in os.walk(root):
+    for base, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if os.path.join(base, d) != skip]
         for n in names:
             try:
                 size += os.path.getsize(os.path.join(base, n))
@@ -158,7 +160,7 @@ def row(cells) -> str:
 
 
 HEADER = [("min", 5), ("in MiB/s", 8), ("out rows/s", 10), ("batches", 7), ("driver heap", 11), ("thr", 4), ("fds", 4),
-          ("executors heap", 14), ("thr", 7), ("fds", 7), ("ckpt KiB", 8), ("files", 5)]
+          ("executors heap", 14), ("thr", 7), ("fds", 7), ("ckpt KiB", 8), ("files", 5), ("staged KiB", 10)]
 
 
 def main() -> int:
@@ -223,7 +225,9 @@ def main() -> int:
                 execs = [] if args.local else executor_pids(app)
                 s = {"t": now, "sent": sent, "rows": progress.rows, "batches": progress.batches,
                      "driver": jvm_sample(driver), "executors": [jvm_sample(e) for e in execs]}
-                s["ckpt"], s["files"] = dir_size(ckpt)
+                staging = os.path.join(ckpt, "gazette-sink", "staging")
+                s["ckpt"], s["files"] = dir_size(ckpt, skip=staging)
+                staged = dir_size(staging)[0]
                 dt = now - prev["t"] if prev else 0
                 rate = lambda key: (s[key] - prev[key]) / dt if dt else 0.0  # noqa: E731
                 each = lambda key, unit=1: "/".join(str(e[key] // unit) for e in s["executors"]) or "-"  # noqa: E731
@@ -231,7 +235,8 @@ def main() -> int:
                            (f"{rate('rows'):.0f}" if dt else "-", 10),
                            (s["batches"] - (prev["batches"] if prev else 0), 7), (s["driver"]["heap"] // MIB, 11),
                            (s["driver"]["threads"], 4), (s["driver"]["fds"], 4), (each("heap", MIB), 14),
-                           (each("threads"), 7), (each("fds"), 7), (s["ckpt"] // 1024, 8), (s["files"], 5)]),
+                           (each("threads"), 7), (each("fds"), 7), (s["ckpt"] // 1024, 8), (s["files"], 5),
+                           (staged // 1024, 10)]),
                       flush=True)
                 samples.append(s)
                 prev = s
