@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from conftest import requires_local_binaries
-from cluster import LocalCluster
+from conftest import assembly_jar, requires_local_binaries
+from cluster import LocalCluster, free_port
 from messages import gazette_uuid
 from specs import journal_specs
 import judge
@@ -19,6 +19,29 @@ import judge
 pytestmark = requires_local_binaries
 
 IN, OUT = "faults/in", "faults/out"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local session with its UI on: the source's task metrics (`lostBytes`) are SQL metrics."""
+    from pyspark.sql import SparkSession
+    ui = free_port()
+    session = (SparkSession.builder.master("local[2]").appName("test_faults").config("spark.jars", assembly_jar())
+               .config("spark.ui.enabled", "true").config("spark.ui.port", str(ui))
+               .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    session.ui = f"http://127.0.0.1:{ui}/api/v1/applications/{session.sparkContext.applicationId}"
+    yield session
+    session.stop()
+
+
+def sql_metric(spark, description: str) -> int:
+    """The sum of a task metric over every SQL execution of the session so far."""
+    with urllib.request.urlopen(f"{spark.ui}/sql?details=true&planDescription=false", timeout=30) as r:
+        executions = json.loads(r.read())
+    return sum(int("".join(c for c in m["value"] if c.isdigit()) or 0)
+               for e in executions for n in e.get("nodes", []) for m in n.get("metrics", []) if m["name"] == description)
 
 
 def append(broker: str, journal: str, lines: list[str]) -> None:
@@ -116,14 +139,15 @@ def test_fragment_files_removed_under_a_running_query(spark, tmp_path, fail_on_d
                 assert query.exception() is None
                 seen = sorted(int(r.i) for r in spark.table(f"loss_{fail_on_data_loss}").collect())
                 assert seen == [i for i in range(len(offsets)) if i not in set(lost)]
-                lost_bytes = sum(int(p["sources"][0]["metrics"].get("lostBytes", 0)) for p in query.recentProgress)
-                assert lost_bytes == sum(e - b for b, e in gone)
+                assert sql_metric(spark, "bytes lost to retention and skipped") == sum(e - b for b, e in gone)
         finally:
             query.stop()
 
 
 def test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing(spark, tmp_path):
-    with LocalCluster(brokers=1) as cluster:
+    # Down for less than the brokers' lease: a broker whose lease etcd cannot renew exits (Gazette's
+    # rule), which is the broker test below.
+    with LocalCluster(brokers=1, etcd_lease="30s") as cluster:
         cluster.apply(journal_specs("faults/", ["in", "out"]))
         pub = publish_rate(cluster.broker, seconds=20)
         query = pipeline(spark, cluster.broker, tmp_path / "ckpt")
@@ -141,7 +165,12 @@ def test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing(spark, t
 
 
 def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_then_recovers(spark, tmp_path):
-    with LocalCluster(brokers=1) as cluster:
+    """The query's broker (the first of two) stops: the driver's next List fails once the retry
+    budget is spent, naming the journals and the endpoint; the query, started again from its
+    checkpoint once the broker is back, loses and repeats nothing. (Journals move to the other
+    broker as the first stops: a lone broker restarted refuses appends to its journals with
+    INDEX_HAS_GREATER_OFFSET for minutes, Gazette's own recovery, not the connector's.)"""
+    with LocalCluster(brokers=2) as cluster:
         cluster.apply(journal_specs("faults/", ["in", "out"]))
         sent = published(publish_rate(cluster.broker, seconds=3))
         query = pipeline(spark, cluster.broker, tmp_path / "ckpt", retryTimeout="3s")
@@ -154,7 +183,7 @@ def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_t
             query.stop()
         message = str(failure.value)
         assert IN in message or OUT in message, message[:3000]
-        assert f"127.0.0.1:{cluster.state.brokers[0].port}" in message, message[:3000]
+        assert cluster.broker in message, message[:3000]
 
         cluster.start_broker(0)
         cluster.wait_writable()

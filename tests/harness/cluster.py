@@ -121,9 +121,12 @@ def _reap(pid: int) -> None:
 class LocalCluster:
     """etcd and `brokers` Gazette brokers, started by `start()` and stopped by `stop()`."""
 
-    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None):
-        """`security` (harness/security.py) starts brokers that require TLS and/or tokens."""
+    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None,
+                 etcd_lease: str = "5s"):
+        """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
+        exits once etcd has not renewed its lease for `etcd_lease`."""
         self.log_level = log_level
+        self.etcd_lease = etcd_lease
         self.security = security
         self._own_root = root is None
         root = root or tempfile.mkdtemp(prefix="gazette-cluster-")
@@ -214,7 +217,7 @@ class LocalCluster:
             self.gazette_bin, "serve",
             "--broker.host", "127.0.0.1", "--broker.port", str(b.port),
             "--broker.id", f"broker-{index}", "--broker.file-root", self.fragment_root,
-            "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", "5s",
+            "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", getattr(self, "etcd_lease", "5s"),
             "--log.level", self.log_level, *self._flags("broker_flags"),
         ], f"broker-{index}.log")
         self._wait(lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve",
