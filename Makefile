@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: chaos test-compose dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: chaos test-compose soak dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -18,7 +18,7 @@ test: setup
 	@status=0; \
 	  $(SBT) connector/assembly connector/publishM2 test || status=1; \
 	  $(MAKE) -s python-package || status=1; \
-	  $(PYTHON) -m pytest -q tests --ignore=tests/chaos --junitxml=target/pytest/junit.xml || status=1; \
+	  $(PYTHON) -m pytest -q tests --ignore=tests/chaos --ignore=tests/soak --junitxml=target/pytest/junit.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
 	  exit $$status
 
@@ -28,7 +28,7 @@ test-scala: setup
 test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
-	$(PYTHON) -m pytest -q tests --ignore=tests/chaos
+	$(PYTHON) -m pytest -q tests --ignore=tests/chaos --ignore=tests/soak
 
 # Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
 # (BENCH_ARGS="--rows 1000000").
@@ -48,7 +48,7 @@ test-compat: setup
 	@build/setup.sh --compat
 	$(SBT) connector/assembly connector/publishM2
 	@$(MAKE) -s python-package PYTHON=.venv-compat/bin/python
-	.venv-compat/bin/python -m pytest -q tests --ignore=tests/chaos
+	.venv-compat/bin/python -m pytest -q tests --ignore=tests/chaos --ignore=tests/soak
 
 # The Python suites inside docker-compose (etcd, broker, journals, Spark runner) through
 # testcontainers; installs Docker, Compose v2 and base images where they are missing. Not part of
@@ -122,6 +122,13 @@ bench-decode: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_decode.py $(BENCH_ARGS)
+
+# The pipeline at a steady rate for an hour (Go Publisher -> source -> exactly-once sink) on a Spark
+# standalone cluster: heap, threads, descriptors and checkpoint sampled every 5 minutes, then
+# judged by Gazette's reader (SOAK_MINUTES=60, SOAK_RATE=bytes/s, SOAK_ARGS="--local").
+soak: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(PYTHON) tests/soak/soak.py $(SOAK_ARGS)
 
 # The source's random schedules, judged by Gazette's reader: `make test` runs 200; SCHEDULES=5000
 # by hand, SEED=S to replay the group a failure names.

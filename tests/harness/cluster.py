@@ -121,9 +121,12 @@ def _reap(pid: int) -> None:
 class LocalCluster:
     """etcd and `brokers` Gazette brokers, started by `start()` and stopped by `stop()`."""
 
-    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None):
-        """`security` (harness/security.py) starts brokers that require TLS and/or tokens."""
+    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None,
+                 etcd_lease: str = "5s"):
+        """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
+        exits once etcd has not renewed its lease for `etcd_lease`."""
         self.log_level = log_level
+        self.etcd_lease = etcd_lease
         self.security = security
         self._own_root = root is None
         root = root or tempfile.mkdtemp(prefix="gazette-cluster-")
@@ -186,7 +189,8 @@ class LocalCluster:
 
     def _start_etcd(self) -> None:
         os.makedirs(self.fragment_root, exist_ok=True)
-        peer = f"http://127.0.0.1:{free_port()}"
+        # The same peer address on a restart: the data directory remembers the member by it.
+        peer = self._etcd_peer = getattr(self, "_etcd_peer", None) or f"http://127.0.0.1:{free_port()}"
         self.state.etcd_pid = self._spawn([
             self.etcd_bin, "--name", "etcd", "--data-dir", os.path.join(self.state.root, "etcd"),
             "--listen-client-urls", self.state.etcd_endpoint,
@@ -197,6 +201,14 @@ class LocalCluster:
         self._wait(lambda: self._http_ok(self.state.etcd_endpoint + "/health"), "etcd to be healthy",
                    self.state.etcd_pid, "etcd.log")
 
+    def restart_etcd(self, down: float = 0.0) -> None:
+        """Kills etcd (SIGKILL, as a crash) and starts it again on the same data directory after
+        `down` seconds."""
+        os.kill(self.state.etcd_pid, signal.SIGKILL)
+        terminate(self.state.etcd_pid)  # reaps it
+        time.sleep(down)
+        self._start_etcd()
+
     def start_broker(self, index: int) -> None:
         b = self.state.brokers[index]
         if alive(b.pid):
@@ -205,7 +217,7 @@ class LocalCluster:
             self.gazette_bin, "serve",
             "--broker.host", "127.0.0.1", "--broker.port", str(b.port),
             "--broker.id", f"broker-{index}", "--broker.file-root", self.fragment_root,
-            "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", "5s",
+            "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", getattr(self, "etcd_lease", "5s"),
             "--log.level", self.log_level, *self._flags("broker_flags"),
         ], f"broker-{index}.log")
         self._wait(lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve",

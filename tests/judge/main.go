@@ -8,6 +8,8 @@
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
 //	judge read --broker URL --journal NAME --raw   (copies the journal's bytes to nowhere; prints their number)
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
+//	judge publish-rate --broker URL --journals a,b --rate BYTES_PER_S [--size N] [--seconds S]   (see soak.go)
+//	judge exactly-once --broker URL --journals in1,in2 --out out1,out2
 //	judge scenarios                          (lists the named scenarios)
 package main
 
@@ -59,6 +61,10 @@ func main() {
 	var rate = fs.Int("rate", 20, "traffic: operations a second per journal")
 	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
+	var rate = fs.Float64("rate", 5<<20, "publish-rate: bytes a second, in all")
+	var seconds = fs.Float64("seconds", 0, "publish-rate: how long (0: until SIGTERM)")
+	var every = fs.Float64("every", 5, "publish-rate: seconds between progress lines")
+	var outputs = fs.String("out", "", "exactly-once: comma-separated output journals")
 	_ = fs.Parse(args)
 	_ = committed
 
@@ -81,6 +87,10 @@ func main() {
 		mapKeys(strings.Split(*journals, ","))
 	case "publish-bench":
 		publishBench(*broker, strings.Split(*journals, ","), *count, *size, *producers)
+	case "publish-rate":
+		publishRate(*broker, strings.Split(*journals, ","), *rate, *size, *seconds, *every)
+	case "exactly-once":
+		exactlyOnce(*broker, strings.Split(*journals, ","), strings.Split(*outputs, ","))
 	default:
 		fail("unknown command " + cmd)
 	}

@@ -199,11 +199,13 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     override def hasNext: Boolean = {
       while (!reader.hasNext && expected < until) {
         if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
-        else {
-          if (!backoff.pause())
+        else if (backoff.pause())
+          log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
+        else holeEnd(expected) match {
+          case Some(next) => skip(expected, math.min(next, until)); backoff.reset()
+          case None =>
             throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
               s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
-          log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
         }
         if (expected < until) {
           reader.close()
@@ -220,6 +222,17 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       backoff.reset()
       if (!replay) bytesRead += c.content.size()
       c
+    }
+
+    /** Where the bytes resume after a hole at `at` in the journal's fragments: brokers answer a
+      * read there as one at the write head (they jump over a hole only once the fragment after it
+      * is hours old, in case a fragment is on its way to the store), so once the retry budget is
+      * spent, a hole that ListFragments still shows is bytes removed from the store.
+      */
+    private def holeEnd(at: Long): Option[Long] = {
+      val fragments = client.listFragments(journal).flatMap(_.spec)
+      if (fragments.exists(f => f.begin <= at && at < f.end)) None
+      else fragments.iterator.map(_.begin).filter(_ > at).minOption
     }
 
     private def skip(from: Long, to: Long): Unit = {
