@@ -57,12 +57,10 @@ func main() {
 	var countOnly = fs.Bool("count", false, "read: print only the number of messages and their bytes")
 	var raw = fs.Bool("raw", false, "read: copy the journal's bytes to nowhere, decoding nothing, and print their number")
 	var count = fs.Int("n", 0, "publish-bench: messages to publish")
-	var seconds = fs.Int("seconds", 0, "traffic: how long to publish (0: until SIGTERM)")
-	var rate = fs.Int("rate", 20, "traffic: operations a second per journal")
 	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
-	var rate = fs.Float64("rate", 5<<20, "publish-rate: bytes a second, in all")
-	var seconds = fs.Float64("seconds", 0, "publish-rate: how long (0: until SIGTERM)")
+	var rate = fs.Float64("rate", 0, "traffic: operations a second per journal (default 20); publish-rate: bytes a second, in all (default 5 MiB)")
+	var seconds = fs.Float64("seconds", 0, "traffic, publish-rate: how long to publish (0: until SIGTERM)")
 	var every = fs.Float64("every", 5, "publish-rate: seconds between progress lines")
 	var outputs = fs.String("out", "", "exactly-once: comma-separated output journals")
 	_ = fs.Parse(args)
@@ -74,7 +72,7 @@ func main() {
 	case "publish":
 		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
 	case "traffic":
-		traffic(*broker, strings.Split(*journals, ","), *seconds, max(*seed, 0), *rate)
+		traffic(*broker, strings.Split(*journals, ","), int(*seconds), max(*seed, 0), int(orDefault(*rate, 20)))
 	case "script":
 		script(*broker, pb.Journal(*journal))
 	case "read":
@@ -88,12 +86,20 @@ func main() {
 	case "publish-bench":
 		publishBench(*broker, strings.Split(*journals, ","), *count, *size, *producers)
 	case "publish-rate":
-		publishRate(*broker, strings.Split(*journals, ","), *rate, *size, *seconds, *every)
+		publishRate(*broker, strings.Split(*journals, ","), orDefault(*rate, 5<<20), *size, *seconds, *every)
 	case "exactly-once":
 		exactlyOnce(*broker, strings.Split(*journals, ","), strings.Split(*outputs, ","))
 	default:
 		fail("unknown command " + cmd)
 	}
+}
+
+// orDefault is v, or def when the flag was left at 0.
+func orDefault(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 func fail(msg string) {

@@ -47,6 +47,13 @@ final class Sequencer[M](
 
   private var emit: Partial = _
   private var dequeued: Envelope[M] = _
+  // The largest clock among the CONTINUE messages the commit being stepped has walked, emitted or
+  // rolled back. A message at or below it was a duplicate when it was written (Gazette's
+  // ContinueTxnClockLarger): dropped as it is queued when its sequence is in the ring, it is met
+  // again in a replay, or in a sequence restored from a checkpoint, which keeps no clock past
+  // the last ACK (and so would take an old message re-sent into an open transaction, then
+  // commit it at an older ACK that rolls the rest back).
+  private var walked = Long.MinValue
   private var replay: Iterator[Envelope[M]] = _
   private var replayNeeded = false
   private var replayUntil = 0L
@@ -120,6 +127,7 @@ final class Sequencer[M](
         append(p, env, weight)
         p.maxClock = env.clock
         emit = p
+        walked = Long.MinValue
         dequeued = null.asInstanceOf[Envelope[M]]
         replayNeeded = outcome == AckCommitReplay
         replayUntil = if (replayNeeded) ring(p.ringStart).begin else 0L
@@ -218,7 +226,9 @@ final class Sequencer[M](
   private def partialsOf(journal: String): mutable.LongMap[Partial] = partials.getOrElseUpdate(journal, mutable.LongMap.empty)
 
   private def take(env: Envelope[M]): Boolean = {
-    val duplicate = env.clock != 0 && env.clock <= emit.minClock
+    val continues = env.flags == Flags.ContinueTxn
+    val duplicate = env.clock != 0 && (env.clock <= emit.minClock || continues && env.clock <= walked)
+    if (continues && env.clock > walked) walked = env.clock
     val rolledBack = env.clock > emit.maxClock
     if (rolledBack && !duplicate) discardedCount += 1
     if (duplicate || rolledBack) false

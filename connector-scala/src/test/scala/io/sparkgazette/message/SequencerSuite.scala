@@ -180,6 +180,22 @@ class SequencerSuite extends AnyFunSuite {
     assert(again.map(_._2) == Seq(Nil, Seq("a1", "a2", "a3ACK"), Seq("b1", "b2ACK")))
   }
 
+  test("an old message re-sent into an open sequence after a restore is a duplicate, as in the uninterrupted sequencer") {
+    // A re-sent message whose clock lies between the last ACK and the open sequence's newest clock,
+    // then an ACK between the two: Gazette's sequencer drops the re-send (ContinueTxnClockLarger)
+    // and the ACK rolls the sequence back. A restored sequencer must know the sequence's newest
+    // clock to do the same.
+    val log = new Log; val seq = new Sequencer[String](ringSize = 12)
+    Seq(log.write(A, 10, out, "a10"), log.write(A, 40, cont, "a40")).foreach(feed(seq, log, _))
+    val (offsets, states) = seq.checkpoint(0)
+    val restored = new Sequencer[String](offsets, states, 12)
+    val rest = Seq(log.write(A, 20, cont, "a20Resent"), log.write(A, 30, ack, "a30ACK"))
+    val original = rest.map(feed(seq, log, _))
+    assert(original.map(_._1) == Seq(ContinueTxnClockLarger, AckCommitRing))
+    assert(original.flatMap(_._2) == Seq("a30ACK"))
+    assert(rest.map(feed(restored, log, _)).flatMap(_._2) == Seq("a30ACK"))
+  }
+
   test("a checkpoint taken mid-dequeue excludes the ACK and is tightened to the messages consumed") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 12)
     Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK")).foreach(feed(seq, log, _))
@@ -292,10 +308,16 @@ class SequencerSuite extends AnyFunSuite {
         case 0 | 1 | 2 | 3 => clocks(p) += 1; log.write(p, clocks(p), cont, s"$p-${clocks(p)}-$i")
         case 4 | 5 => clocks(p) += 1; lastAck(p) = clocks(p); log.write(p, clocks(p), ack, s"$p-ack${clocks(p)}-$i")
         case 6 => clocks(p) += 1; log.write(p, clocks(p), out, s"$p-out${clocks(p)}-$i")
-        case 7 if lastAck(p) > 0 => log.write(p, lastAck(p), ack, s"$p-rollback${lastAck(p)}-$i") // re-sent old ACK
-        case 7 =>
-        case _ => // a duplicate of an earlier message of p
-          log.all.filter(_.producer == p).lastOption.foreach(e => log.write(p, e.clock, e.flags, s"${e.message}-dup$i"))
+        case 7 => // a re-sent ACK: the last one, or an older one (a producer restored an older checkpoint)
+          val acks = log.all.filter(e => e.producer == p && e.flags == ack)
+          if (acks.nonEmpty) {
+            val clock = if (rnd.nextBoolean()) lastAck(p) else acks(rnd.nextInt(acks.size)).clock
+            log.write(p, clock, ack, s"$p-rollback$clock-$i")
+          }
+        case _ => // a duplicate of an earlier message of p: its last, or any
+          val sent = log.all.filter(_.producer == p)
+          (if (rnd.nextBoolean()) sent.lastOption else sent.lift(rnd.nextInt(sent.size.max(1))))
+            .foreach(e => log.write(p, e.clock, e.flags, s"${e.message}-dup$i"))
       }
     }
     log
