@@ -114,7 +114,7 @@ class Query:
         return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
 
 
-def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0) -> Summary:
+def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, kinds=KINDS) -> Summary:
     rng, summary, started = random.Random(seed), Summary(seed), time.monotonic()
     work = tempfile.mkdtemp(prefix="chaos-")
     out(f"chaos: seed {seed}, {cycles} cycles, work in {work}")
@@ -138,9 +138,9 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0) -
                 if minutes and time.monotonic() - started > minutes * 60:
                     out(f"stopping after {cycle - 1} cycles: --minutes {minutes:g} are up")
                     break
-                schedule = schedule or rng.sample(KINDS, len(KINDS))  # each kind once in every three cycles
+                schedule = schedule or rng.sample(kinds, len(kinds))  # each kind once in every len(kinds) cycles
                 kind, delay, pick = schedule.pop(), rng.uniform(0, 3), rng.randrange(1 << 30)
-                _await_progress(query, summary, out)
+                _await_progress(query, summary, out, spark, work)
                 batch = query.batches() - 1
                 time.sleep(delay)
                 what = _kill(kind, pick, query, spark, gazette, rng)
@@ -170,8 +170,9 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0) -
     return summary
 
 
-def _await_progress(query: Query, summary: Summary, out) -> None:
-    """Until the query commits one more batch, restarting it when it exits or stalls."""
+def _await_progress(query: Query, summary: Summary, out, spark: SparkStandalone, work: str) -> None:
+    """Until the query commits one more batch, restarting it when it exits or stalls (after saving
+    the threads of its driver and executors, to see where it waited)."""
     base, since = query.batches(), time.monotonic()
     while query.batches() <= base:
         if query.exited():
@@ -180,11 +181,22 @@ def _await_progress(query: Query, summary: Summary, out) -> None:
             query.start()
         elif time.monotonic() - since > PROGRESS_TIMEOUT:
             summary.stalls += 1
-            out(f"  no batch committed in {PROGRESS_TIMEOUT:.0f}s; restarting the query")
+            dump = _dump_threads(query, spark, os.path.join(work, f"stall-{summary.stalls}"))
+            out(f"  no batch committed in {PROGRESS_TIMEOUT:.0f}s; threads saved in {dump}; restarting the query")
             query.kill()
             query.start()
             since = time.monotonic()
         time.sleep(0.2)
+
+
+def _dump_threads(query: Query, spark: SparkStandalone, into: str) -> str:
+    os.makedirs(into, exist_ok=True)
+    driver = subprocess.run(["pgrep", "-g", str(query.proc.pid), "java"], capture_output=True, text=True).stdout.split()
+    for role, pids in (("driver", driver), ("executor", [str(p) for p in spark.executor_pids()])):
+        for pid in pids:
+            with open(os.path.join(into, f"{role}-{pid}.txt"), "w") as f:
+                subprocess.run(["jstack", "-l", pid], stdout=f, stderr=subprocess.STDOUT, timeout=60)
+    return into
 
 
 def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng) -> str | None:
@@ -277,10 +289,14 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31)))
     p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
+    p.add_argument("--kinds", default=",".join(KINDS), help="what to kill, of " + ", ".join(KINDS))
     args = p.parse_args()
+    kinds = tuple(args.kinds.split(","))
+    if not kinds or set(kinds) - set(KINDS):
+        p.error(f"--kinds {args.kinds}: each must be one of {', '.join(KINDS)}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the processes it started, as Ctrl-C does
     summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True),
-                  minutes=args.minutes)
+                  minutes=args.minutes, kinds=kinds)
     print(summary, flush=True)
     sys.exit(0 if summary.ok else 1)
 

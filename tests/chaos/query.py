@@ -22,6 +22,9 @@ def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool) -> N
              .config("spark.sql.shuffle.partitions", "2").config("spark.task.maxFailures", "8")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    # The connector's own retries and warnings, to read after a stall.
+    log4j = spark._jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setLevel("io.sparkgazette", log4j.Level.INFO)
     source = (spark.readStream.format("gazette").option("broker", brokers).option("selector", "prefix=chaos/in/")
               .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "65536").load())
     # Each output message names its input message, so the judge can match them one to one.
