@@ -62,8 +62,9 @@ def published(pub: subprocess.Popen) -> int:
     return int(out.split()[-2])
 
 
-def exactly_once(broker: str) -> dict:
-    return json.loads(judge._run("exactly-once", "--broker", broker, "--journals", IN, "--out", OUT))
+def assert_exactly_once(broker: str, sent: int) -> None:
+    result = json.loads(judge._run("exactly-once", "--broker", broker, "--journals", IN, "--out", OUT))
+    assert result == {"in": sent, "out": sent, "lost": 0, "duplicated": 0, "unexpected": 0}
 
 
 def pipeline(spark, broker: str, ckpt, **options):
@@ -75,6 +76,23 @@ def pipeline(spark, broker: str, ckpt, **options):
     out = source.load().select(expr("concat(X'7B', substring(value, 58))").alias("value"))
     return (out.writeStream.format("gazette").options(broker=broker, journal=OUT, checkpointLocation=str(ckpt), **options)
             .trigger(processingTime="500 milliseconds").start())
+
+
+def run_through(spark, broker: str, ckpt, seconds: float, during=None, **options) -> int:
+    """The Publisher for `seconds` while the pipeline runs (`during(query)` once it has started),
+    then the pipeline until it has read everything; how many messages were published."""
+    pub = publish_rate(broker, seconds)
+    query = pipeline(spark, broker, ckpt, **options)
+    try:
+        if during:
+            during(query)
+        sent = published(pub)
+        query.processAllAvailable()
+        assert query.exception() is None
+    finally:
+        pub.kill()
+        query.stop()
+    return sent
 
 
 def wait_for(what: str, ready, query, timeout: float = 120.0) -> None:
@@ -151,19 +169,13 @@ def test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing(spark, t
     # rule), which is the broker test below.
     with LocalCluster(brokers=1, etcd_lease="30s") as cluster:
         cluster.apply(journal_specs("faults/", ["in", "out"]))
-        pub = publish_rate(cluster.broker, seconds=20)
-        query = pipeline(spark, cluster.broker, tmp_path / "ckpt")
-        try:
+
+        def restart_etcd(query):
             wait_for("a first batch", lambda: rows_in(query) > 0, query)
             cluster.restart_etcd(down=3)
-            sent = published(pub)
-            query.processAllAvailable()
-            assert query.exception() is None
-        finally:
-            pub.kill()
-            query.stop()
-        result = exactly_once(cluster.broker)
-        assert result == {"in": sent, "out": sent, "lost": 0, "duplicated": 0, "unexpected": 0}
+
+        sent = run_through(spark, cluster.broker, tmp_path / "ckpt", seconds=20, during=restart_etcd)
+        assert_exactly_once(cluster.broker, sent)
 
 
 def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_then_recovers(spark, tmp_path):
@@ -189,14 +201,5 @@ def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_t
 
         cluster.start_broker(0)
         cluster.wait_writable()
-        pub = publish_rate(cluster.broker, seconds=3)
-        query = pipeline(spark, cluster.broker, tmp_path / "ckpt", retryTimeout="3s")
-        try:
-            sent += published(pub)
-            query.processAllAvailable()
-            assert query.exception() is None
-        finally:
-            pub.kill()
-            query.stop()
-        result = exactly_once(cluster.broker)
-        assert result == {"in": sent, "out": sent, "lost": 0, "duplicated": 0, "unexpected": 0}
+        sent += run_through(spark, cluster.broker, tmp_path / "ckpt", seconds=3, retryTimeout="3s")
+        assert_exactly_once(cluster.broker, sent)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +19,6 @@ func publishBench(broker string, journals []string, n, size, producers int) {
 	var ctx = context.Background()
 	var rjc = connect(ctx, broker)
 	var as = client.NewAppendService(ctx, rjc)
-	var pad = strings.Repeat("x", max(0, size-len(`{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":0000000,"pad":""}`)-1))
 	var start = time.Now()
 	var wg sync.WaitGroup
 	for p := 0; p < producers; p++ {
@@ -29,18 +27,9 @@ func publishBench(broker string, journals []string, n, size, producers int) {
 			defer wg.Done()
 			var pub = message.NewPublisher(as, nil)
 			for i := p; i < n; i += producers {
-				var journal = pb.Journal(journals[i%len(journals)])
-				var mapping = func(message.Mappable) (pb.Journal, string, error) { return journal, "application/x-ndjson", nil }
-				must(pub.PublishUncommitted(mapping, &doc{contentType: "application/x-ndjson",
-					body: fmt.Sprintf(`"n":%d,"pad":%q`, i, pad)}))
+				must(pub.PublishUncommitted(toJournal(pb.Journal(journals[i%len(journals)])), numbered(i, size)))
 			}
-			var intents, err = pub.BuildAckIntents()
-			must(nil, err)
-			for _, i := range intents {
-				var a = as.StartAppend(pb.AppendRequest{Journal: i.Journal}, nil)
-				_, _ = a.Writer().Write(i.Intent)
-				must(nil, a.Release())
-			}
+			commit(as, pub)
 		}(p)
 	}
 	wg.Wait()

@@ -38,8 +38,8 @@ func newDoc(contentType string, seq int, producer string, pad int) *doc {
 	return d
 }
 
-func (d *doc) GetUUID() message.UUID    { return d.uuid }
-func (d *doc) SetUUID(u message.UUID)   { d.uuid = u }
+func (d *doc) GetUUID() message.UUID  { return d.uuid }
+func (d *doc) SetUUID(u message.UUID) { d.uuid = u }
 func (d *doc) NewAcknowledgement(pb.Journal) message.Message {
 	var ack = &doc{contentType: d.contentType}
 	if d.fields != nil {

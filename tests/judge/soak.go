@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -35,7 +34,6 @@ func publishRate(broker string, journals []string, rate float64, size int, secon
 		go func() { time.Sleep(time.Duration(seconds * float64(time.Second))); cancel() }()
 	}
 	var as = client.NewAppendService(context.Background(), connect(ctx, broker))
-	var pad = strings.Repeat("x", max(0, size-len(`{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":00000000,"pad":""}`)-1))
 	var messages, sent atomic.Int64
 	var start = time.Now()
 	var perJournal = rate / float64(len(journals)) / float64(size) // messages a second
@@ -53,7 +51,6 @@ func publishRate(broker string, journals []string, rate float64, size int, secon
 		go func(j int, journal pb.Journal) {
 			defer wg.Done()
 			var pub = message.NewPublisher(as, nil)
-			var mapping = func(message.Mappable) (pb.Journal, string, error) { return journal, "application/x-ndjson", nil }
 			for k := 0; ctx.Err() == nil; {
 				var due = int(time.Since(start).Seconds() * perJournal)
 				if due <= k {
@@ -62,16 +59,11 @@ func publishRate(broker string, journals []string, rate float64, size int, secon
 				}
 				var from, written = k, 0
 				for ; k < due; k++ {
-					var body = fmt.Sprintf(`"n":%d,"pad":%q`, k*len(journals)+j, pad)
-					must(pub.PublishUncommitted(mapping, &doc{contentType: "application/x-ndjson", body: body}))
-					written += len(`{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},}`) + len(body) + 1
+					var d = numbered(k*len(journals)+j, size)
+					must(pub.PublishUncommitted(toJournal(journal), d))
+					written += len(`{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},}`) + len(d.body) + 1
 				}
-				var intents, err = pub.BuildAckIntents()
-				must(nil, err)
-				for _, i := range intents {
-					var a = as.StartAppend(pb.AppendRequest{Journal: i.Journal}, nil)
-					_, _ = a.Writer().Write(i.Intent)
-					must(nil, a.Release())
+				for _, a := range commit(as, pub) {
 					<-a.Done() // counted once the ACK is durable: what read-committed readers see
 					must(nil, a.Err())
 				}
