@@ -1,9 +1,9 @@
 """Read throughput of one source task against Gazette's Go readers and Spark's text source, on one
 machine, all measured in the same run.
 
-Writes SIZE MiB of ndjson purchase-like messages of --size bytes to one journal (transactions of
-10 messages from 4 interleaved producers, each committed by an ACK), and the same bytes to a
-local file, then reads them with
+Writes SIZE MiB of purchase-like messages of --size bytes (ndjson, or with --framing csv or
+protobuf-fixed) to one journal (transactions of 10 messages from 4 interleaved producers, each
+committed by an ACK), and the same bytes to a local file, then reads them with
 
   - go-raw:          Gazette's RetryReader copying the journal to nowhere (the broker path's ceiling),
   - go-uncommitted:  Gazette's ReadUncommittedIter (framing and decoding every message),
@@ -22,24 +22,27 @@ Spark in local[1] (one task at a time; the file is read as one split). Each Spar
 untimed (the JVM compiles what it runs), then every reader runs --runs times (the fastest counts),
 and the ratios are printed; nothing is asserted about speed.
 
-    python tests/bench/bench_source.py [--mib 256] [--size 1024] [--runs 2] [--only go-raw,text,...]
+    python tests/bench/bench_source.py [--mib 256] [--size 1024] [--framing ndjson|csv|protobuf] [--runs 2]
+                                       [--only go-raw,text,...]
                                        [--jfr DIR]   (a Flight Recorder profile of each Spark row)
 """
 
 import argparse
 import os
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from uuid import UUID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from cluster import LocalCluster  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
-from specs import journal_specs  # noqa: E402
+from specs import NDJSON, journal_specs  # noqa: E402
 import judge  # noqa: E402
 from timing import timed  # noqa: E402
 
@@ -50,7 +53,34 @@ ROWS = ("go-raw", "go-uncommitted", "go-committed", "source-committed", "source-
 DEFAULT_ROWS = ROWS[:8]
 
 
-def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple[int, int, int]:
+FRAMINGS = {"ndjson": NDJSON, "csv": "text/csv", "protobuf": "application/x-protobuf-fixed"}
+
+
+def message(framing: str, uuid: str, user: str, size: int) -> bytes:
+    """One message of about `size` bytes, the UUID where the connector looks by default."""
+    if framing == "ndjson":
+        head = f'{{"_meta":{{"uuid":"{uuid}"}},"user":"{user}","pad":"'
+        return (head + "x" * max(0, size - len(head) - 3) + '"}\n').encode()
+    if framing == "csv":
+        head = f"{uuid},{user},"
+        return (head + "x" * max(0, size - len(head) - 1) + "\n").encode()
+
+    def field(number: int, value: bytes) -> bytes:  # a protobuf bytes field
+        return bytes([number << 3 | 2]) + _varint(len(value)) + value
+    head = field(1, UUID(uuid).bytes) + field(2, user.encode())
+    payload = head + field(3, b"x" * max(0, size - len(head) - 8 - 4))
+    return b"\x66\x33\x93\x36" + struct.pack("<I", len(payload)) + payload
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def write(broker: str, journal: str, mib: int, line_size: int, copy_to, framing: str = "ndjson") -> tuple[int, int, int]:
     """Appends about mib MiB of messages of line_size bytes to the journal, and the same bytes to
     copy_to; returns (bytes, messages, committed data messages)."""
     n = max(1, mib * 1024 * 1024 // line_size)
@@ -61,8 +91,7 @@ def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple
         p = i % 4
         clocks[p] += 16
         flags = 2 if (i // 4) % 11 == 10 else 1  # every 11th message of a producer is its ACK
-        head = f'{{"_meta":{{"uuid":"{gazette_uuid(0x010000000000 + p, clocks[p], flags)}"}},"user":"user-{i % 97}","pad":"'
-        line = head + "x" * max(0, line_size - len(head) - 3) + '"}\n'
+        line = message(framing, gazette_uuid(0x010000000000 + p, clocks[p], flags), f"user-{i % 97}", line_size)
         if flags == 1:
             open_txn[p] += 1
         else:
@@ -70,7 +99,7 @@ def write(broker: str, journal: str, mib: int, line_size: int, copy_to) -> tuple
         batch.append(line)
         size += len(line)
         if size >= 16 << 20 or i == n - 1:
-            body = "".join(batch).encode()
+            body = b"".join(batch)
             urllib.request.urlopen(urllib.request.Request(f"{broker}/{journal}", data=body, method="PUT"),
                                    timeout=120).read()
             copy_to.write(body)
@@ -101,6 +130,8 @@ def main() -> None:
     parser.add_argument("--only", default=None, help=f"comma-separated rows to measure, of {', '.join(ROWS)}")
     parser.add_argument("--store", action="store_true", help="also read persisted fragments from the store")
     parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark row")
+    parser.add_argument("--framing", choices=sorted(FRAMINGS), default="ndjson",
+                        help="the messages' framing; text and from_json rows are for ndjson (and text for csv) only")
     parser.add_argument("--cores", type=int, default=1, help="Spark's local cores; source-split reads the journal "
                         "uncommitted in this many pieces (minPartitions)")
     args = parser.parse_args()
@@ -109,6 +140,9 @@ def main() -> None:
     unknown = set(rows) - set(ROWS)
     if unknown:
         parser.error(f"unknown rows {sorted(unknown)}; known: {', '.join(ROWS)}")
+    if args.framing != "ndjson":  # from_json needs JSON; a protobuf journal is no text file
+        rows = [r for r in rows if "from_json" not in r and r != "source-split"
+                and not (r == "text" and args.framing == "protobuf")]
 
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -116,10 +150,11 @@ def main() -> None:
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
         store = args.store or any(r.startswith("store") for r in rows)
-        cluster.apply(journal_specs("bench/", ["events"], length=(16 << 20) if store else 1 << 30, codec="NONE"))
-        local = os.path.join(tmp, "events.ndjson")
+        cluster.apply(journal_specs("bench/", ["events"], content_type=FRAMINGS[args.framing],
+                                    length=(16 << 20) if store else 1 << 30, codec="NONE"))
+        local = os.path.join(tmp, f"events.{args.framing}")
         with open(local, "wb") as f:
-            size, messages, expected = write(cluster.broker, "bench/events", args.mib, args.size, f)
+            size, messages, expected = write(cluster.broker, "bench/events", args.mib, args.size, f, args.framing)
         if store:
             persisted(cluster.fragment_root, "bench/events", size - (16 << 20))
 
@@ -193,7 +228,7 @@ def main() -> None:
         finally:
             spark.stop()
 
-    print(f"journal: {size / 2**20:.0f} MiB, {messages} ndjson messages of {args.size} bytes, {expected} committed")
+    print(f"journal: {size / 2**20:.0f} MiB, {messages} {args.framing} messages of {args.size} bytes, {expected} committed")
     what = {"go-raw": "bytes", "go-uncommitted": "messages", "go-committed": "messages"}
     for name, (took, n) in results.items():
         print(f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f} MiB/s")

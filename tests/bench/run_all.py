@@ -21,6 +21,8 @@ HERE = Path(__file__).resolve().parent
 # name: (script, full-size arguments, tiny arguments)
 BENCHMARKS = {
     "source": ("bench_source.py", [], ["--mib", "4"]),
+    "source-csv": ("bench_source.py", ["--framing", "csv"], ["--mib", "4", "--framing", "csv"]),
+    "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], ["--mib", "4", "--framing", "protobuf"]),
     "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2"]),
     "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),
     "decode": ("bench_decode.py", [], ["--rows", "2000"]),
@@ -60,9 +62,10 @@ def main() -> None:
         print(f"({name} took {time.monotonic() - t:.0f} s)\n", flush=True)
 
     width = max((len(r[2]) for r in rows), default=10)
-    print(f"{'benchmark':<10} {'kind':<6} {'measure':<{width}} {'value':>8}  notes")
+    named = max(len(n) for n in names)
+    print(f"{'benchmark':<{named}} {'kind':<6} {'measure':<{width}} {'value':>8}  notes")
     for name, kind, what, value, notes in rows:
-        print(f"{name:<10} {kind:<6} {what:<{width}} {value:>8}  {notes}")
+        print(f"{name:<{named}} {kind:<6} {what:<{width}} {value:>8}  {notes}")
     if failed:
         raise SystemExit(f"benchmarks that failed: {', '.join(failed)}")
 
