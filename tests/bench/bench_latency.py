@@ -6,6 +6,11 @@ SECONDS seconds. A stream with the default trigger reads them read committed; it
 collects each batch's times and takes the difference to the moment it sees them. Prints p50,
 p99 and the largest latency (after WARM_UP seconds), batches run and their median duration.
 
+The reference, in the same run: Spark's own `rate` source at the same rate, into the same kind
+of `foreachBatch`, each row's latency taken from its `timestamp` (the moment the rate source makes
+it available): what Spark itself costs, micro-batch planning, offset and commit logs and the job,
+on this machine with the default trigger.
+
 Numbers are printed, never asserted: the machine decides them.
 
     python tests/bench/bench_latency.py [--journals 100] [--rate 70] [--seconds 60] [--warm-up 10]
@@ -99,6 +104,9 @@ def main() -> None:
             while seen[0] < sent[0] and time.monotonic() < deadline:
                 time.sleep(0.1)
             progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+            query.stop()
+            # After ours, so that the JVM has compiled Spark's paths before either is measured.
+            reference = spark_floor(spark, args, Path(tmp, "rate-ckpt"))
         finally:
             query.stop()
             spark.stop()
@@ -114,11 +122,35 @@ def main() -> None:
         values = [float(m[k]) for m in metrics if m.get(k) is not None]
         if values:
             print(f"    source {k:<14} median {statistics.median(values):5.0f} ms")
+    ref_lat, ref_durations = reference
+    print(f"  Spark's rate source, same rate and foreachBatch: batches median {statistics.median(ref_durations or [0]):.0f} ms, "
+          f"latency p50 {percentile(ref_lat, 50) * 1000:.0f} ms, p99 {percentile(ref_lat, 99) * 1000:.0f} ms")
+    print(f"ratio latency p50, rate source / source: {percentile(ref_lat, 50) / percentile(latencies, 50):.2f} "
+          "(Spark's own floor against ours: 1 is as fast as Spark goes)")
     print(f"result latency p50: {percentile(latencies, 50) * 1000:.0f} ms (append to foreachBatch, goal 200)")
     print(f"result latency p99: {percentile(latencies, 99) * 1000:.0f} ms (goal 1000)")
     print(f"result latency max: {max(latencies, default=float('nan')) * 1000:.0f} ms")
     if seen[0] != sent[0]:
         raise SystemExit(f"read {seen[0]} of {sent[0]} messages")
+
+
+def spark_floor(spark, args, checkpoint) -> tuple[list, list]:
+    """Latencies and batch durations of Spark's rate source at the same rate, default trigger."""
+    latencies, started = [], time.time()
+
+    def each(df, _batch_id):
+        times = [r[0].timestamp() for r in df.select("timestamp").collect()]
+        now = time.time()
+        latencies.extend(now - t for t in times if t >= started + args.warm_up)
+
+    query = (spark.readStream.format("rate").option("rowsPerSecond", max(1, int(args.rate))).load()
+             .writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each).start())
+    try:
+        time.sleep(args.seconds)
+        durations = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"] > 0]
+    finally:
+        query.stop()
+    return latencies, durations
 
 
 if __name__ == "__main__":
