@@ -110,8 +110,9 @@ class Query:
         return errors[-1][:300] if errors else "no error logged"
 
     def batches(self) -> int:
+        """Batches committed: the last one's id and one (Spark keeps only the last 100 files)."""
         commits = Path(self.checkpoint, "commits")
-        return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+        return max((int(p.name) + 1 for p in commits.iterdir() if p.name.isdigit()), default=0) if commits.exists() else 0
 
 
 def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, kinds=KINDS) -> Summary:
