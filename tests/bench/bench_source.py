@@ -29,6 +29,7 @@ and the ratios are printed; nothing is asserted about speed.
 
 import argparse
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -106,6 +107,19 @@ def write(broker: str, journal: str, mib: int, line_size: int, copy_to, framing:
             total += len(body)
             batch, size = [], 0
     return total, n, data
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a running process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """CPU time of this process's finished children (the Go judge's reads)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def persisted(root: str, journal: str, through: int, timeout: float = 120) -> None:
@@ -224,14 +238,27 @@ def main() -> None:
             for name in rows:
                 if not name.startswith("go-"):
                     readers[name]()
-            results = {name: timed(profiled(name, readers[name]), runs=args.runs) for name in rows}
+            jvm_pid = int(jvm.java.lang.ProcessHandle.current().pid())
+            broker_pid = cluster.state.brokers[0].pid
+            results, cpu = {}, {}
+            for name in rows:
+                # CPU seconds of the broker and of the reader (the Go judge, or Spark's JVM: task,
+                # gRPC and GC threads), per run: what each byte costs, whatever the machine's load.
+                before = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
+                results[name] = timed(profiled(name, readers[name]), runs=args.runs)
+                after = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
+                reader = 1 if name.startswith("go-") else 2
+                cpu[name] = ((after[0] - before[0]) / args.runs, (after[reader] - before[reader]) / args.runs)
         finally:
             spark.stop()
 
     print(f"journal: {size / 2**20:.0f} MiB, {messages} {args.framing} messages of {args.size} bytes, {expected} committed")
     what = {"go-raw": "bytes", "go-uncommitted": "messages", "go-committed": "messages"}
+    print(f"  {'reader':<19} {'read':>11} {'':<16} {'fastest':>9}  {'MiB/s':>8}   CPU s per GiB: broker, reader")
     for name, (took, n) in results.items():
-        print(f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f} MiB/s")
+        broker_cpu, reader_cpu = (x * 2**30 / size for x in cpu[name])
+        print(f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f}"
+              f"   {broker_cpu:6.2f} {reader_cpu:6.2f}")
 
     def ratio(ours: str, reference: str, label: str) -> None:
         if ours in results and reference in results:
