@@ -62,8 +62,9 @@ func run(t *testing.T, ring int, log []message.Envelope) []string {
 // ReadCommittedIter's output depends on its ring size. A message re-sent into an open sequence
 // after a rollback is a duplicate when the sequence is in the ring (ContinueTxnClockLarger), but
 // a replay tightens the clock only on what it emits, so the same bytes read with a ring too small
-// for the sequence commit the re-send. The connector follows the ring (Sequencer.take's
-// `walked`), so the judge must read with a ring larger than any sequence it judges.
+// for the sequence commit the re-send. The connector gives the large ring's answer whatever its
+// own ring size (Sequencer.take's `walked`), so the judge reads with a ring larger than any
+// sequence it judges.
 func TestGazetteReaderDependsOnItsRing(t *testing.T) {
 	var spec = &pb.JournalSpec{Name: "a/journal"}
 	var p = message.ProducerID{1, 2, 3, 4, 5, 7}
