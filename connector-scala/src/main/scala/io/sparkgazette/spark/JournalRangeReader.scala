@@ -35,6 +35,10 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
   private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes = 0L
+  // The end of the last hole a read that moves the resume offset skipped (the range's own read,
+  // or a rebuild): the next range resumes past it, rather than reading into it, and counting
+  // it, again.
+  private var skippedTo = -1L
 
   /** The state at `start` this reader rebuilt, if it had to. */
   var rebuilt: Option[SequencerState] = None
@@ -57,9 +61,9 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   private var lineStart: LineStart = _
   private lazy val messages: MessageIterator = from match {
     case RangeStart.LineAt(at) =>
-      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false).map(toBytes))
+      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true).map(toBytes))
       iterator(lineStart)
-    case _ => open(position, range.end, replay = false)
+    case _ => open(position, range.end, replay = false, advances = true)
   }
   // Whether the messages ran out before `until`: this reader holds the range's last message.
   private var readToEnd = false
@@ -151,7 +155,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     val sequencer = newSequencer(base.resume, base.producers)
     var resume = base.resume
     val skipped = new OnMalformed.Skip
-    val messages = open(base.resume, range.start, replay = true)
+    val messages = open(base.resume, range.start, replay = true, advances = true)
     while (messages.hasNext) {
       messages.next() match {
         case Left(m) =>
@@ -165,6 +169,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           }
       }
     }
+    resume = math.max(resume, skippedTo)
     rebuiltBytes += resume - base.resume
     val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
     val state = SequencerState(resume, producers, range.revision, range.origin)
@@ -172,7 +177,8 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     state
   }
 
-  private def open(from: Long, until: Long, replay: Boolean): MessageIterator = iterator(chunks(from, until, replay).map(toBytes))
+  private def open(from: Long, until: Long, replay: Boolean, advances: Boolean = false): MessageIterator =
+    iterator(chunks(from, until, replay, advances).map(toBytes))
 
   private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
 
@@ -185,7 +191,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     * again until the bytes arrive or the client's retry timeout passes. A jump over bytes that
     * retention removed is a data-loss decision, taken at once.
     */
-  private def chunks(from: Long, until: Long, replay: Boolean): Iterator[Chunk] = new Iterator[Chunk] {
+  private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean): Iterator[Chunk] = new Iterator[Chunk] {
     private var expected = from
     private var reader = read(from)
     private val backoff = new Backoff(config.client.retryTimeout)
@@ -239,7 +245,10 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       val what = s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
       log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
-      lostBytes += to - from
+      // Counted once, by the read that first passes the hole: replays and rebuilds pass
+      // bytes some range's read already went over.
+      if (!replay) lostBytes += to - from
+      if (advances) skippedTo = math.max(skippedTo, to)
       expected = to
     }
   }
@@ -249,7 +258,8 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
     if (config.stateDir.isDefined && readToEnd) {
       val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
       // A piece that found its first line past the last message it read starts the next range.
-      val resume = if (lineStart != null) math.max(position, lineStart.start) else position
+      val read = math.max(position, skippedTo)
+      val resume = if (lineStart != null) math.max(read, lineStart.start) else read
       endState = Some(SequencerState(resume, producers, range.revision, range.origin))
     }
   }
