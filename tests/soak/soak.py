@@ -11,9 +11,10 @@ and each executor's live heap (after a full GC, `jcmd GC.run`), threads and open
 (/proc), and the checkpoint's size and files (the current epoch's staged runs apart: they come
 and go with each epoch). At the end the Publisher stops, the query
 finishes what is there, and Gazette's ReadCommittedIter (`judge exactly-once`) counts every
-message in and out. The verdict compares the middle row with the last: a pool that fills up to
-its cap in the first half (Spark's block-manager-storage-async-thread-pool reaches 100 threads in
-about half an hour) is not a leak, what still grows in the second half is. The exit status is 0
+message in and out. The verdict judges the second half of the run: the middle row against the
+last, and no measure rising at every row of it. A pool that fills up to its cap in the first
+half (Spark's block-manager-storage-async-thread-pool reaches 100 threads in about half an hour)
+is not a leak; what still grows in the second half is. The exit status is 0
 when nothing was lost or duplicated and every measure stayed flat.
 
     python tests/soak/soak.py [--minutes 60] [--rate 5242880] [--every 300] [--local]
@@ -26,6 +27,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -174,6 +176,7 @@ def main() -> int:
     p.add_argument("--journals", type=int, default=4)
     p.add_argument("--local", action="store_true", help="Spark in local mode instead of a standalone cluster")
     args = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops what it started, as Ctrl-C does
     seconds = args.minutes * 60
     every = args.every or min(300.0, seconds)
 
@@ -225,7 +228,7 @@ def main() -> int:
                 now, (_, _, sent) = time.monotonic(), publisher.last
                 execs = [] if args.local else executor_pids(app)
                 s = {"t": now, "sent": sent, "rows": progress.rows, "batches": progress.batches,
-                     "driver": jvm_sample(driver), "executors": [jvm_sample(e) for e in execs]}
+                     "driver": jvm_sample(driver), "executors": [jvm_sample(e) for e in execs], "executor_pids": execs}
                 staging = os.path.join(ckpt, "gazette-sink", "staging")
                 s["ckpt"], s["files"] = dir_size(ckpt, skip=staging)
                 staged = dir_size(staging)[0]
@@ -264,6 +267,12 @@ def flat(key: str, first: int, last: int) -> bool:
     return last <= first * factor + slack
 
 
+def climbs(values: list) -> bool:
+    """A measure that rose at every row of the second half (four rows or more): a slow leak
+    stays within the tolerance of two rows, not under a steady climb."""
+    return len(values) >= 4 and all(b > a for a, b in zip(values, values[1:]))
+
+
 def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
     result = json.loads(subprocess.run([str(JUDGE), "exactly-once", "--broker", broker, "--journals", ",".join(ins),
                                         "--out", ",".join(outs)], capture_output=True, text=True, check=True).stdout)
@@ -273,18 +282,23 @@ def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
           f"duplicated {result['duplicated']}, unexpected {result['unexpected']}")
     ok = result["in"] == messages and result["out"] == result["in"] and not (
         result["lost"] or result["duplicated"] or result["unexpected"])
-    first, last = samples[(len(samples) - 1) // 2], samples[-1]
-    print(f"second half of the run, row {(len(samples) - 1) // 2} against the last:")
-    checks = [("driver", k, first["driver"][k], last["driver"][k]) for k in ("heap", "threads", "fds")]
-    if len(first["executors"]) == len(last["executors"]):
-        checks += [(f"executor {i}", k, a[k], b[k]) for i, (a, b) in enumerate(zip(first["executors"], last["executors"]))
-                   for k in ("heap", "threads", "fds")]
-    else:
-        print(f"executors: {len(first['executors'])} at first, {len(last['executors'])} at last (one was lost)")
+    if len(samples) < 2:
+        print("verdict: FAIL (fewer than two rows: nothing to compare; run longer or sample more often)", flush=True)
+        return False
+    middle = (len(samples) - 1) // 2
+    first, last, half = samples[middle], samples[-1], samples[middle:]
+    print(f"second half of the run, row {middle} against the last:")
+    checks = [("driver", k, [s["driver"][k] for s in half]) for k in ("heap", "threads", "fds")]
+    if all(s["executor_pids"] == first["executor_pids"] for s in half):
+        checks += [(f"executor {i}", k, [s["executors"][i][k] for s in half])
+                   for i in range(len(first["executors"])) for k in ("heap", "threads", "fds")]
+    else:  # a new JVM in a lost one's place would hide what the old one grew
+        print(f"executors: {first['executor_pids']} at row {middle}, {last['executor_pids']} at last (one was replaced)")
         ok = False
-    checks.append(("checkpoint", "ckpt", first["ckpt"], last["ckpt"]))
-    for who, key, a, b in checks:
-        good = flat(key, a, b)
+    checks.append(("checkpoint", "ckpt", [s["ckpt"] for s in half]))
+    for who, key, values in checks:
+        a, b = values[0], values[-1]
+        good = flat(key, a, b) and not climbs(values)
         ok &= good
         unit = MIB if key == "heap" else 1024 if key == "ckpt" else 1
         print(f"  {who} {key.replace('ckpt', 'size')}: {a // unit} -> {b // unit}"

@@ -16,9 +16,14 @@ SOAK = Path(__file__).resolve().parent / "soak.py"
 
 def test_a_minute_of_soak_is_exactly_once_and_samples_twice():
     assembly_jar()  # fails plainly when it is missing
-    run = subprocess.run([sys.executable, str(SOAK), "--minutes", "1", "--rate", str(1 << 20), "--warm-up", "20"],
-                         capture_output=True, text=True, timeout=900)
-    out = run.stdout
+    soak = subprocess.Popen([sys.executable, str(SOAK), "--minutes", "1", "--rate", str(1 << 20), "--warm-up", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = soak.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        soak.terminate()  # SIGTERM: the soak stops the cluster and Spark it started
+        out, err = soak.communicate(timeout=120)
+    run = subprocess.CompletedProcess(soak.args, soak.returncode, out, err)
     assert "exactly once" in out, out[-3000:] + run.stderr[-3000:]
     table = out[out.index("  min"):out.index("(heap in MiB")]
     assert len(table.strip().splitlines()) == 3, table  # the header and two samples
