@@ -50,6 +50,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       if (groups > 25 && (g + 1) % 25 == 0) println(s"source schedules: ${(g + 1) * perQuery} of $schedules passed")
     }
     info(s"$schedules schedules in $groups queries, $judged committed messages judged")
+    assert(judged > schedules, s"only $judged committed messages judged over $schedules schedules")
   }
 
   // Read uncommitted, a large range of ndjson is split into pieces read by separate tasks.
@@ -65,6 +66,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       }
     }
     info(s"${groups * perQuery} schedules in $groups queries, $judged messages judged, $split batches with split ranges")
+    assert(judged > groups * perQuery, s"only $judged messages judged over ${groups * perQuery} schedules")
     assert(split > 0, "no batch split a range")
   }
 
