@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: chaos test-compose soak dist test-compat bench bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: chaos test-compose soak dist test-compat bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -102,6 +102,10 @@ bench-source: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
 	@$(PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
+
+# The client's raw read against Gazette's Go reader, below framing and rows (BENCH_ARGS="--mib 1024").
+bench-client: setup
+	@$(PYTHON) tests/bench/bench_client.py $(BENCH_ARGS)
 
 # The source over many journals, one small message each per batch: the driver's cost per trigger,
 # the batch end to end, and checkpoint files per batch (BENCH_ARGS="--journals 10000").
