@@ -6,7 +6,8 @@ the connector's GazetteClient to nowhere and through the judge's `read --raw` (G
 RetryReader), in alternating rounds, and prints each round's MiB/s and CPU seconds per GiB, and
 the ratios. Nothing is asserted about speed.
 
-    python tests/bench/bench_client.py [--mib 256] [--rounds 3]
+    python tests/bench/bench_client.py [--mib 256] [--rounds 3] [--jfr FILE]
+                                       (--jfr: a Flight Recorder profile of the client's JVM)
 """
 
 import argparse
@@ -27,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="the client's raw read against Gazette's Go reader")
     parser.add_argument("--mib", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--jfr", default=None, help="write a Flight Recorder profile of the client's JVM here")
     args = parser.parse_args()
     block = (b"x" * 1023 + b"\n") * 8192  # 8 MiB
     with LocalCluster(brokers=1) as cluster:
@@ -39,7 +41,9 @@ def main() -> None:
         print(f"journal: {size >> 20} MiB", flush=True)
         main_class = "io.sparkgazette.bench.ClientReadBench"
         command = f"connector/Test/runMain {main_class} {cluster.broker} bench/raw {size} {args.rounds} {judge.BINARY}"
-        run = subprocess.run([str(ROOT / "build" / "sbt"), "-Dsbt.log.noformat=true", "-Dsbt.supershell=false", command],
+        profile = [f'set connector / Test / javaOptions += "-XX:StartFlightRecording=filename={Path(args.jfr).resolve()},'
+                   'settings=profile"'] if args.jfr else []
+        run = subprocess.run([str(ROOT / "build" / "sbt"), "-Dsbt.log.noformat=true", "-Dsbt.supershell=false", *profile, command],
                              cwd=ROOT, capture_output=True, text=True)
         found = (line.removeprefix("[info] ") for line in run.stdout.splitlines())  # sbt's log prefix
         lines = [line for line in found if line.startswith(("  round", "ratio"))]
