@@ -13,5 +13,5 @@ def test_every_benchmark_runs_and_reports():
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     table = run.stdout[run.stdout.rindex("benchmark  kind"):]
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
-    assert reported == {"source", "journals", "latency", "decode", "sink"}, table
+    assert reported == {"source", "source-csv", "source-protobuf", "journals", "latency", "decode", "sink"}, table
     assert re.search(r"^sink +ratio +spark-batch/go-publisher +[0-9.]+", table, re.M), table
