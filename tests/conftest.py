@@ -65,8 +65,11 @@ def local_binaries() -> bool:
         return False
 
 
+# `GAZETTE_LOCAL_BINARIES=required` (the compose runner, whose image has them) turns the skip off:
+# the tests then run and fail on what is missing instead of passing as skipped.
 requires_local_binaries = pytest.mark.skipif(
-    not local_binaries(), reason="etcd/gazette are not installed here (run `make setup`)")
+    os.environ.get("GAZETTE_LOCAL_BINARIES") != "required" and not local_binaries(),
+    reason="etcd/gazette are not installed here (run `make setup`)")
 
 
 def assembly_jar() -> str:

@@ -99,7 +99,7 @@ class SparkStandalone:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
                 return json.loads(r.read())
-        except OSError:
+        except (OSError, ValueError):  # a master still starting answers /json/ with its HTML page
             return None
 
     def _wait(self, ready, what: str, timeout: float = 60.0) -> None:
