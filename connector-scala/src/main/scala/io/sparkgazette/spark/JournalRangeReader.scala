@@ -35,10 +35,10 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
   private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes = 0L
-  // The end of the last hole a read that moves the resume offset skipped (the range's own read,
-  // or a rebuild): the next range resumes past it, rather than reading into it, and counting
-  // it, again.
-  private var skippedTo = -1L
+  // The last hole, [holeFrom, skippedTo), a read that moves the resume offset skipped (the
+  // range's own read, or a rebuild): the next range resumes past it, rather than reading into it
+  // and counting it again.
+  private var holeFrom, skippedTo = -1L
 
   /** The state at `start` this reader rebuilt, if it had to. */
   var rebuilt: Option[SequencerState] = None
@@ -169,7 +169,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           }
       }
     }
-    resume = math.max(resume, skippedTo)
+    resume = pastHole(resume)
     rebuiltBytes += resume - base.resume
     val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
     val state = SequencerState(resume, producers, range.revision, range.origin)
@@ -245,20 +245,35 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       val what = s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
       log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
-      // Counted once, by the read that first passes the hole: replays and rebuilds pass
-      // bytes some range's read already went over.
-      if (!replay) lostBytes += to - from
-      if (advances) skippedTo = math.max(skippedTo, to)
+      lostBytes += to - from
+      if (advances && to > skippedTo) {
+        if (from > skippedTo) holeFrom = from
+        skippedTo = to
+      }
       expected = to
     }
   }
+
+  /** Where reading resumes after the messages read through `read`: past a hole skipped after
+    * them. Bytes between them and the hole began a message the hole cut off: lost with it.
+    */
+  private def pastHole(read: Long): Long =
+    if (skippedTo <= read) read
+    else {
+      if (holeFrom > read) {
+        log.warn(s"journal $journal: the message at $read, cut off by bytes [$holeFrom, $skippedTo) that were removed, " +
+          "is lost (failOnDataLoss=false)")
+        lostBytes += holeFrom - read
+      }
+      skippedTo
+    }
 
   private def finish(): Unit = if (!finished) {
     finished = true
     if (config.stateDir.isDefined && readToEnd) {
       val (_, producers) = sequencer.checkpoint(options.producerPruneHorizon.toNanos)
       // A piece that found its first line past the last message it read starts the next range.
-      val read = math.max(position, skippedTo)
+      val read = pastHole(position)
       val resume = if (lineStart != null) math.max(read, lineStart.start) else read
       endState = Some(SequencerState(resume, producers, range.revision, range.origin))
     }
