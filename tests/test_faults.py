@@ -211,3 +211,84 @@ def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_t
         cluster.wait_writable()
         sent += run_through(spark, cluster.broker, tmp_path / "ckpt", seconds=3, retryTimeout="3s")
         assert_exactly_once(cluster.broker, sent)
+
+
+
+
+def test_write_heads_that_go_back_while_journals_change_primary_are_waited_for(spark, tmp_path):
+    """While a broker that stops hands its replication-1 journals to another, the new primary
+    answers for a moment with the write head of the fragments it has listed, before the spool
+    it takes over: a head behind what the query has read. That is not data loss. The query (its
+    driver asking for heads every few milliseconds, the default trigger) waits for the head to
+    come back, through several hand-offs each way, and loses and repeats nothing."""
+    with LocalCluster(brokers=2) as cluster:
+        cluster.apply(journal_specs("faults/", ["in", "out"], length=64 << 10))
+        both = ",".join(b.endpoint for b in cluster.state.brokers)
+        source = spark.readStream.format("gazette").options(broker=both, journals=IN, startingOffsets="earliest")
+        query = (source.load().selectExpr("concat(X'7B', substring(value, 58)) AS value").writeStream
+                 .format("gazette").options(broker=both, journal=OUT, checkpointLocation=str(tmp_path / "ckpt")).start())
+        sent = 0
+        try:
+            for i in (0, 1, 0, 1, 0, 1):
+                # The Publisher writes through the broker that stays while the other stops.
+                pub = publish_rate(cluster.state.brokers[1 - i].endpoint, seconds=4)
+                time.sleep(2)
+                cluster.stop_broker(i)
+                sent += published(pub)
+                assert query.exception() is None, query.exception()
+                cluster.start_broker(i)
+                cluster.wait_writable()
+            # Appends bring the heads of journals that moved last up to date (else their next
+            # listing of the store does, up to a refresh interval later): the judge reads to them.
+            sent += published(publish_rate(cluster.broker, seconds=2))
+            query.processAllAvailable()
+            assert query.exception() is None
+        finally:
+            query.stop()
+        assert_exactly_once(cluster.broker, sent)
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_a_write_head_gone_back_for_good_is_data_loss(spark, tmp_path, fail_on_data_loss):
+    """The only broker of a replication-1 journal crashes before the journal's fragment closes:
+    its spool is gone, and restarted it answers with write head 0, behind what the query has read,
+    for good. After its retry budget and the journal's refresh interval, the query fails naming the
+    journal and the option (failOnDataLoss=true), or keeps its offset and reads the journal's new
+    bytes past it once it gets there (false)."""
+    journal = "faults/back"
+    line = '{"_meta":{"uuid":"%s"},"i":"%06d"}\n'  # every message the same length: offsets line up
+    lines = lambda lo, hi: [line % (gazette_uuid(0x010000000002, (i + 1) << 4, 0), i) for i in range(lo, hi)]  # noqa: E731
+    size = len(lines(0, 1)[0])
+    with LocalCluster(brokers=1) as cluster:
+        cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
+        append(cluster.broker, journal, lines(0, 50))
+        name = f"back_{int(fail_on_data_loss)}"
+        query = (spark.readStream.format("gazette")
+                 .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="15s",
+                          failOnDataLoss=str(fail_on_data_loss).lower())
+                 .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+                 .writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ckpt"))
+                 .trigger(processingTime="200 milliseconds").start())
+        try:
+            query.processAllAvailable()
+            assert spark.table(name).count() == 50
+            cluster.kill_broker(0)
+            cluster.start_broker(0)
+            cluster.wait_writable()
+            if fail_on_data_loss:
+                with pytest.raises(Exception) as failure:
+                    query.awaitTermination(120)
+                message = str(failure.value)
+                assert f"Data loss in journal {journal}" in message, message[:3000]
+                assert f"went back to 0, before offset {50 * size}" in message, message[:3000]
+                assert "failOnDataLoss" in message and "retryTimeout" in message, message[:3000]
+            else:
+                # The journal starts over at 0: its first 50 messages' bytes were read already, as others.
+                append(cluster.broker, journal, lines(100, 180))
+                wait_for("the new messages past the offset", lambda: spark.table(name).count() >= 50 + 30, query)
+                query.processAllAvailable()
+                rows = spark.table(name).collect()
+                assert sorted(int(r["i"]) for r in rows) == list(range(50)) + list(range(150, 180))
+                assert all(r["begin"] % size == 0 for r in rows)
+        finally:
+            query.stop()

@@ -234,6 +234,12 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
             throw new GazetteException(s"$rpc of journal $journal$where via $endpoint failed: ${e.getStatus}", e)
         }
       routes.failed(journal, endpoint)
+      // gRPC's own reconnect backoff grows to minutes: the next attempt, at this schedule's pace,
+      // should find a broker that has come back.
+      failure match {
+        case e: StatusRuntimeException if e.getStatus.getCode == GrpcStatus.Code.UNAVAILABLE => channels(endpoint).resetConnectBackoff()
+        case _ =>
+      }
       if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
       if (!backoff.pause()) failure match {
         case e: BrokerStatusException => throw e

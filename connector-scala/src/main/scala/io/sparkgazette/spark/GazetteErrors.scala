@@ -63,9 +63,6 @@ object GazetteErrors {
       s"Journal $journal is suspended (no replica serves reads), so option '$option' cannot find its first message at " +
         "or after a time. Resume it (an append does), or leave it out of the option's journals")
 
-  def offsetsWentBackwards(journal: String, from: Long, to: Long): IllegalStateException =
-    new IllegalStateException(s"Offset of journal $journal went backwards from $from to $to")
-
   def invalidArgument(name: String, value: String, expected: String): IllegalArgumentException =
     new IllegalArgumentException(s"Argument '$name' has invalid value '$value': expected $expected")
 

@@ -37,6 +37,9 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   @volatile private var known = Map.empty[String, JournalInfo]
   @volatile private var heads = Map.empty[String, Long]
   @volatile private var planned = Map.empty[String, JournalPosition]
+  // A new primary can answer with a stale head until its next listing of the store: see StaleHeads.
+  private def graceMs(j: String): Long = options.clientConfig.retryTimeout.toMillis + known.get(j).fold(0L)(_.refreshIntervalMs)
+  private val staleHeads = new StaleHeads(graceMs)
   // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
@@ -58,7 +61,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     // from the earliest, it joins when an append resumes it, like a journal created then.
     val latest = spec match {
       case OffsetSpec.Latest             => suspended.keySet
-      case OffsetSpec.Specific(explicit) => suspended.keySet.filter(j => explicit.get(j).exists(_ != OffsetSpec.EarliestOffset))
+      case OffsetSpec.Specific(given)    => suspended.keySet.filter(j => given.get(j).exists(_ != OffsetSpec.EarliestOffset))
       case _                             => Set.empty[String]
     }
     val explicit = spec match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
@@ -126,14 +129,22 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     fresh.foreach(catalog.forget)
     val firstOffsets = directory.earliest(fresh)
 
-    var observed = directory.writeHeads(current.keys)
-    current.foreach { case (j, s) =>
-      if (observed(j) < s) {
-        if (options.failOnDataLoss) throw GazetteErrors.offsetsWentBackwards(j, s, observed(j))
-        log.warn(s"journal $j: write head ${observed(j)} is before the query's offset $s; keeping $s")
-        observed = observed.updated(j, s)
-      }
+    val answered = directory.writeHeads(current.keys)
+    val behind = staleHeads.judge(current, answered, System.currentTimeMillis())
+    behind.toSeq.sortBy(_._1).foreach {
+      case (j, StaleHeads.Waiting(offset, head, _, true)) =>
+        log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
+          s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
+      case (j, StaleHeads.Behind(offset, head, waited, first)) =>
+        val what = s"its write head went back to $head, before offset $offset the query has read, and stayed there " +
+          s"for $waited ms (a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the journal's fragment " +
+          "refresh interval)"
+        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+        if (first) log.warn(s"journal $j: $what; keeping offset $offset (failOnDataLoss=false)")
+      case _ =>
     }
+    // A journal whose head is behind reads nothing until the head passes its offset again.
+    val observed = answered ++ behind.map { case (j, v) => j -> v.offset }
     heads = observed ++ firstOffsets
     val ceiling = JournalRangePlanner.ceiling(current, observed, availableNowHeads)
 

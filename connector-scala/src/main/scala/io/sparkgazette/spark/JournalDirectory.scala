@@ -12,7 +12,7 @@ import io.sparkgazette.message.Framing
   * and whether it is suspended with no replica serving reads (Gazette's FULL suspension).
   */
 final case class JournalInfo(name: String, contentType: String, labels: Map[String, Seq[String]], revision: Long = 0L,
-    suspended: Boolean = false, suspendedAt: Long = 0L)
+    suspended: Boolean = false, suspendedAt: Long = 0L, refreshIntervalMs: Long = 0L)
 
 /** The driver's only view of the cluster: which journals a query reads, their write heads and
   * their first readable offsets, asked concurrently.
@@ -62,7 +62,8 @@ final class JournalDirectory(client: GazetteClient, target: JournalTarget) exten
     val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
     val suspended = s.suspend.exists(_.level == io.sparkgazette.client.protocol.JournalSpec.Suspend.Level.FULL)
     JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended,
-      s.suspend.map(_.offset).getOrElse(0L))
+      s.suspend.map(_.offset).getOrElse(0L),
+      s.fragment.flatMap(_.refreshInterval).map(d => d.seconds * 1000 + d.nanos / 1000000).getOrElse(0L))
   }
 
   override def close(): Unit = pool.shutdownNow()

@@ -1,0 +1,48 @@
+package io.sparkgazette.spark
+
+import io.sparkgazette.spark.StaleHeads.{Behind, Waiting}
+import org.scalatest.funsuite.AnyFunSuite
+
+class StaleHeadsSuite extends AnyFunSuite {
+
+  test("heads at or past the offsets have no verdict") {
+    val heads = new StaleHeads(_ => 1000)
+    assert(heads.judge(Map("a" -> 10, "b" -> 5), Map("a" -> 10, "b" -> 7), 0).isEmpty)
+  }
+
+  test("a head behind is waited for through the grace period, then said once to have gone backwards") {
+    val heads = new StaleHeads(_ => 1000)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 5000) == Map("a" -> Waiting(100, 40, 0, first = true)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 5999) == Map("a" -> Waiting(100, 60, 999, first = false)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 6000) == Map("a" -> Behind(100, 60, 1000, first = true)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 9000) == Map("a" -> Behind(100, 60, 4000, first = false)))
+  }
+
+  test("a head that comes back ends the episode: the next one waits its own grace period") {
+    val heads = new StaleHeads(_ => 1000)
+    heads.judge(Map("a" -> 100), Map("a" -> 40), 0)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 2000)("a").isInstanceOf[Behind])
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 100), 2500).isEmpty)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 90), 3000) == Map("a" -> Waiting(100, 90, 0, first = true)))
+  }
+
+  test("journals are judged apart, and a journal no longer read is forgotten") {
+    val heads = new StaleHeads(_ => 1000)
+    heads.judge(Map("a" -> 100, "b" -> 100), Map("a" -> 0, "b" -> 100), 0)
+    val later = heads.judge(Map("a" -> 100, "b" -> 100), Map("a" -> 0, "b" -> 50), 1500)
+    assert(later == Map("a" -> Behind(100, 0, 1500, first = true), "b" -> Waiting(100, 50, 0, first = true)))
+    heads.judge(Map("b" -> 100), Map("b" -> 100), 1600)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 0), 1700) == Map("a" -> Waiting(100, 0, 0, first = true)))
+  }
+
+  test("each journal has its own grace period") {
+    val heads = new StaleHeads(j => if (j == "slow") 5000 else 1000)
+    heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 0)
+    assert(heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 2000).map { case (j, v) => j -> v.getClass } ==
+      Map("fast" -> classOf[Behind], "slow" -> classOf[Waiting]))
+  }
+
+  test("no grace period: a head behind has gone backwards at once") {
+    assert(new StaleHeads(_ => 0).judge(Map("a" -> 100), Map("a" -> 0), 7) == Map("a" -> Behind(100, 0, 0, first = true)))
+  }
+}
