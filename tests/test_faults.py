@@ -466,3 +466,35 @@ def test_a_write_head_gone_back_for_good_without_fail_on_data_loss_resumes_at_a_
             assert len(rows) > 50  # the new messages past the offset were read
         finally:
             query.stop()
+
+
+def test_an_available_now_run_right_after_a_hand_off_reads_what_was_there(spark, tmp_path):
+    """Trigger.AvailableNow takes its heads once (prepareForTriggerAvailableNow), not judged
+    against the query's offsets: right after a replication-1 journal changed primary, with no
+    append since, the new primary's stale head caps the run below bytes appended (and
+    acknowledged) before it began. The run ends successfully without them."""
+    journal = "faults/moved"
+    with LocalCluster(brokers=2) as cluster:
+        cluster.apply(journal_specs("faults/", ["moved"], refresh="30s"))
+        both = ",".join(b.endpoint for b in cluster.state.brokers)
+        append(cluster.broker, journal, _back_lines(0, 50))
+
+        def run():
+            query = (spark.readStream.format("gazette")
+                     .options(broker=both, journals=journal, startingOffsets="earliest", retryTimeout="3s")
+                     .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+                     .writeStream.format("json").option("path", str(tmp_path / "out"))
+                     .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
+            try:
+                query.awaitTermination(120)
+            finally:
+                query.stop()
+
+        run()
+        assert spark.read.json(str(tmp_path / "out")).count() == 50
+        route = next(j for j in cluster.journals() if j["spec"]["name"] == journal)["route"]
+        primary = int(route["members"][route.get("primary", 0)]["suffix"].rsplit("-", 1)[1])
+        append(cluster.state.brokers[1 - primary].endpoint, journal, _back_lines(50, 100))
+        cluster.stop_broker(primary)
+        run()
+        assert spark.read.json(str(tmp_path / "out")).count() == 100, "the run missed messages appended before it began"
