@@ -498,3 +498,25 @@ def test_an_available_now_run_right_after_a_hand_off_reads_what_was_there(spark,
         cluster.stop_broker(primary)
         run()
         assert spark.read.json(str(tmp_path / "out")).count() == 100, "the run missed messages appended before it began"
+
+
+def test_starting_offsets_past_the_write_head_fail_naming_the_option(spark, tmp_path):
+    """startingOffsets names an offset past the journal's write head (a typo, another cluster's
+    offsets). The query never read there, yet after waiting retryTimeout plus the refresh
+    interval (by default minutes) it fails as data loss in "offset ... the query has read"."""
+    journal = "faults/back"
+    with LocalCluster(brokers=1) as cluster:
+        cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
+        append(cluster.broker, journal, _back_lines(0, 10))
+        query = (spark.readStream.format("gazette")
+                 .options(broker=cluster.broker, journals=journal, retryTimeout="2s",
+                          startingOffsets=json.dumps({journal: 1000000}))
+                 .load().writeStream.format("memory").queryName("past_head")
+                 .option("checkpointLocation", str(tmp_path / "ckpt")).start())
+        try:
+            with pytest.raises(Exception) as failure:
+                query.awaitTermination(60)
+            message = str(failure.value)
+            assert "startingOffsets" in message and "query has read" not in message, message[:1500]
+        finally:
+            query.stop()
