@@ -184,6 +184,12 @@ final class JournalReader private[client] (
 
   private def retry(cause: Throwable): Unit = {
     client.routes.failed(journal, endpoint)
+    // gRPC's own reconnect backoff grows to minutes: retry at this schedule's pace instead.
+    cause match {
+      case e: StatusRuntimeException if e.getStatus.getCode == io.grpc.Status.Code.UNAVAILABLE =>
+        client.channels(endpoint).resetConnectBackoff()
+      case _ =>
+    }
     closeStream()
     pause(cause)
   }

@@ -52,6 +52,10 @@ object GazetteErrors {
     new IllegalArgumentException(
       s"Option '${GazetteOptions.EndingOffsets}' asks for journal $journal up to offset $end, past its write head $head")
 
+  def startPastWriteHead(journal: String, start: Long, head: Long): IllegalArgumentException =
+    new IllegalArgumentException(
+      s"Option '${GazetteOptions.StartingOffsets}' starts journal $journal at offset $start, past its write head $head")
+
   def noMessageAtTime(journal: String, epochMillis: Long, writeHead: Long, option: String): IllegalArgumentException =
     new IllegalArgumentException(
       s"Journal $journal has no message published at or after ${java.time.Instant.ofEpochMilli(epochMillis)} ($epochMillis, " +

@@ -76,7 +76,8 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     case OffsetSpec.Specific(explicit) =>
       explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j => throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
       val earliest = directory.earliest(journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
-      val latest = directory.writeHeads(journals.filter(j => explicit.get(j).contains(OffsetSpec.LatestOffset)))
+      val latest = directory.writeHeads(journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
+      explicit.collect { case (j, o) if o >= 0 && latest.get(j).exists(_ < o) => throw GazetteErrors.startPastWriteHead(j, o, latest(j)) }
       journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
     case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
   }
@@ -129,37 +130,70 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     fresh.foreach(catalog.forget)
     val firstOffsets = directory.earliest(fresh)
 
-    val answered = directory.writeHeads(current.keys)
-    val behind = staleHeads.judge(current, answered, System.currentTimeMillis())
-    behind.toSeq.sortBy(_._1).foreach {
-      case (j, StaleHeads.Waiting(offset, head, _, true)) =>
-        log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
-          s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
-      case (j, StaleHeads.Behind(offset, head, waited, first)) =>
-        val what = s"its write head went back to $head, before offset $offset the query has read, and stayed there " +
-          s"for $waited ms (a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the journal's fragment " +
-          "refresh interval)"
-        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
-        if (first) log.warn(s"journal $j: $what; keeping offset $offset (failOnDataLoss=false)")
-      case _ =>
-    }
+    val (answered, verdicts) = judgeHeads(current)
+    // Without failOnDataLoss, a journal whose head went backwards starts over at its head, as a
+    // journal created again does: the bytes before its offset may no longer be those read.
+    val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.head }
+    restartAt.keys.foreach(catalog.forget)
+    val from = current ++ restartAt
     // A journal whose head is behind reads nothing until the head passes its offset again.
-    val observed = answered ++ behind.map { case (j, v) => j -> v.offset }
+    val observed = answered ++ verdicts.collect { case (j, w: StaleHeads.Waiting) => j -> w.offset }
     heads = observed ++ firstOffsets
-    val ceiling = JournalRangePlanner.ceiling(current, observed, availableNowHeads)
+    val ceiling = JournalRangePlanner.ceiling(from, observed, availableNowHeads)
 
-    val available = JournalRangePlanner.behind(current, ceiling).values.sum
+    val available = JournalRangePlanner.behind(from, ceiling).values.sum
     val (maxBytes, minBytes, maxDelayMs) = limits(limit)
     val now = System.currentTimeMillis()
     // An AvailableNow run reads what is there, however little.
     val waiting = availableNowHeads.isEmpty && JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
-    val ends = if (waiting) current else maxBytes.map(JournalRangePlanner.capped(current, ceiling, _)).getOrElse(ceiling)
-    if (ends != current) lastBatchAt = now
+    val ends = if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)
+    if (ends != from) lastBatchAt = now
     // New journals enter at their first offset: their bytes are read from the next batch on.
-    val positions = ends.map { case (j, e) => j -> readable(j).copy(offset = e, revision = journals(j).revision) } ++
+    val positions = ends.map { case (j, e) =>
+        val origin = if (restartAt.contains(j)) restartAt(j) else readable(j).origin
+        j -> readable(j).copy(offset = e, revision = journals(j).revision, origin = origin)
+      } ++
       suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
     planned = positions
     JournalOffsets(positions)
+  }
+
+  /** The journals' write heads and the verdicts on those behind the query's offsets (see
+    * [[StaleHeads]]), said to the user once per episode; a head gone backwards fails the query
+    * here under failOnDataLoss.
+    */
+  private def judgeHeads(current: Map[String, Long]): (Map[String, Long], Map[String, StaleHeads.Verdict]) = {
+    var answered = directory.writeHeads(current.keys)
+    var verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
+    // An AvailableNow run ends once it has read what is there: it waits out a stale head here,
+    // or every scheduled run would end quietly before a head gone back for good is judged.
+    while (availableNowHeads.isDefined && verdicts.values.exists(_.isInstanceOf[StaleHeads.Waiting])) {
+      Thread.sleep(StaleHeadPollMs)
+      answered = directory.writeHeads(current.keys)
+      verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
+    }
+    (answered, verdicts)
+  }
+
+  private def report(verdicts: Map[String, StaleHeads.Verdict]): Map[String, StaleHeads.Verdict] = {
+    verdicts.toSeq.sortBy(_._1).foreach {
+      case (j, StaleHeads.Waiting(offset, head, _, true)) =>
+        log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
+          s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
+      case (j, StaleHeads.Behind(offset, head, waited, first, grew)) =>
+        val what =
+          if (grew) s"its write head went back before offset $offset the query has read, and grows there (now $head): " +
+            "the journal is written again over bytes the query has read (a broker lost them before they were replicated or persisted)"
+          else s"its write head went back to $head, before offset $offset the query has read, and stayed there for $waited ms " +
+            s"(a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the journal's fragment refresh interval)"
+        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+        if (first) {
+          log.warn(s"journal $j: $what; reading it again from its write head $head, with fresh state (failOnDataLoss=false)")
+          restarted += 1
+        }
+      case _ =>
+    }
+    verdicts
   }
 
   private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
@@ -194,7 +228,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
         case Some(info) =>
           val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
           Some(JournalRange(j, info.contentType, info.labels, s.offset, e.offset, e.origin, e.revision,
-            base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin)))
+            base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin), refreshIntervalMs = info.refreshIntervalMs))
         case None =>
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
@@ -237,6 +271,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     (JournalRangePlanner.metrics(consumed, heads) ++ Map(
       "suspendedJournals" -> known.values.count(_.suspended).toString,
       "journalsRestarted" -> restarted.toString,
+      "journalsWaitingForHead" -> staleHeads.waiting.toString,
       "bytesSkippedAtPlanning" -> skippedAtPlanning.toString,
       "latestOffsetMs" -> latestOffsetMs.toString,
       "planMs" -> planMs.toString,
@@ -261,6 +296,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
 
 object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
+  private val StaleHeadPollMs = 500L
 
   /** Read uncommitted, large ranges of ndjson split into pieces (read committed, a piece would
     * need the producers' states at its first offset, which only reading everything before it gives).

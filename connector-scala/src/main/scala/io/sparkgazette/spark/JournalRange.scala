@@ -14,7 +14,8 @@ import org.apache.spark.sql.connector.read.InputPartition
   * `piece`: read uncommitted, a large range of ndjson is read by several tasks, each a [[Piece]].
   */
 final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
-    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None, piece: Option[Piece] = None) {
+    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None, piece: Option[Piece] = None,
+    refreshIntervalMs: Long = 0L) {
   def bytes: Long = piece.fold(end)(p => math.min(end, p.until)) - piece.fold(start)(_.from)
 
   /** Whether this reads the range's first messages, from the state at `start`. */

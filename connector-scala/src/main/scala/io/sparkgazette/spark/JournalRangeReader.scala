@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 
 import scala.collection.mutable
+import scala.concurrent.duration._
 
 import io.sparkgazette.client.{Backoff, Chunk, JournalReader}
 import io.sparkgazette.message._
@@ -188,13 +189,18 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
-    * again until the bytes arrive or the client's retry timeout passes. A jump over bytes that
-    * retention removed is a data-loss decision, taken at once.
+    * again until the bytes arrive or the client's retry timeout, plus the journal's refresh
+    * interval, passes. A jump over bytes that retention removed is a data-loss decision, taken at
+    * once.
     */
   private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean): Iterator[Chunk] = new Iterator[Chunk] {
     private var expected = from
     private var reader = read(from)
-    private val backoff = new Backoff(config.client.retryTimeout)
+    private var backoff = new Backoff(config.client.retryTimeout)
+    // A broker that has just taken the journal over serves the bytes once its next append or
+    // listing of the store catches it up: without a hole, a read waits that much longer (as the
+    // driver does, see StaleHeads).
+    private var extended = false
 
     private def read(offset: Long): JournalReader = {
       val r = client.read(journal, offset, until)
@@ -209,6 +215,9 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
         else holeEnd(expected) match {
           case Some(next) => skip(expected, math.min(next, until)); backoff.reset()
+          case None if !extended && range.refreshIntervalMs > 0 =>
+            extended = true
+            backoff = new Backoff(range.refreshIntervalMs.millis)
           case None =>
             throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
               s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
@@ -225,7 +234,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       val c = reader.next()
       if (c.offset > expected) skip(expected, c.offset)
       expected = c.end
-      backoff.reset()
+      if (extended) { backoff = new Backoff(config.client.retryTimeout); extended = false } else backoff.reset()
       if (!replay) bytesRead += c.content.size()
       c
     }
@@ -293,6 +302,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       case SourceMetrics.MalformedSkipped   => onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }
       case SourceMetrics.LostBytes          => lostBytes
       case SourceMetrics.RebuiltBytes       => rebuiltBytes
+      case other                            => throw new IllegalStateException(s"no task metric $other")
     }
     SourceMetrics.Names.map(byName).toArray
   }

@@ -13,9 +13,9 @@ class StaleHeadsSuite extends AnyFunSuite {
   test("a head behind is waited for through the grace period, then said once to have gone backwards") {
     val heads = new StaleHeads(_ => 1000)
     assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 5000) == Map("a" -> Waiting(100, 40, 0, first = true)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 5999) == Map("a" -> Waiting(100, 60, 999, first = false)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 6000) == Map("a" -> Behind(100, 60, 1000, first = true)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 9000) == Map("a" -> Behind(100, 60, 4000, first = false)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 5999) == Map("a" -> Waiting(100, 40, 999, first = false)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 6000) == Map("a" -> Behind(100, 40, 1000, first = true)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 9000) == Map("a" -> Behind(100, 40, 4000, first = false)))
   }
 
   test("a head that comes back ends the episode: the next one waits its own grace period") {
@@ -40,6 +40,23 @@ class StaleHeadsSuite extends AnyFunSuite {
     heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 0)
     assert(heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 2000).map { case (j, v) => j -> v.getClass } ==
       Map("fast" -> classOf[Behind], "slow" -> classOf[Waiting]))
+  }
+
+  test("a head that grows while behind is a journal written again below the offset: behind at once") {
+    val heads = new StaleHeads(_ => 60000)
+    heads.judge(Map("a" -> 100), Map("a" -> 0), 0)
+    heads.judge(Map("a" -> 100), Map("a" -> 0), 10)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 30), 20) == Map("a" -> Behind(100, 30, 20, first = true, grew = true)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 30) == Map("a" -> Behind(100, 60, 30, first = false, grew = true)))
+    assert(heads.waiting == 0)
+  }
+
+  test("waiting counts the journals within their grace period") {
+    val heads = new StaleHeads(_ => 1000)
+    heads.judge(Map("a" -> 100, "b" -> 100, "c" -> 5), Map("a" -> 0, "b" -> 0, "c" -> 5), 0)
+    assert(heads.waiting == 2)
+    heads.judge(Map("a" -> 100, "b" -> 100), Map("a" -> 0, "b" -> 100), 2000)
+    assert(heads.waiting == 0)
   }
 
   test("no grace period: a head behind has gone backwards at once") {
