@@ -531,3 +531,40 @@ def test_starting_offsets_past_the_write_head_fail_naming_the_option(spark, tmp_
             assert "startingOffsets" in message and "query has read" not in message, message[:1500]
         finally:
             query.stop()
+
+
+def test_a_journal_written_again_without_fail_on_data_loss_reads_every_new_message(spark, tmp_path):
+    """failOnDataLoss=false; the only broker of a replication-1 journal crashes (head 0, behind the
+    query's offset) and triggers see head 0 for a while; then producers write the journal again, 10
+    messages at a time. The source restarts the journal when it sees the head grow while behind, at
+    the head it sees then (10 messages in, or more): the messages appended after the crash and
+    before that look are never read, nor counted in lostBytes. The head the episode began with (0)
+    is where the journal was written again from."""
+    journal = "faults/back"
+    with LocalCluster(brokers=1) as cluster:
+        cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
+        append(cluster.broker, journal, _back_lines(0, 50))
+        query = (spark.readStream.format("gazette")
+                 .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="15s",
+                          failOnDataLoss="false")
+                 .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+                 .writeStream.format("memory").queryName("written_again")
+                 .option("checkpointLocation", str(tmp_path / "ckpt"))
+                 .trigger(processingTime="200 milliseconds").start())
+        try:
+            query.processAllAvailable()
+            assert spark.table("written_again").count() == 50
+            cluster.kill_broker(0)
+            cluster.start_broker(0)
+            cluster.wait_writable()
+            time.sleep(2)  # triggers see write head 0, before offset 50 * size
+            for k in range(100, 180, 10):
+                append(cluster.broker, journal, _back_lines(k, k + 10))
+                time.sleep(0.5)
+            wait_for("the last new message", lambda: spark.table("written_again").filter("i = '000179'").count() == 1,
+                     query)
+            query.processAllAvailable()
+            rows = sorted(int(r["i"]) for r in spark.table("written_again").collect())
+            assert rows == list(range(50)) + list(range(100, 180)), rows
+        finally:
+            query.stop()
