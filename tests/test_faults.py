@@ -568,3 +568,48 @@ def test_a_journal_written_again_without_fail_on_data_loss_reads_every_new_messa
             assert rows == list(range(50)) + list(range(100, 180)), rows
         finally:
             query.stop()
+
+
+def test_a_batch_planned_past_a_head_that_then_goes_back_for_good_does_not_wedge_without_fail_on_data_loss(spark, tmp_path):
+    """failOnDataLoss=false. A batch is planned up to the head of a replication-1 journal; before its
+    task reads, the only broker crashes with the batch's bytes in its unpersisted spool (head 0 for
+    good). The task waits retryTimeout plus the refresh interval, then fails "did not serve them in
+    time" whatever failOnDataLoss says; the batch is in the offset log, so the query restarted from
+    its checkpoint replays the same range and fails again, until appends happen to pass its end."""
+    journal = "faults/back"
+    with LocalCluster(brokers=1) as cluster:
+        cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
+        append(cluster.broker, journal, _back_lines(0, 50))
+        seen, crash = [], []
+
+        def each(df, batch_id):
+            if crash and crash.pop():
+                cluster.kill_broker(0)
+                cluster.start_broker(0)
+                cluster.wait_writable()
+            seen.extend(int(r["i"]) for r in df.collect())
+
+        def start():
+            return (spark.readStream.format("gazette")
+                    .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="2s",
+                             failOnDataLoss="false")
+                    .load().selectExpr("get_json_object(CAST(value AS STRING), '$.i') AS i")
+                    .writeStream.foreachBatch(each).option("checkpointLocation", str(tmp_path / "ckpt"))
+                    .trigger(processingTime="200 milliseconds").start())
+
+        query = start()
+        try:
+            query.processAllAvailable()
+            assert len(seen) == 50
+            crash.append(True)
+            append(cluster.broker, journal, _back_lines(50, 60))  # planned, then lost before it is read
+            time.sleep(10)
+            if query.exception() is not None:
+                query.stop()
+                query = start()  # what a user (or a job scheduler) does
+                time.sleep(5)
+            append(cluster.broker, journal, _back_lines(100, 105))  # less than the lost bytes: head stays behind
+            time.sleep(10)
+            assert query.exception() is None, str(query.exception())[:1500]
+        finally:
+            query.stop()
