@@ -133,7 +133,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val (answered, verdicts) = judgeHeads(current)
     // Without failOnDataLoss, a journal whose head went backwards starts over at its head, as a
     // journal created again does: the bytes before its offset may no longer be those read.
-    val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.head }
+    val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
     restartAt.keys.foreach(catalog.forget)
     val from = current ++ restartAt
     // A journal whose head is behind reads nothing until the head passes its offset again.
@@ -172,29 +172,46 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
       answered = directory.writeHeads(current.keys)
       verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
     }
+    // The run's heads were taken when it began: one stale then is raised to the head that came back.
+    availableNowHeads = availableNowHeads.map(cap => cap ++ cap.collect {
+      case (j, c) if current.get(j).exists(c < _) && answered.get(j).exists(_ >= current(j)) => j -> answered(j)
+    })
     (answered, verdicts)
   }
 
-  private def report(verdicts: Map[String, StaleHeads.Verdict]): Map[String, StaleHeads.Verdict] = {
-    verdicts.toSeq.sortBy(_._1).foreach {
-      case (j, StaleHeads.Waiting(offset, head, _, true)) =>
+  private def report(verdicts: Map[String, StaleHeads.Verdict]): Map[String, StaleHeads.Verdict] =
+    verdicts.toSeq.sortBy(_._1).map {
+      case (j, w @ StaleHeads.Waiting(offset, head, _, true)) =>
         log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
           s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
-      case (j, StaleHeads.Behind(offset, head, waited, first, grew)) =>
-        val what =
-          if (grew) s"its write head went back before offset $offset the query has read, and grows there (now $head): " +
-            "the journal is written again over bytes the query has read (a broker lost them before they were replicated or persisted)"
-          else s"its write head went back to $head, before offset $offset the query has read, and stayed there for $waited ms " +
-            s"(a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the journal's fragment refresh interval)"
-        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
-        if (first) {
-          log.warn(s"journal $j: $what; reading it again from its write head $head, with fresh state (failOnDataLoss=false)")
-          restarted += 1
-        }
-      case _ =>
-    }
-    verdicts
+        j -> w
+      case (j, StaleHeads.Grew(offset, head, lowest, waited)) if writtenAgain(j, lowest, offset) =>
+        staleHeads.confirm(j)
+        wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and the journal " +
+          s"is written again from there (its head is now $head): a broker lost bytes before they were replicated or persisted", lowest)
+        j -> StaleHeads.Behind(offset, head, lowest, waited, first = true)
+      case (j, StaleHeads.Grew(offset, head, _, waited)) => j -> StaleHeads.Waiting(offset, head, waited, first = false)
+      case (j, b @ StaleHeads.Behind(offset, head, lowest, waited, true)) =>
+        wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and stayed behind " +
+          s"it for $waited ms (now $head; a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the " +
+          "journal's fragment refresh interval)", lowest)
+        j -> b
+      case other => other
+    }.toMap
+
+  private def wentBack(journal: String, what: String, restartAt: Long): Unit = {
+    if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+    log.warn(s"journal $journal: $what; reading it again from offset $restartAt with fresh state: what the query read " +
+      s"before is not read again, and bytes written there since are (failOnDataLoss=false)")
+    restarted += 1
   }
+
+  /** Whether the journal holds bytes below `offset` appended since its head was `lowest`: a
+    * fragment there that no store holds yet is a spool begun again, not one a new primary has
+    * listed from the store.
+    */
+  private def writtenAgain(journal: String, lowest: Long, offset: Long): Boolean =
+    client.listFragments(journal).flatMap(_.spec).exists(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest)
 
   private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
     p.revision != 0 && now.revision != 0 && p.revision != now.revision

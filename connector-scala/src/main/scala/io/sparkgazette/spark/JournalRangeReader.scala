@@ -218,6 +218,10 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
           case None if !extended && range.refreshIntervalMs > 0 =>
             extended = true
             backoff = new Backoff(range.refreshIntervalMs.millis)
+          case None if reader.writeHead >= 0 && reader.writeHead < expected =>
+            // The driver saw these bytes; the journal no longer has them (see StaleHeads).
+            skip(expected, until, s"the journal's write head went back to ${reader.writeHead} and stayed there, so " +
+              s"bytes [$expected, $until) the batch was planned with are gone")
           case None =>
             throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
               s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
@@ -250,8 +254,8 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
       else fragments.iterator.map(_.begin).filter(_ > at).minOption
     }
 
-    private def skip(from: Long, to: Long): Unit = {
-      val what = s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
+    private def skip(from: Long, to: Long, why: String = ""): Unit = {
+      val what = if (why.nonEmpty) why else s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
       log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
       lostBytes += to - from

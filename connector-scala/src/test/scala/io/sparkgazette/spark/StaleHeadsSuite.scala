@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 
-import io.sparkgazette.spark.StaleHeads.{Behind, Waiting}
+import io.sparkgazette.spark.StaleHeads.{Behind, Grew, Waiting}
 import org.scalatest.funsuite.AnyFunSuite
 
 class StaleHeadsSuite extends AnyFunSuite {
@@ -14,8 +14,8 @@ class StaleHeadsSuite extends AnyFunSuite {
     val heads = new StaleHeads(_ => 1000)
     assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 5000) == Map("a" -> Waiting(100, 40, 0, first = true)))
     assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 5999) == Map("a" -> Waiting(100, 40, 999, first = false)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 6000) == Map("a" -> Behind(100, 40, 1000, first = true)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 9000) == Map("a" -> Behind(100, 40, 4000, first = false)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 6000) == Map("a" -> Behind(100, 40, 40, 1000, first = true)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 40), 9000) == Map("a" -> Behind(100, 40, 40, 4000, first = false)))
   }
 
   test("a head that comes back ends the episode: the next one waits its own grace period") {
@@ -30,7 +30,7 @@ class StaleHeadsSuite extends AnyFunSuite {
     val heads = new StaleHeads(_ => 1000)
     heads.judge(Map("a" -> 100, "b" -> 100), Map("a" -> 0, "b" -> 100), 0)
     val later = heads.judge(Map("a" -> 100, "b" -> 100), Map("a" -> 0, "b" -> 50), 1500)
-    assert(later == Map("a" -> Behind(100, 0, 1500, first = true), "b" -> Waiting(100, 50, 0, first = true)))
+    assert(later == Map("a" -> Behind(100, 0, 0, 1500, first = true), "b" -> Waiting(100, 50, 0, first = true)))
     heads.judge(Map("b" -> 100), Map("b" -> 100), 1600)
     assert(heads.judge(Map("a" -> 100), Map("a" -> 0), 1700) == Map("a" -> Waiting(100, 0, 0, first = true)))
   }
@@ -42,12 +42,16 @@ class StaleHeadsSuite extends AnyFunSuite {
       Map("fast" -> classOf[Behind], "slow" -> classOf[Waiting]))
   }
 
-  test("a head that grows while behind is a journal written again below the offset: behind at once") {
+  test("a head that grows while behind is a suspect, with the episode's lowest head; confirmed, it has gone backwards") {
     val heads = new StaleHeads(_ => 60000)
-    heads.judge(Map("a" -> 100), Map("a" -> 0), 0)
-    heads.judge(Map("a" -> 100), Map("a" -> 0), 10)
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 30), 20) == Map("a" -> Behind(100, 30, 20, first = true, grew = true)))
-    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 30) == Map("a" -> Behind(100, 60, 30, first = false, grew = true)))
+    heads.judge(Map("a" -> 100), Map("a" -> 20), 0)
+    heads.judge(Map("a" -> 100), Map("a" -> 10), 10)
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 30), 20) == Map("a" -> Grew(100, 30, 10, 20)))
+    assert(heads.waiting == 1) // not confirmed: still waiting
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 30), 30) == Map("a" -> Waiting(100, 30, 30, first = false)))
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 60), 40) == Map("a" -> Grew(100, 60, 10, 40)))
+    heads.confirm("a")
+    assert(heads.judge(Map("a" -> 100), Map("a" -> 70), 50) == Map("a" -> Behind(100, 70, 10, 50, first = false)))
     assert(heads.waiting == 0)
   }
 
@@ -60,6 +64,6 @@ class StaleHeadsSuite extends AnyFunSuite {
   }
 
   test("no grace period: a head behind has gone backwards at once") {
-    assert(new StaleHeads(_ => 0).judge(Map("a" -> 100), Map("a" -> 0), 7) == Map("a" -> Behind(100, 0, 0, first = true)))
+    assert(new StaleHeads(_ => 0).judge(Map("a" -> 100), Map("a" -> 0), 7) == Map("a" -> Behind(100, 0, 0, 0, first = true)))
   }
 }
