@@ -146,7 +146,8 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     val now = System.currentTimeMillis()
     // An AvailableNow run reads what is there, however little.
     val waiting = availableNowHeads.isEmpty && JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
-    val ends = if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)
+    // A journal started over ends this batch where it starts again: its next batch reads from there.
+    val ends = (if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)) ++ restartAt
     if (ends != from) lastBatchAt = now
     // New journals enter at their first offset: their bytes are read from the next batch on.
     val positions = ends.map { case (j, e) =>
@@ -185,12 +186,15 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
         log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
           s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
         j -> w
-      case (j, StaleHeads.Grew(offset, head, lowest, waited)) if writtenAgain(j, lowest, offset) =>
-        staleHeads.confirm(j)
-        wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and the journal " +
-          s"is written again from there (its head is now $head): a broker lost bytes before they were replicated or persisted", lowest)
-        j -> StaleHeads.Behind(offset, head, lowest, waited, first = true)
-      case (j, StaleHeads.Grew(offset, head, _, waited)) => j -> StaleHeads.Waiting(offset, head, waited, first = false)
+      case (j, StaleHeads.Grew(offset, head, lowest, waited)) =>
+        writtenAgainFrom(j, lowest, offset) match {
+          case Some(from) =>
+            staleHeads.confirm(j)
+            wentBack(j, s"its write head went back before offset $offset the query has read, and the journal is written " +
+              s"again from $from (its head is now $head): a broker lost bytes before they were replicated or persisted", from)
+            j -> StaleHeads.Behind(offset, head, from, waited, first = true)
+          case None => j -> StaleHeads.Waiting(offset, head, waited, first = false)
+        }
       case (j, b @ StaleHeads.Behind(offset, head, lowest, waited, true)) =>
         wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and stayed behind " +
           s"it for $waited ms (now $head; a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the " +
@@ -206,12 +210,14 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
     restarted += 1
   }
 
-  /** Whether the journal holds bytes below `offset` appended since its head was `lowest`: a
-    * fragment there that no store holds yet is a spool begun again, not one a new primary has
-    * listed from the store.
+  /** Where the journal is written again below `offset`, if it is: a fragment there, past its
+    * lowest head `lowest`, that no store holds yet is a spool begun again, not one a new primary
+    * has listed from the store; it begins where the appends since began.
     */
-  private def writtenAgain(journal: String, lowest: Long, offset: Long): Boolean =
-    client.listFragments(journal).flatMap(_.spec).exists(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest)
+  private def writtenAgainFrom(journal: String, lowest: Long, offset: Long): Option[Long] =
+    client.listFragments(journal).flatMap(_.spec)
+      .filter(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest).map(_.begin).minOption
+      .map(math.min(_, lowest))
 
   private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
     p.revision != 0 && now.revision != 0 && p.revision != now.revision
