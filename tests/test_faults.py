@@ -118,6 +118,33 @@ def rows_in(query) -> int:
     return sum(p["numInputRows"] for p in query.recentProgress)
 
 
+def read_into_memory(spark, broker: str, journal: str, name: str, ckpt, **options):
+    """The source over `journal`, each message's `begin` and field `i`, into memory table `name`."""
+    return (spark.readStream.format("gazette").options(broker=broker, journals=journal, startingOffsets="earliest", **options)
+            .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+            .writeStream.format("memory").queryName(name).option("checkpointLocation", str(ckpt))
+            .trigger(processingTime="200 milliseconds").start())
+
+
+def available_now(spark, broker: str, journal: str, tmp_path, **options) -> None:
+    """One Trigger.AvailableNow run of the source over `journal` into JSON files at tmp_path/out."""
+    query = (spark.readStream.format("gazette").options(broker=broker, journals=journal, startingOffsets="earliest", **options)
+             .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+             .writeStream.format("json").option("path", str(tmp_path / "out"))
+             .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
+    try:
+        query.awaitTermination(120)
+    finally:
+        query.stop()
+
+
+def crash_and_restart(cluster: LocalCluster) -> None:
+    """The only broker killed (its unpersisted spool gone) and started again."""
+    cluster.kill_broker(0)
+    cluster.start_broker(0)
+    cluster.wait_writable()
+
+
 @pytest.mark.parametrize("fail_on_data_loss", [True, False])
 def test_fragment_files_removed_under_a_running_query(spark, tmp_path, fail_on_data_loss):
     """The middle of a journal, persisted to its file:// store, is deleted there while a query is
@@ -265,7 +292,7 @@ def test_a_write_head_gone_back_for_good_is_data_loss(spark, tmp_path, fail_on_d
     its spool is gone, and restarted it answers with write head 0, behind what the query has read,
     for good. After its retry budget and the journal's refresh interval, the query fails naming the
     journal and the option (failOnDataLoss=true); or (false), once appends write the journal again
-    from 0, it starts the journal over at its head and reads on from there."""
+    from 0, it starts the journal over where it is written again and reads every new message."""
     journal = "faults/back"
     line = '{"_meta":{"uuid":"%s"},"i":"%06d"}\n'  # every message the same length: offsets line up
     lines = lambda lo, hi: [line % (gazette_uuid(0x010000000002, (i + 1) << 4, 0), i) for i in range(lo, hi)]  # noqa: E731
@@ -274,18 +301,12 @@ def test_a_write_head_gone_back_for_good_is_data_loss(spark, tmp_path, fail_on_d
         cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
         append(cluster.broker, journal, lines(0, 50))
         name = f"back_{int(fail_on_data_loss)}"
-        query = (spark.readStream.format("gazette")
-                 .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="15s",
-                          failOnDataLoss=str(fail_on_data_loss).lower())
-                 .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-                 .writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ckpt"))
-                 .trigger(processingTime="200 milliseconds").start())
+        query = read_into_memory(spark, cluster.broker, journal, name, tmp_path / "ckpt", retryTimeout="15s",
+                                 failOnDataLoss=str(fail_on_data_loss).lower())
         try:
             query.processAllAvailable()
             assert spark.table(name).count() == 50
-            cluster.kill_broker(0)
-            cluster.start_broker(0)
-            cluster.wait_writable()
+            crash_and_restart(cluster)
             if fail_on_data_loss:
                 with pytest.raises(Exception) as failure:
                     query.awaitTermination(120)
@@ -332,18 +353,12 @@ def test_a_write_head_gone_back_then_overtaken_by_appends_within_the_grace_is_da
     with LocalCluster(brokers=1) as cluster:
         cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
         append(cluster.broker, journal, _back_lines(0, 50))
-        query = (spark.readStream.format("gazette")
-                 .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="15s",
-                          failOnDataLoss="true")
-                 .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-                 .writeStream.format("memory").queryName("overtaken").option("checkpointLocation", str(tmp_path / "ckpt"))
-                 .trigger(processingTime="200 milliseconds").start())
+        query = read_into_memory(spark, cluster.broker, journal, "overtaken", tmp_path / "ckpt", retryTimeout="15s",
+                                 failOnDataLoss="true")
         try:
             query.processAllAvailable()
             assert spark.table("overtaken").count() == 50
-            cluster.kill_broker(0)
-            cluster.start_broker(0)
-            cluster.wait_writable()
+            crash_and_restart(cluster)
             time.sleep(2)  # ten triggers see write head 0, before offset 50 * size
             for k in range(100, 180, 10):  # 10 messages at a time, to head 80 * size: past the offset
                 append(cluster.broker, journal, _back_lines(k, k + 10))
@@ -371,16 +386,7 @@ def test_a_write_head_gone_back_for_good_is_data_loss_under_available_now_runs(s
         append(cluster.broker, journal, _back_lines(0, 50))
 
         def run():
-            query = (spark.readStream.format("gazette")
-                     .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="3s",
-                              failOnDataLoss="true")
-                     .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-                     .writeStream.format("json").option("path", str(tmp_path / "out"))
-                     .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
-            try:
-                query.awaitTermination(120)
-            finally:
-                query.stop()
+            available_now(spark, cluster.broker, journal, tmp_path, retryTimeout="3s", failOnDataLoss="true")
 
         run()
         assert spark.read.json(str(tmp_path / "out")).count() == 50
@@ -465,18 +471,12 @@ def test_a_write_head_gone_back_for_good_without_fail_on_data_loss_resumes_at_a_
     with LocalCluster(brokers=1) as cluster:
         cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
         append(cluster.broker, journal, before)
-        query = (spark.readStream.format("gazette")
-                 .options(broker=cluster.broker, journals=journal, startingOffsets="earliest", retryTimeout="10s",
-                          failOnDataLoss="false")
-                 .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-                 .writeStream.format("memory").queryName("back_unaligned").option("checkpointLocation", str(tmp_path / "ckpt"))
-                 .trigger(processingTime="200 milliseconds").start())
+        query = read_into_memory(spark, cluster.broker, journal, "back_unaligned", tmp_path / "ckpt", retryTimeout="10s",
+                                 failOnDataLoss="false")
         try:
             query.processAllAvailable()
             assert spark.table("back_unaligned").count() == 50
-            cluster.kill_broker(0)
-            cluster.start_broker(0)
-            cluster.wait_writable()
+            crash_and_restart(cluster)
             time.sleep(13)  # past the grace (10 s + 1 s; a killed broker can take seconds to come back): for good
             append(cluster.broker, journal, after)
             time.sleep(5)
@@ -503,15 +503,7 @@ def test_an_available_now_run_right_after_a_hand_off_reads_what_was_there(spark,
         append(cluster.broker, journal, _back_lines(0, 50))
 
         def run():
-            query = (spark.readStream.format("gazette")
-                     .options(broker=both, journals=journal, startingOffsets="earliest", retryTimeout="3s")
-                     .load().selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-                     .writeStream.format("json").option("path", str(tmp_path / "out"))
-                     .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
-            try:
-                query.awaitTermination(120)
-            finally:
-                query.stop()
+            available_now(spark, both, journal, tmp_path, retryTimeout="3s")
 
         run()
         assert spark.read.json(str(tmp_path / "out")).count() == 50
