@@ -4,6 +4,7 @@ Gazette's own Publisher and ReadCommittedIter (tests/judge)."""
 
 import json
 import os
+import signal
 import subprocess
 import time
 import urllib.request
@@ -225,33 +226,31 @@ def test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing(spark, t
 
 
 def test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_then_recovers(spark, tmp_path):
-    """The query's broker (the first of two) stops: the driver's next List fails once the retry
-    budget is spent, naming the journals and the endpoint; the query, started again from its
-    checkpoint once the broker is back, loses and repeats nothing. (Journals move to the other
-    broker as the first stops: a lone broker restarted refuses appends to its journals with
-    INDEX_HAS_GREATER_OFFSET for minutes, Gazette's own recovery, not the connector's.)"""
-    with LocalCluster(brokers=2) as cluster:
+    """The cluster's only broker stops answering (paused: a partition, as far as clients can tell)
+    for longer than the query's retry budget: the query fails naming the journals and the
+    endpoint; started again from its checkpoint once the broker answers, it loses and repeats
+    nothing. (With another broker up, the client goes on through it instead; a lone broker
+    killed would lose its unpersisted spool, which is another test.)"""
+    with LocalCluster(brokers=1, etcd_lease="120s") as cluster:
         cluster.apply(journal_specs("faults/", ["in", "out"]))
         sent = published(publish_rate(cluster.broker, seconds=3))
-        query = pipeline(spark, cluster.broker, tmp_path / "ckpt", retryTimeout="3s")
+        query = pipeline(spark, cluster.broker, tmp_path / "ckpt", retryTimeout="3s", rpcTimeout="2s")
+        pid = cluster.state.brokers[0].pid
         try:
             wait_for("a first batch", lambda: rows_in(query) > 0, query)
-            cluster.stop_broker(0)
+            os.kill(pid, signal.SIGSTOP)
             with pytest.raises(Exception) as failure:
                 query.awaitTermination(120)
         finally:
+            os.kill(pid, signal.SIGCONT)
             query.stop()
         message = str(failure.value)
         assert IN in message or OUT in message, message[:3000]
         assert cluster.broker in message, message[:3000]
 
-        cluster.start_broker(0)
         cluster.wait_writable()
         sent += run_through(spark, cluster.broker, tmp_path / "ckpt", seconds=3, retryTimeout="3s")
         assert_exactly_once(cluster.broker, sent)
-
-
-
 
 def test_write_heads_that_go_back_while_journals_change_primary_are_waited_for(spark, tmp_path):
     """While a broker that stops hands its replication-1 journals to another, the new primary
