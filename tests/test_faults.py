@@ -470,13 +470,13 @@ def test_a_write_head_gone_back_for_good_without_fail_on_data_loss_resumes_at_a_
     with LocalCluster(brokers=1) as cluster:
         cluster.apply(journal_specs("faults/", ["back"], refresh="1s"))
         append(cluster.broker, journal, before)
-        query = read_into_memory(spark, cluster.broker, journal, "back_unaligned", tmp_path / "ckpt", retryTimeout="10s",
+        query = read_into_memory(spark, cluster.broker, journal, "back_unaligned", tmp_path / "ckpt", retryTimeout="30s",
                                  failOnDataLoss="false")
         try:
             query.processAllAvailable()
             assert spark.table("back_unaligned").count() == 50
             crash_and_restart(cluster)
-            time.sleep(13)  # past the grace (10 s + 1 s; a killed broker can take seconds to come back): for good
+            time.sleep(33)  # past the grace (30 s + 1 s; a killed broker can take over 10 s to come back)
             append(cluster.broker, journal, after)
             time.sleep(5)
             assert query.exception() is None, str(query.exception())[:1500]
