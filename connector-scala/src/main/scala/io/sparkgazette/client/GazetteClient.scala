@@ -6,7 +6,7 @@ import scala.annotation.tailrec
 import scala.concurrent.duration._
 
 import com.google.protobuf.ByteString
-import io.grpc.{Status => GrpcStatus, StatusRuntimeException}
+import io.grpc.StatusRuntimeException
 import io.grpc.stub.StreamObserver
 import io.sparkgazette.client.protocol._
 import org.slf4j.LoggerFactory
@@ -223,7 +223,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
             case Left(s)                 => throw new BrokerStatusException(rpc, journal, s, endpoint, where)
           }
         } catch {
-          case e: StatusRuntimeException if RetryableGrpc(e.getStatus.getCode) => e
+          case e: StatusRuntimeException if GrpcFailures.retryable(e) => e
           case e: TimeoutException                                            => e
           // An interrupt is how Spark stops a query: it must read as one, not as a failed RPC.
           case e: StatusRuntimeException if e.getCause.isInstanceOf[InterruptedException] =>
@@ -237,7 +237,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       // gRPC's own reconnect backoff grows to minutes: the next attempt, at this schedule's pace,
       // should find a broker that has come back.
       failure match {
-        case e: StatusRuntimeException if e.getStatus.getCode == GrpcStatus.Code.UNAVAILABLE => channels(endpoint).resetConnectBackoff()
+        case e: StatusRuntimeException if GrpcFailures.connectionLost(e) => channels(endpoint).resetConnectBackoff()
         case _ =>
       }
       if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
@@ -264,9 +264,6 @@ object GazetteClient {
     Status.NOT_JOURNAL_BROKER,
     Status.WRONG_ROUTE
   )
-
-  private val RetryableGrpc: Set[GrpcStatus.Code] =
-    Set(GrpcStatus.Code.UNAVAILABLE, GrpcStatus.Code.DEADLINE_EXCEEDED)
 
   def apply(brokers: String): GazetteClient = new GazetteClient(ClientConfig(brokers))
 }

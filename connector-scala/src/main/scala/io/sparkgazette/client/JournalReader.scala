@@ -186,7 +186,7 @@ final class JournalReader private[client] (
     client.routes.failed(journal, endpoint)
     // gRPC's own reconnect backoff grows to minutes: retry at this schedule's pace instead.
     cause match {
-      case e: StatusRuntimeException if e.getStatus.getCode == io.grpc.Status.Code.UNAVAILABLE =>
+      case e: StatusRuntimeException if GrpcFailures.connectionLost(e) =>
         client.channels(endpoint).resetConnectBackoff()
       case _ =>
     }
