@@ -296,20 +296,15 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   def metricValues: Map[String, Long] = SourceMetrics.Names.zip(metricArray).toMap
 
   /** The task metrics so far, in the order of [[SourceMetrics.Names]]. */
-  def metricArray: Array[Long] = {
-    val byName = (name: String) => name match {
-      case SourceMetrics.BytesRead          => bytesRead
-      case SourceMetrics.MessagesEmitted    => emitted
-      case SourceMetrics.DuplicatesDropped  => duplicates
-      case SourceMetrics.RolledBackMessages => sequencer.discarded
-      case SourceMetrics.ReplayedBytes      => replayedBytes
-      case SourceMetrics.MalformedSkipped   => onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L }
-      case SourceMetrics.LostBytes          => lostBytes
-      case SourceMetrics.RebuiltBytes       => rebuiltBytes
-      case other                            => throw new IllegalStateException(s"no task metric $other")
-    }
-    SourceMetrics.Names.map(byName).toArray
-  }
+  def metricArray: Array[Long] = Array(
+    bytesRead,
+    emitted,
+    duplicates,
+    sequencer.discarded,
+    replayedBytes,
+    onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L },
+    lostBytes,
+    rebuiltBytes)
 }
 
 /** Where a range's Sequencer starts: a state saved at its start, or one to rebuild from the

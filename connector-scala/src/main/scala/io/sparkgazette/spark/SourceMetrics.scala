@@ -33,11 +33,20 @@ object SourceMetrics {
 
   def task(values: Map[String, Long]): Array[CustomTaskMetric] = values.toArray.map { case (n, v) => metric(n, v) }
 
-  /** Values in the order of [[Names]]: Spark asks for them every 100 rows, so they cost no maps. */
+  /** Values in the order of [[Names]]. Spark asks for them every 100 rows and merges them by
+    * name, at a cost per metric: only those above zero are reported. Each is a count that only
+    * grows within a task, and one never reported stays at zero.
+    */
   def task(values: Array[Long]): Array[CustomTaskMetric] = {
-    val out = new Array[CustomTaskMetric](Names.size)
+    var n = 0
     var i = 0
-    while (i < out.length) { out(i) = metric(Names(i), values(i)); i += 1 }
+    while (i < values.length) { if (values(i) != 0) n += 1; i += 1 }
+    val out = new Array[CustomTaskMetric](n)
+    n = 0; i = 0
+    while (i < values.length) {
+      if (values(i) != 0) { out(n) = metric(Names(i), values(i)); n += 1 }
+      i += 1
+    }
     out
   }
 
