@@ -26,6 +26,35 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tests" / "specs" / "examples.yaml"
 
 
+def pytest_sessionstart(session) -> None:
+    """The suites load the connector's jar from the installed `spark_gazette` package: a jar
+    built since and not installed (`make python-package`) would have them test old code."""
+    built = sorted(glob.glob(str(ROOT / "connector-scala" / "target" / "scala-2.13" / "spark-gazette-assembly-*.jar")))
+    if not built:
+        return  # no build here (a container running the suites against an installed package)
+    try:
+        from spark_gazette.configure import jar_path
+        installed = Path(jar_path())
+    except Exception:  # noqa: BLE001 - no package installed: the suites say so themselves
+        return
+    newest = max(built, key=os.path.getmtime)
+    if Path(newest).name == installed.name and not same_bytes(Path(newest), installed):
+        raise pytest.UsageError(f"{installed} is not the jar built at {newest}: run `make python-package` "
+                                "(or `make test-python`) so that the suites test the code as built")
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with open(a, "rb") as x, open(b, "rb") as y:
+        while True:
+            u, v = x.read(1 << 20), y.read(1 << 20)
+            if u != v:
+                return False
+            if not u:
+                return True
+
+
 def compose_requested() -> bool:
     """`GAZETTE_COMPOSE=1` asks for compose; it fails loudly when Docker cannot serve it."""
     if os.environ.get("GAZETTE_COMPOSE", "") in ("", "0"):
