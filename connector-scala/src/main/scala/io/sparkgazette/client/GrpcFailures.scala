@@ -20,7 +20,11 @@ private[client] object GrpcFailures {
     * reconnect backoff, which grows to minutes.
     */
   def connectionLost(e: StatusRuntimeException): Boolean =
-    e.getStatus.getCode == GrpcStatus.Code.UNAVAILABLE || causes(e).exists(_.isInstanceOf[java.io.IOException])
+    e.getStatus.getCode == GrpcStatus.Code.UNAVAILABLE || causes(e).exists {
+      // An interrupted thread's I/O is how a query stops, not a broker gone.
+      case _: java.io.InterruptedIOException | _: java.nio.channels.ClosedByInterruptException => false
+      case c                                                                                  => c.isInstanceOf[java.io.IOException]
+    }
 
   private def causes(e: Throwable): Iterator[Throwable] =
     Iterator.iterate(e.getCause)(_.getCause).takeWhile(_ != null).take(16)

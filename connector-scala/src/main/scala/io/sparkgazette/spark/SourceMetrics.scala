@@ -34,10 +34,11 @@ object SourceMetrics {
   def task(values: Map[String, Long]): Array[CustomTaskMetric] = values.toArray.map { case (n, v) => metric(n, v) }
 
   /** Values in the order of [[Names]]. Spark asks for them every 100 rows and merges them by
-    * name, at a cost per metric: only those above zero are reported. Each is a count that only
+    * name, at a cost per metric: only those not zero are reported. Each is a count that only
     * grows within a task, and one never reported stays at zero.
     */
   def task(values: Array[Long]): Array[CustomTaskMetric] = {
+    if (values.length != Names.size) throw new IllegalStateException(s"${values.length} task metric values for ${Names.size} metrics")
     var n = 0
     var i = 0
     while (i < values.length) { if (values(i) != 0) n += 1; i += 1 }

@@ -28,5 +28,7 @@ class GrpcFailuresSuite extends AnyFunSuite {
     assert(!GrpcFailures.retryable(failed(GrpcStatus.UNAUTHENTICATED.withCause(new java.io.IOException("x")))))
     assert(!GrpcFailures.retryable(failed(GrpcStatus.CANCELLED)))
     assert(!GrpcFailures.connectionLost(failed(GrpcStatus.DEADLINE_EXCEEDED)))
+    assert(!GrpcFailures.retryable(failed(GrpcStatus.UNKNOWN.withCause(new java.nio.channels.ClosedByInterruptException))))
+    assert(!GrpcFailures.retryable(failed(GrpcStatus.UNKNOWN.withCause(new java.io.InterruptedIOException("stop")))))
   }
 }
