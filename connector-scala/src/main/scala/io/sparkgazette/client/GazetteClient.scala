@@ -224,7 +224,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
           }
         } catch {
           case e: StatusRuntimeException if GrpcFailures.retryable(e) => e
-          case e: TimeoutException                                            => e
+          case e: TimeoutException                                    => e
           // An interrupt is how Spark stops a query: it must read as one, not as a failed RPC.
           case e: StatusRuntimeException if e.getCause.isInstanceOf[InterruptedException] =>
             val i = new InterruptedException(s"$rpc of journal $journal$where was interrupted")

@@ -293,8 +293,6 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   }
 
   /** The task metrics so far, by name. */
-  def metricValues: Map[String, Long] = SourceMetrics.Names.zip(metricArray).toMap
-
   /** The task metrics so far, in the order of [[SourceMetrics.Names]]. */
   def metricArray: Array[Long] = Array(
     bytesRead,

@@ -31,8 +31,6 @@ object SourceMetrics {
   /** The metrics' names, in the order readers keep their values. */
   val Names: IndexedSeq[String] = descriptions.map(_._1).toIndexedSeq
 
-  def task(values: Map[String, Long]): Array[CustomTaskMetric] = values.toArray.map { case (n, v) => metric(n, v) }
-
   /** Values in the order of [[Names]]. Spark asks for them every 100 rows and merges them by
     * name, at a cost per metric: only those not zero are reported. Each is a count that only
     * grows within a task, and one never reported stays at zero.
