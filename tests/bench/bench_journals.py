@@ -2,7 +2,10 @@
 
 Creates N journals under one selector (default 1,000), then, round after round, appends one small
 message to each journal and lets one micro-batch of a running stream (`foreachBatch` counting the
-rows) read them all. For the batches that read a whole round it prints the medians of:
+rows) read them all. The first WARM_UP rounds are not measured: a stream runs for hours, and in
+its first batches the JVM spends more of the machine compiling than running them (half of the
+JVM's CPU in the first ten batches here, by a profile). For the batches that read a whole round
+after them it prints the medians of:
 
   - driver: the source's own work per trigger, `latestOffset` + `planInputPartitions` + `commit`
     (the source's progress metrics `latestOffsetMs`, `planMs`, `commitMs`); Spark's `latestOffset`
@@ -14,7 +17,7 @@ rows) read them all. For the batches that read a whole round it prints the media
 
 Numbers are printed, never asserted: the machine decides them.
 
-    python tests/bench/bench_journals.py [--journals 10000] [--rounds 8] [--jar spark-gazette-assembly.jar]
+    python tests/bench/bench_journals.py [--journals 10000] [--rounds 8] [--warm-up 12] [--jar spark-gazette-assembly.jar]
 """
 
 import argparse
@@ -108,7 +111,8 @@ def median(xs):
 def main() -> None:
     parser = argparse.ArgumentParser(description="the source's per-trigger cost over many journals")
     parser.add_argument("--journals", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=8, help="batches measured (after a first, warm-up one)")
+    parser.add_argument("--rounds", type=int, default=8, help="batches measured, after the warm-up ones")
+    parser.add_argument("--warm-up", type=int, default=12, help="batches run before those measured (at least 1)")
     parser.add_argument("--jar", help="the connector's assembly jar (default: the one spark_gazette bundles)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--jfr", help="record the driver with Java Flight Recorder into this file")
@@ -167,7 +171,7 @@ def main() -> None:
             if not done.wait(600):
                 raise RuntimeError(f"the first batch did not come: {query.lastProgress}")
             written, deleted, before = [], [], files(states)
-            for r in range(1, args.rounds + 1):
+            for r in range(1, args.warm_up + args.rounds):
                 done.clear()
                 expected_rows[0] = args.journals * (r + 1)
                 append_round(cluster.broker, names, r, pool)
@@ -180,7 +184,7 @@ def main() -> None:
                 deleted.append(len(before - after))
                 before = after
             query.processAllAvailable()
-            progress = [p for p in query.recentProgress if p["numInputRows"] > 0][1:]
+            progress = [p for p in query.recentProgress if p["numInputRows"] > 0][-args.rounds:]
         finally:
             query.stop()
             spark.stop()

@@ -24,7 +24,7 @@ BENCHMARKS = {
     "source-csv": ("bench_source.py", ["--framing", "csv"], ["--mib", "4", "--framing", "csv"]),
     "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], ["--mib", "4", "--framing", "protobuf"]),
     "client": ("bench_client.py", [], ["--mib", "16", "--rounds", "1"]),
-    "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2"]),
+    "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2", "--warm-up", "1"]),
     "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),
     "decode": ("bench_decode.py", [], ["--rows", "2000"]),
     "sink": ("bench_sink.py", ["--rows", "1000000"], ["--rows", "2000", "--runs", "1"]),

@@ -1,6 +1,9 @@
 package io.sparkgazette.spark
 
+import java.util.concurrent.ConcurrentHashMap
+
 import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.message.Framing
 import org.apache.spark.sql.connector.read.InputPartition
 
 /** A journal's part of a batch: the messages of `journal` that end in `(start, end]`, read from
@@ -43,5 +46,11 @@ final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[Strin
   */
 final case class ReaderConfig(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,
     columns: Seq[String]) {
-  def client: ClientConfig = options.clientConfig
+  // Once per task rather than per range: a task of a thousand small ranges builds each once.
+  @transient lazy val client: ClientConfig = options.clientConfig
+  @transient private lazy val framings = new ConcurrentHashMap[String, Either[String, Framing]]()
+
+  /** The framing of a journal's content type (framings keep no state between reads). */
+  def framing(contentType: String): Either[String, Framing] =
+    framings.computeIfAbsent(contentType, t => Framing.forContentType(t, options.uuidPointer, options.uuidField))
 }

@@ -34,6 +34,8 @@ object MessageToRow {
     else base
   }
 
+  private val columnNames: Set[String] = schema(includeLabels = true).fieldNames.toSet
+
   /** The columns of `schema(includeLabels)` that `required` names, in the schema's order: what a
     * query that selects only those reads (Spark matches columns by name).
     */
@@ -54,7 +56,7 @@ object MessageToRow {
         keys.map(UTF8String.fromString).toArray[Any],
         keys.map(k => new GenericArrayData(ls(k).map(UTF8String.fromString).toArray[Any])).toArray[Any])
     }
-    columns.find(c => !schema(includeLabels = true).fieldNames.contains(c))
+    columns.find(c => !columnNames.contains(c))
       .foreach(c => throw new IllegalArgumentException(s"the source has no column $c"))
     if (columns.contains(Labels) && labelsData.isEmpty)
       throw new IllegalArgumentException(s"column $Labels needs the journal's labels")
