@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
 /** A batch read of `[startingOffsets, endingOffsets)` of every journal: the messages that end
@@ -34,7 +35,7 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
       // the transactions open at its end (see JournalRangeReader).
       val ranges = names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j))
-          Some(JournalRange(j, journals(j).contentType, journals(j).labels, start(j), end(j), lookAhead = heads(j)))
+          Some(JournalRange(j, journals(j).contentType, if (options.includeLabels) journals(j).labels else Map.empty, start(j), end(j), lookAhead = heads(j)))
         else None
       }
       JournalRangePlanner.pack(GazetteMicroBatchStream.splitRanges(ranges, options), (r: JournalRange) => r.bytes, options.bytesPerPartition,
@@ -58,5 +59,5 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
   override def planInputPartitions(): Array[InputPartition] = ranges
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new JournalRangeReaderFactory(ReaderConfig(options, None, hadoopConf, columns))
+    new JournalRangeReaderFactory(ReaderConfig(options, None, SparkSession.active.sparkContext.broadcast(hadoopConf), columns))
 }
