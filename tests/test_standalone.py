@@ -46,7 +46,9 @@ def spark():
                    .config("spark.pyspark.python", sys.executable)
                    .config("spark.executor.memory", "512m").config("spark.cores.max", "2")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", "2"))
+                   .config("spark.sql.shuffle.partitions", "2")
+                   # Kryo, as many clusters run: whatever is broadcast travels with it, not with Java's.
+                   .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer"))
         if os.environ.get("PYTHONPATH"):  # the Python workers import spark_gazette as the tests do
             builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
         session = builder.getOrCreate()

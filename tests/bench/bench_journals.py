@@ -119,6 +119,8 @@ def main() -> None:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a source option to add, e.g. bytesPerPartition=1048576")
     args = parser.parse_args()
+    if args.warm_up < 1:
+        parser.error("--warm-up must be at least 1: the first batch reads the journals' first round")
 
     from pyspark.sql import SparkSession
 
@@ -180,8 +182,9 @@ def main() -> None:
                 # The batch's commit happens when the next one is planned: wait for the query to idle.
                 time.sleep(1.0)
                 after = files(states)
-                written.append(len(after - before))
-                deleted.append(len(before - after))
+                if r >= args.warm_up:
+                    written.append(len(after - before))
+                    deleted.append(len(before - after))
                 before = after
             query.processAllAvailable()
             progress = [p for p in query.recentProgress if p["numInputRows"] > 0][-args.rounds:]

@@ -58,6 +58,8 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
 
   override def planInputPartitions(): Array[InputPartition] = ranges
 
-  override def createReaderFactory(): PartitionReaderFactory =
-    new JournalRangeReaderFactory(ReaderConfig(options, None, SparkSession.active.sparkContext.broadcast(hadoopConf), columns))
+  // One broadcast of the configuration however often Spark asks for the factory.
+  private lazy val readerConfig = ReaderConfig(options, None, SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
+
+  override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
 }
