@@ -2,7 +2,7 @@ package io.sparkgazette.client
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.concurrent.ConcurrentLinkedQueue
-import java.util.concurrent.atomic.{AtomicInteger, AtomicReference}
+import java.util.concurrent.atomic.{AtomicBoolean, AtomicInteger, AtomicReference}
 
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
@@ -26,16 +26,20 @@ class FailoverIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
     val client = GazetteClient(cluster.broker)
     Journals.create(client, Journals.spec(journal, replication = 2))
 
-    val messages = 1500
+    // The writer appends until told to stop, so that it is still writing whenever the test
+    // looks, however long the failover takes to be seen.
+    val stop = new AtomicBoolean()
     val committed = new ConcurrentLinkedQueue[(Long, ByteString)]()
     val written = new AtomicInteger()
     val failure = new AtomicReference[Throwable]()
     val writer = new Thread(() =>
       try {
-        (0 until messages).foreach { i =>
+        var i = 0
+        while (!stop.get()) {
           val content = ByteString.copyFrom(s"""{"seq":$i}""" + "\n", UTF_8)
           committed.add(client.append(journal, content).begin -> content)
           written.incrementAndGet()
+          i += 1
           Thread.sleep(2)
         }
       } catch { case e: Throwable => failure.set(e) })
@@ -46,11 +50,13 @@ class FailoverIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
       try reader.foreach(delivered.add)
       catch { case e: Throwable => if (!reader.hasNext) () else failure.set(e) })
 
+    writer.setDaemon(true)
     writer.start()
     tail.start()
     def awaitWritten(n: Int): Unit = {
       val deadline = 3.minutes.fromNow
       while (written.get() < n && failure.get() == null && !deadline.isOverdue()) Thread.sleep(20)
+      if (written.get() < n) stop.set(true)
       assert(failure.get() == null, String.valueOf(failure.get()))
       assert(written.get() >= n, s"the writer stalled at ${written.get()} messages")
     }
@@ -66,8 +72,10 @@ class FailoverIntegrationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(primaryNow.exists(_ != primary), s"the journal's primary never moved off $primary")
     awaitWritten(written.get() + 300)
     cluster.startBroker(index)
-    awaitWritten(messages)
+    awaitWritten(written.get() + 300)
+    stop.set(true)
     writer.join()
+    val messages = written.get()
 
     val head = client.writeHead(journal)
     val deadline = 1.minute.fromNow
