@@ -206,6 +206,8 @@ def main() -> None:
 
             def run():
                 recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
+                # The profile's 10 ms period leaves a few seconds' read with too few samples.
+                recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
                 recording.start()
                 try:
                     return fn()
