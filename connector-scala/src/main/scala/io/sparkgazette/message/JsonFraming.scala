@@ -24,6 +24,10 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     override def restart(): Unit = scanned = 0
 
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
+      // Most lines are well-formed and whole: checked as their end is searched for, in one pass.
+      // Any other line (or one whose end is not here yet) is searched, then checked.
+      val checked = if (scanned == 0) JsonSyntax.lineEnd(b, from, until) else -1
+      if (checked >= 0) return message(b, from, checked)
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
         // Reported malformed, the bytes are consumed: the next line's search starts afresh.
@@ -31,19 +35,23 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
         else { scanned = i - from; Unpacked.NeedMore }
       } else {
         scanned = 0
-        val length = i + 1 - from
         JsonSyntax.check(b, from, i) match {
-          case Some(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
-          case None =>
-            // Most UUIDs are canonical and unescaped: read from the bytes, without a String.
-            val at = scanner.stringBounds(b, from, i)
-            val (start, end) = ((at >>> 32).toInt, at.toInt)
-            if (at == JsonPointerScanner.Absent || (at >= 0 && start == end)) Unpacked.Message(length, from, i, Uuid.Zero)
-            else {
-              val uuid = if (at >= 0) Uuid.canonical(b, start, end) else null
-              if (uuid != null) Unpacked.Message(length, from, i, uuid) else uuidOf(b, from, i, length)
-            }
+          case Some(problem) => Unpacked.Malformed(i + 1 - from, s"invalid JSON: $problem")
+          case None          => message(b, from, i)
         }
+      }
+    }
+
+    // The well-formed line `b[from, end)` and its newline, with its UUID.
+    private def message(b: Array[Byte], from: Int, end: Int): Unpacked = {
+      val length = end + 1 - from
+      // Most UUIDs are canonical and unescaped: read from the bytes, without a String.
+      val at = scanner.stringBounds(b, from, end)
+      val (start, stop) = ((at >>> 32).toInt, at.toInt)
+      if (at == JsonPointerScanner.Absent || (at >= 0 && start == stop)) Unpacked.Message(length, from, end, Uuid.Zero)
+      else {
+        val uuid = if (at >= 0) Uuid.canonical(b, start, stop) else null
+        if (uuid != null) Unpacked.Message(length, from, end, uuid) else uuidOf(b, from, end, length)
       }
     }
 

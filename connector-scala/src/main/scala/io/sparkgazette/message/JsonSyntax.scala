@@ -20,9 +20,24 @@ object JsonSyntax {
     catch { case e: Malformed => Left(e.getMessage) }
   }
 
-  private final class Malformed(msg: String) extends Exception(msg, null, false, false)
+  /** The index of the newline that ends the line at `b(from)` when the line is one well-formed
+    * JSON value: found and checked in one pass, where [[check]] needs the line's end first. -1
+    * when the line is anything else, or its newline is not in `b[from, until)`: [[check]] over
+    * the line then says what is wrong.
+    *
+    * A newline is never whitespace here, nor accepted by any token, so the pass stops at the
+    * first newline: a line this accepts is exactly one that [[check]] accepts.
+    */
+  def lineEnd(b: Array[Byte], from: Int, until: Int): Int = {
+    val s = new Check(b, from, until, newlineEnds = true)
+    try s.line()
+    catch { case _: Malformed => -1 }
+  }
 
-  private final class Check(b: Array[Byte], from: Int, until: Int) {
+  private final class Malformed(msg: String) extends Exception(msg, null, false, false)
+  private val NotOneLine = new Malformed("not one JSON document on this line")
+
+  private final class Check(b: Array[Byte], from: Int, until: Int, newlineEnds: Boolean = false) {
     private var i = from
     // Open containers, innermost last: true for an object. Iterative, so nesting depth cannot
     // overflow the stack.
@@ -30,6 +45,17 @@ object JsonSyntax {
     private var depth = 0
 
     def document(): Unit = {
+      body()
+      if (i < until) fail(s"unexpected ${show(b(i))} after the document")
+    }
+
+    def line(): Int = {
+      body()
+      if (i < until && b(i) == '\n') i else fail("no newline after the document")
+    }
+
+    // The value, its containers closed, and the whitespace after it.
+    private def body(): Unit = {
       ws()
       if (i >= until) fail("empty document")
       value()
@@ -47,7 +73,6 @@ object JsonSyntax {
         }
       }
       ws()
-      if (i < until) fail(s"unexpected ${show(b(i))} after the document")
     }
 
     // One value; a container is opened and its first member read, the rest is left to document().
@@ -122,13 +147,16 @@ object JsonSyntax {
     private def isDigit(c: Int): Boolean = c >= '0' && c <= '9'
     var lineBreaks = false
 
-    private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) {
+    private def ws(): Unit = while (i < until && { val c = b(i); c == ' ' || c == '\t' || c == '\r' || c == '\n' && !newlineEnds }) {
       if (b(i) == '\n' || b(i) == '\r') lineBreaks = true
       i += 1
     }
     private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
     private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' but found ${show(peek)}")
     private def show(c: Int): String = if (c >= 0x20 && c < 0x7f) s"'${c.toChar}'" else s"byte 0x${Integer.toHexString(c & 0xff)}"
-    private def fail(msg: String): Nothing = throw new Malformed(s"$msg at byte ${i - from}")
+    // Finding the line's end, a failure only sends the caller the slow way, which says why: no
+    // message is built, no exception allocated, for lines that are blank or malformed.
+    private def fail(msg: => String): Nothing =
+      if (newlineEnds) throw NotOneLine else throw new Malformed(s"$msg at byte ${i - from}")
   }
 }

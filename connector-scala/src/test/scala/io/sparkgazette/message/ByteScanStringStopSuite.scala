@@ -29,5 +29,7 @@ class ByteScanStringStopSuite extends AnyFunSuite {
 
   test("stringStop past the end returns where it started") {
     assert(ByteScan.stringStop(Array[Byte]('a', 'b'), 3, 2) == 3)
+    // Also where `from` plus a word or two would overflow.
+    for (from <- Int.MaxValue - 20 to Int.MaxValue) assert(ByteScan.stringStop(new Array[Byte](32), from, 0) == from)
   }
 }
