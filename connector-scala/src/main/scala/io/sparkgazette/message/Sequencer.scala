@@ -1,6 +1,7 @@
 package io.sparkgazette.message
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 
 /** Turns messages read uncommitted into the committed sequence, exactly as Gazette's Sequencer:
   * duplicates are dropped, CONTINUE_TXN messages are held until an ACK_TXN with a larger or
@@ -43,7 +44,10 @@ final class Sequencer[M](
   private val readThrough = mutable.Map[String, Long]() ++= offsets
   // By journal, then producer: one journal's state may hold a million producers.
   private val partials = mutable.HashMap[String, mutable.LongMap[Partial]]()
-  private val pending = mutable.Set[(String, ProducerId)]()
+  // The sequences of `partials` with a transaction open that began since the last checkpoint, by
+  // identity: this changes at every transaction, and a (journal, producer) key would be built,
+  // boxed and hashed each time.
+  private val pending = new java.util.HashSet[Partial]()
 
   private var emit: Partial = _
   private var dequeued: Envelope[M] = _
@@ -76,7 +80,6 @@ final class Sequencer[M](
     val weight = weigh(env.message)
     makeRoom(weight)
 
-    val key = (env.journal, env.producer)
     val zero = env.clock == 0
     val p =
       if (zero) new Partial(env.journal, env.producer, 0, 0, -1)
@@ -105,7 +108,7 @@ final class Sequencer[M](
       case ContinueBeginSpan | ContinueExtendSpan =>
         if (outcome == ContinueBeginSpan) {
           p.begin = env.begin
-          pending += key
+          pending.add(p)
         }
         append(p, env, weight)
         p.maxClock = env.clock
@@ -117,7 +120,7 @@ final class Sequencer[M](
         p.begin = -1
         p.ringStart = -1
         p.ringStop = -1
-        pending -= key
+        pending.remove(p)
         readThrough(env.journal) = env.end
       case _ => // A commit: the read-through offset moves only once stepping completes.
         if (outcome == AckEmpty || outcome == OutsideCommit) {
@@ -186,17 +189,17 @@ final class Sequencer[M](
     emit.begin = -1
     emit.ringStart = -1
     emit.ringStop = -1
-    pending -= ((emit.journal, emit.producer))
+    pending.remove(emit)
     emit = null
     dequeued = null.asInstanceOf[Envelope[M]]
     None
   }
 
   /** Whether any producer has an open transaction that began since the last [[checkpoint]]. */
-  def hasPending: Boolean = pending.nonEmpty
+  def hasPending: Boolean = !pending.isEmpty
 
   /** The (journal, producer) of each transaction counted by [[hasPending]]. */
-  def pendingProducers: Set[(String, ProducerId)] = pending.toSet
+  def pendingProducers: Set[(String, ProducerId)] = pending.asScala.iterator.map(p => (p.journal, p.producer)).toSet
 
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
     * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
