@@ -87,27 +87,37 @@ object Uuid {
     */
   def canonical(b: Array[Byte], from: Int, until: Int): UUID =
     if (until - from != 36) null
-    else canonicalAt(j => (b(from + j) & 0xff).toChar)
+    else {
+      val c = new Canonical
+      var j = 0
+      while (j < 36 && c.take(j, (b(from + j) & 0xff).toChar)) j += 1
+      c.result(j)
+    }
 
-  private def canonicalAt(s: String, at: Int): UUID = canonicalAt(j => s.charAt(at + j))
-
-  // The canonical UUID whose 36 characters `char` gives, or null.
-  @inline private def canonicalAt(char: Int => Char): UUID = {
-    var hi, lo = 0L
-    var digits = 0
+  private def canonicalAt(s: String, at: Int): UUID = {
+    val c = new Canonical
     var j = 0
-    while (j < 36) {
-      val c = char(j)
-      if (j == 8 || j == 13 || j == 18 || j == 23) { if (c != '-') return null }
+    while (j < 36 && c.take(j, s.charAt(at + j))) j += 1
+    c.result(j)
+  }
+
+  // The canonical UUID's 36 characters, taken one at a time: a class rather than a function of
+  // the index, which would be a closure allocated for every message read.
+  private final class Canonical {
+    private var hi, lo = 0L
+    private var digits = 0
+
+    // Whether `c`, the `j`th character, fits.
+    def take(j: Int, c: Char): Boolean =
+      if (j == 8 || j == 13 || j == 18 || j == 23) c == '-'
       else {
         val d = hexDigit(c)
-        if (d < 0) return null
         if (digits < 16) hi = (hi << 4) | d else lo = (lo << 4) | d
         digits += 1
+        d >= 0
       }
-      j += 1
-    }
-    new UUID(hi, lo)
+
+    def result(taken: Int): UUID = if (taken == 36) new UUID(hi, lo) else null
   }
 
   // ASCII hex digits only, as Go's parser takes: Character.digit also takes other scripts' digits.

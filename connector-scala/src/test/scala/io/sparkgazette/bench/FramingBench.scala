@@ -5,13 +5,13 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import io.sparkgazette.message.{Flags, Framing, JournalBytes, MessageIterator, ProducerId, RawMessage, Sequencer, Uuid}
 
-/** The message layer alone, in memory: ndjson messages shaped as bench_source.py writes them
+/** The message layer alone, in memory: ndjson (or CSV) messages shaped as bench_source.py writes them
   * (4 interleaved producers, transactions of 10), framed by [[MessageIterator]] from chunks of 128 KiB as a
   * Read delivers them, and then also sequenced, against finding each line's end alone (the
   * least any ndjson reader does) in the same run. Where a source task's CPU goes below the
   * client and Spark's rows, measured without either.
   *
-  *   connector/Test/runMain io.sparkgazette.bench.FramingBench [MIB] [MESSAGE_BYTES] [ROUNDS]
+  *   connector/Test/runMain io.sparkgazette.bench.FramingBench [MIB] [MESSAGE_BYTES] [ROUNDS] [ndjson|csv]
   */
 object FramingBench {
   private val Chunk = 128 * 1024
@@ -20,9 +20,10 @@ object FramingBench {
     val mib = args.headOption.map(_.toInt).getOrElse(64)
     val size = args.lift(1).map(_.toInt).getOrElse(1024)
     val rounds = args.lift(2).map(_.toInt).getOrElse(8)
-    val journal = messages(mib.toLong << 20, size)
+    val csv = args.lift(3).contains("csv")
+    val journal = messages(mib.toLong << 20, size, csv)
     val chunks = journal.grouped(Chunk).zipWithIndex.map { case (c, i) => JournalBytes(i.toLong * Chunk, ByteBuffer.wrap(c)) }.toVector
-    val framing = Framing.forContentType(Framing.JsonLines, "/_meta/uuid").fold(p => throw new IllegalStateException(p), identity)
+    val framing = Framing.forContentType(if (csv) Framing.Csv else Framing.JsonLines, "/_meta/uuid").fold(p => throw new IllegalStateException(p), identity)
 
     def lines(): Long = {
       var n = 0L
@@ -53,7 +54,7 @@ object FramingBench {
     }
     val bytes = journal.length.toDouble
     val (reference, count) = best(() => lines())
-    println(f"$mib MiB of $size-byte ndjson messages, $count lines, fastest of $rounds rounds")
+    println(f"$mib MiB of $size-byte ${if (csv) "CSV" else "ndjson"} messages, $count lines, fastest of $rounds rounds")
     println(f"  newline count alone     ${bytes / reference / (1 << 20)}%8.0f MiB/s  ${reference * 1e9 / bytes}%.3f ns/byte")
     for ((name, run) <- Seq("framed" -> (() => framed()), "framed+sequenced" -> (() => sequenced()))) {
       val (t, n) = best(run)
@@ -63,7 +64,7 @@ object FramingBench {
   }
 
   // As bench_source.py writes them: message i from producer i % 4, every producer's 11th its ACK.
-  private def messages(total: Long, size: Int): Array[Byte] = {
+  private def messages(total: Long, size: Int, csv: Boolean): Array[Byte] = {
     val out = new java.io.ByteArrayOutputStream(total.toInt + size)
     val clocks = Array.fill(4)(0x1ef0000000000000L)
     var i = 0
@@ -71,8 +72,14 @@ object FramingBench {
       val p = i % 4
       clocks(p) += 16
       val flags = if ((i / 4) % 11 == 10) Flags.AckTxn else Flags.ContinueTxn
-      val head = s"""{"_meta":{"uuid":"${Uuid.build(ProducerId(0x010000000000L + p), clocks(p), flags)}"},"user":"user-${i % 97}","pad":""""
-      out.write(s"""$head${"x" * math.max(0, size - head.length - 3)}"}\n""".getBytes(UTF_8))
+      val uuid = Uuid.build(ProducerId(0x010000000000L + p), clocks(p), flags)
+      val line =
+        if (csv) { val head = s"$uuid,user-${i % 97},"; s"$head${"x" * math.max(0, size - head.length - 1)}\n" }
+        else {
+          val head = s"""{"_meta":{"uuid":"$uuid"},"user":"user-${i % 97}","pad":""""
+          s"""$head${"x" * math.max(0, size - head.length - 3)}"}\n"""
+        }
+      out.write(line.getBytes(UTF_8))
       i += 1
     }
     out.toByteArray
