@@ -159,6 +159,18 @@ class SequencerSuite extends AnyFunSuite {
     assert(!states.exists(_.producer == ProducerId(0)))
   }
 
+  test("a message without a clock does not close the open transaction of a producer with the same id") {
+    // A message without a UUID has producer 0 and clock 0: it is outside every sequence, even of
+    // a producer whose id is 0, whose transaction stays open (and pending, for a batch's look-ahead).
+    val Zero = ProducerId(0L)
+    val log = new Log; val seq = new Sequencer[String](ringSize = 10)
+    assert(feed(seq, log, log.write(Zero, 16, cont, "z1")) == (ContinueBeginSpan, Nil))
+    assert(feed(seq, log, log.write(Zero, 0, out, "plain")) == (OutsideCommit, Seq("plain")))
+    assert(seq.hasPending && seq.pendingProducers == Set((J, Zero)))
+    assert(feed(seq, log, log.write(Zero, 32, ack, "ack"))._2 == Seq("z1", "ack"))
+    assert(!seq.hasPending)
+  }
+
   test("producer states round-trip: checkpoint clears pending, and a restored sequencer emits the same") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 10)
     feed(seq, log, log.write(A, 1, cont, "a1"))
