@@ -1,7 +1,6 @@
 package io.sparkgazette.spark
 
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
 /** A batch read of `[startingOffsets, endingOffsets)` of every journal: the messages that end
@@ -35,7 +34,7 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
       // the transactions open at its end (see JournalRangeReader).
       val ranges = names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j))
-          Some(JournalRange(j, journals(j).contentType, if (options.includeLabels) journals(j).labels else Map.empty, start(j), end(j), lookAhead = heads(j)))
+          Some(JournalRange(j, journals(j).contentType, readerConfig.labelsToShip(journals(j).labels), start(j), end(j), lookAhead = heads(j)))
         else None
       }
       JournalRangePlanner.pack(GazetteMicroBatchStream.splitRanges(ranges, options), (r: JournalRange) => r.bytes, options.bytesPerPartition,
@@ -59,7 +58,7 @@ final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfigu
   override def planInputPartitions(): Array[InputPartition] = ranges
 
   // One broadcast of the configuration however often Spark asks for the factory.
-  private lazy val readerConfig = ReaderConfig(options, None, SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
+  private lazy val readerConfig = ReaderConfig(options, None, hadoopConf, columns)
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
 }

@@ -6,7 +6,6 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
 import io.sparkgazette.message.Framing
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
@@ -31,7 +30,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
-  private val readerConfig = ReaderConfig(options, Some(stateDir), SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
+  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, columns)
   store.initialize()
   private val catalog = new SequencerStateCatalog(store)
 
@@ -251,8 +250,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
       known.get(j).filterNot(i => isRecreated(e, i)) match {
         case Some(info) =>
           val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
-          // Labels travel with a task only when rows carry them.
-          Some(JournalRange(j, info.contentType, if (options.includeLabels) info.labels else Map.empty, s.offset, e.offset, e.origin, e.revision,
+          Some(JournalRange(j, info.contentType, readerConfig.labelsToShip(info.labels), s.offset, e.offset, e.origin, e.revision,
             base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin), refreshIntervalMs = info.refreshIntervalMs))
         case None =>
           // The batch was planned before a restart, and the journal has gone since.

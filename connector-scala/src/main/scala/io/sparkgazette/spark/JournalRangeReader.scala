@@ -30,7 +30,7 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   private val options = config.options
   private val client = ClientCache(config.client)
   private val framing = config.framing(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
-  private val toRow = new MessageToRow.Converter(journal, if (options.includeLabels) Some(range.labels) else None, config.columns)
+  private val toRow = new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
   private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
   private val readers = mutable.ArrayBuffer[JournalReader]()
 

@@ -141,6 +141,13 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s.scan.readSchema().fieldNames.toSeq
     }
     assert(schemas == Seq(Seq("journal", "begin", "end")))
+    // Journals' labels travel in the planned tasks only when the query reads them.
+    def shipped(d: org.apache.spark.sql.DataFrame): Seq[Map[String, Seq[String]]] = d.queryExecution.executedPlan.collect {
+      case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec =>
+        s.scan.toBatch.planInputPartitions().toSeq.flatMap(_.asInstanceOf[JournalTask].ranges.map(_.labels))
+    }.flatten
+    assert(shipped(scanned).nonEmpty && shipped(scanned).forall(_.isEmpty))
+    assert(shipped(df).forall(_.get("app").contains(Seq("source-test"))))
     val ours = scanned.collect().map(r => (r.getString(0), r.getLong(1), r.getLong(2))).toSeq
     assert(ours.sorted == expected.values.flatten.map(k => (k._1, k._2, k._3)).toSeq.sorted)
     assert(df.count() == expected.values.map(_.size).sum)
