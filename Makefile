@@ -40,7 +40,7 @@ bench-sink: setup
 # The sink over 1,000 epochs: each row once, the driver's descriptors and threads flat (the
 # normal suite runs 40).
 test-sink-long: setup
-	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.SinkEpochsIntegrationSuite"
+	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite"
 
 # The Python suites on the oldest supported pyspark (python/requirements-compat.txt), in
 # .venv-compat, against the same jar as `make test` (which runs them on requirements-dev.txt's).
@@ -138,7 +138,7 @@ soak: setup
 # by hand, SEED=S to replay the group a failure names.
 SCHEDULES ?= 5000
 test-source-properties: setup
-	SPARKGAZETTE_SCHEDULES=$(SCHEDULES) $(if $(SEED),SPARKGAZETTE_SEED=$(SEED)) $(SBT) "testOnly io.sparkgazette.spark.SourcePropertyIntegrationSuite"
+	SPARKGAZETTE_SCHEDULES=$(SCHEDULES) $(if $(SEED),SPARKGAZETTE_SEED=$(SEED)) $(SBT) "testOnly io.sparkgazette.spark.source.SourcePropertyIntegrationSuite"
 
 # The pipeline under random SIGKILLs of its driver, executors and brokers, judged by Gazette's
 # reader (tests/chaos/chaos.py): CHAOS_CYCLES kills, CHAOS_SEED=S to replay a schedule. `make test`

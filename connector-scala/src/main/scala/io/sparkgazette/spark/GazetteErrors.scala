@@ -39,7 +39,7 @@ object GazetteErrors {
   def unsupportedStateFormat(where: String, version: Option[Int]): IllegalStateException =
     new IllegalStateException(
       s"Sequencer state $where is ${version.map(v => s"in format version $v").getOrElse("not in a format this connector reads")}; " +
-        s"this version of the connector reads format ${SequencerStateStore.FormatVersion}. Run the query with the " +
+        s"this version of the connector reads format ${source.state.SequencerStateFormat.FormatVersion}. Run the query with the " +
         "connector version that wrote the checkpoint, or start it with a new checkpoint location.")
 
   def checkpointNotVisible(journal: String, dir: String, host: String): IllegalStateException =

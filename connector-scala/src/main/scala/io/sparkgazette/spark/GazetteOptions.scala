@@ -6,121 +6,17 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.client.{ClientConfig, Secret, Tls}
 import io.sparkgazette.message.{Framing, JsonPointerScanner}
+import io.sparkgazette.spark.sink.SinkOptions
+import io.sparkgazette.spark.source.SourceOptions
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** Where a read starts or ends in each journal. */
-sealed trait OffsetSpec
-
-object OffsetSpec {
-  case object Earliest extends OffsetSpec
-  case object Latest extends OffsetSpec
-
-  /** Explicit byte offsets; [[EarliestOffset]] and [[LatestOffset]] stand for either end. */
-  final case class Specific(offsets: Map[String, Long]) extends OffsetSpec
-
-  /** In every journal, the first message published at or after `epochMillis` (see [[OffsetsForTimes]]). */
-  final case class AtTime(epochMillis: Long) extends OffsetSpec
-
-  /** The same, with a time per journal; journals left out start at their earliest offset, or end at their latest. */
-  final case class AtTimes(epochMillis: Map[String, Long]) extends OffsetSpec
-
-  val EarliestOffset: Long = -2L
-  val LatestOffset: Long = -1L
-}
-
-/** Which journals a query reads. */
-sealed trait JournalTarget {
-  def describe: String
-}
-
-/** What a start by time does in a journal with no message at or after the time
-  * (option `startingOffsetsByTimestampStrategy`, Kafka's name).
+/** Every option of the connector, in one place: its name, where it applies, its default and what
+  * it does ([[GazetteOptions.reference]], from which `docs/options.md` is generated), and the
+  * parsing shared by the source ([[source.SourceOptions]]) and the sink ([[sink.SinkOptions]]).
+  * A name the reference does not list is refused, so an option cannot exist undocumented.
   */
-sealed trait NoMessageAtTime
-object NoMessageAtTime {
-  /** Fail, naming the journal and the time. */
-  case object Error extends NoMessageAtTime
-  /** Start at the journal's write head. */
-  case object Latest extends NoMessageAtTime
-}
-
-object JournalTarget {
-
-  /** Journals matching a label selector, discovered again at every trigger. */
-  final case class BySelector(selector: String) extends JournalTarget {
-    override def describe: String = s"selector '$selector'"
-  }
-
-  /** A fixed list of journals. */
-  final case class ByName(journals: Seq[String]) extends JournalTarget {
-    override def describe: String = s"journals ${journals.mkString(", ")}"
-  }
-}
-
-/** The source's options, parsed and validated once. The README's option table documents each. */
-final case class SourceOptions(
-    broker: String,
-    target: JournalTarget,
-    startingOffsets: OffsetSpec,
-    endingOffsets: OffsetSpec,
-    readCommitted: Boolean,
-    maxBytesPerTrigger: Option[Long],
-    minBytesPerTrigger: Option[Long],
-    maxTriggerDelay: FiniteDuration,
-    failOnDataLoss: Boolean,
-    failOnMalformed: Boolean,
-    uuidPointer: String,
-    uuidField: Int,
-    producerPruneHorizon: FiniteDuration,
-    includeLabels: Boolean,
-    sequencerRingSize: Int,
-    sequencerRingBytes: Long,
-    fragmentRoot: Option[String],
-    connection: BrokerConnection = BrokerConnection(),
-    noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
-    bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
-    minPartitions: Option[Int] = None
-) {
-  def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
-}
-
-/** Which journals a write goes to. */
-sealed trait WriteTarget
-object WriteTarget {
-  final case class OneJournal(journal: String) extends WriteTarget
-  final case class BySelector(selector: String) extends WriteTarget
-}
-
-/** The sink's options, parsed and validated once. */
-final case class SinkOptions(
-    broker: String,
-    target: WriteTarget,
-    mapping: Option[String],
-    exactlyOnce: Boolean,
-    uuidPointer: String,
-    uuidField: Int,
-    checkpointLocation: Option[String],
-    flushBytes: Int,
-    testFault: Option[SinkFault],
-    batchId: Option[String] = None,
-    connection: BrokerConnection = BrokerConnection(),
-    readerRingSize: Int = 8192
-) {
-  def clientConfig: ClientConfig = connection.config(broker)
-}
-
-/** A failure the tests inject at a chosen point of the sink's protocol (option `testFault`,
-  * `point:epoch`): `task-after-half` fails the first attempt of partition 0's task once it has
-  * appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...); `driver-before-persist`,
-  * `driver-after-persist` and `driver-after-some-acks` fail the driver's commit there.
-  */
-final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
-  def strikes(point: String, epoch: Long): Boolean =
-    this.point == point && (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
-}
-
 object GazetteOptions {
   val Broker = "broker"
   val Selector = "selector"
@@ -148,14 +44,11 @@ object GazetteOptions {
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
 
-  val DefaultBytesPerPartition: Long = 16L << 20
-
   val Journal = "journal"
   val Mapping = "mapping"
   val DeliveryGuarantee = "deliveryGuarantee"
   val CheckpointLocation = "checkpointLocation"
   val FlushBytes = "flushBytes"
-  val TestFault = "testFault"
   val BatchId = "batchId"
   val ReaderRingSize = "readerRingSize"
 
@@ -166,186 +59,185 @@ object GazetteOptions {
   val CertKeyFile = "certKeyFile"
   val AuthToken = "authToken"
 
-  private val sinkOptions = Seq(Broker, Journal, Selector, Mapping, DeliveryGuarantee, UuidPointer, UuidField,
-    CheckpointLocation, FlushBytes, TestFault, BatchId, ReaderRingSize) ++ connectionOptions
+  /** Options under this prefix are the tests' hooks (faults injected at chosen points of a
+    * protocol): accepted, never documented, never listed to users.
+    */
+  private[spark] val TestPrefix = "test."
+  private[spark] val TestSinkFault = "test.sinkFault"
 
-  /** Parses the sink's options; streaming writes need `checkpointLocation`. */
-  def sink(options: Map[String, String], streaming: Boolean): SinkOptions = {
-    // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
-    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkOptions)
-    val target = (o.get(Journal).orElse(options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }), o.get(Selector)) match {
-      case (Some(_), Some(_)) => throw conflicting(Journal, Selector)
-      case (Some(j), None) =>
-        if (j.trim.isEmpty || j.contains(',')) throw GazetteErrors.invalidOption(Journal, j, "one journal name (use 'selector' for several)")
-        WriteTarget.OneJournal(j.trim)
-      case (None, Some(s)) =>
-        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
-        WriteTarget.BySelector(s)
-      case (None, None) => throw GazetteErrors.missingOption(s"$Journal' or '$Selector", "which journals to write")
-    }
-    val mapping = o.get(Mapping).map { m =>
-      val name = m.trim.toLowerCase(Locale.ROOT)
-      if (!Set("modulo", "rendezvous", "random").contains(name))
-        throw GazetteErrors.invalidOption(Mapping, m, "modulo, rendezvous or random")
-      name
-    }
-    val exactlyOnce = o.get(DeliveryGuarantee).map(_.trim.toLowerCase(Locale.ROOT)) match {
-      case None | Some("exactly-once") => true
-      case Some("at-least-once")       => false
-      case Some(other)                 => throw GazetteErrors.invalidOption(DeliveryGuarantee, other, "exactly-once or at-least-once")
-    }
-    val checkpoint = o.get(CheckpointLocation)
-    if (streaming && exactlyOnce && checkpoint.isEmpty)
-      throw GazetteErrors.missingOption(CheckpointLocation,
-        "an exactly-once streaming write keeps its ACK intents there. Set it with " +
-          "writeStream.option(\"checkpointLocation\", ...): Spark does not show the session-wide default " +
-          "(spark.sql.streaming.checkpointLocation) to sinks. Or set deliveryGuarantee=at-least-once")
-    val fault = o.get(TestFault).map { f =>
-      f.split(':') match {
-        case Array(point, epoch) if Set("task-after-half", "driver-before-persist", "driver-after-persist",
-            "driver-after-some-acks", "driver-after-publish").contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
-        case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
-          val Array(first, period) = every.split('/').map(_.toLong)
-          SinkFault("task-after-half", first, period)
-        case _ => throw GazetteErrors.invalidOption(TestFault, f, "point:epoch, e.g. driver-after-persist:1")
-      }
-    }
-    val batchId = o.get(BatchId).map { id =>
-      if (streaming) throw GazetteErrors.invalidOption(BatchId, id, "no value: batchId applies to batch writes only (a stream keys its epochs itself)")
-      if (!id.matches("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}"))
-        throw GazetteErrors.invalidOption(BatchId, id, "1 to 128 letters, digits, '.', '_' or '-', not starting with '.'")
-      if (!exactlyOnce) throw GazetteErrors.conflictingOptions(BatchId, s"$DeliveryGuarantee=at-least-once")
-      if (checkpoint.isEmpty) throw GazetteErrors.missingOption(CheckpointLocation, "a batch write with batchId records its ACK intents there")
-      id
-    }
-    SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
-      o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20), fault,
-      batchId, connection(o), o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192))
-  }
+  /** Options Spark itself gives a source or a sink: `path` from `load(path)`/`save(path)` (a
+    * journal's name for the sink), `paths` from `load(paths*)`, and the query's name.
+    */
+  private[spark] val SparkOptions: Set[String] = Set("path", "paths", "queryName").map(_.toLowerCase(Locale.ROOT))
 
-  private def conflicting(a: String, b: String) = GazetteErrors.conflictingOptions(a, b)
-
-  private val sourceOptions = Seq(Broker, Selector, Journals, StartingOffsets, EndingOffsets, StartingTimestamp,
-    EndingTimestamp, StartingOffsetsByTimestamp, EndingOffsetsByTimestamp, StartingOffsetsByTimestampStrategy, ReadCommitted,
-    MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, FailOnDataLoss, FailOnMalformed, UuidPointer, UuidField,
-    ProducerPruneHorizon, IncludeLabels, SequencerRingSize, SequencerRingBytes, FragmentRoot, BytesPerPartition,
-    MinPartitions) ++ connectionOptions
-
-  /** Parses the source's options; `streaming` picks the default starting offsets. */
-  def source(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
-    val o = new Reader(options.asCaseSensitiveMap().asScala.toMap, sourceOptions)
-    val target = (o.get(Selector), o.get(Journals)) match {
-      case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Selector, Journals)
-      case (Some(s), None) =>
-        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
-        JournalTarget.BySelector(s)
-      case (None, Some(j)) =>
-        val names = j.split(',').map(_.trim).filter(_.nonEmpty).toSeq
-        if (names.isEmpty) throw GazetteErrors.invalidOption(Journals, j, "a comma-separated list of journal names")
-        JournalTarget.ByName(names.distinct)
-      case (None, None) => throw GazetteErrors.missingOption(s"$Selector' or '$Journals", "which journals to read")
-    }
-    // By time, as Kafka: a timestamp for all journals wins over one per journal, which wins over offsets.
-    // Every option given is checked, also one that another takes precedence over.
-    for (name <- Seq(EndingOffsets, EndingTimestamp, EndingOffsetsByTimestamp); v <- o.get(name) if streaming)
-      throw GazetteErrors.invalidOption(name, v, s"no value: $name applies to batch queries only")
-    val endingByOffsets = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
-    if (endingByOffsets.contains(OffsetSpec.Earliest))
-      throw GazetteErrors.invalidOption(EndingOffsets, "earliest", "'latest' or a JSON object of offsets")
-    val ending = Seq(o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v))),
-      o.get(EndingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(EndingOffsetsByTimestamp, v))),
-      endingByOffsets).flatten.headOption
-    val starting = Seq(o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v))),
-      o.get(StartingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(StartingOffsetsByTimestamp, v))),
-      o.get(StartingOffsets).map(offsets(StartingOffsets, _))).flatten.headOption
-    for (s <- starting; e <- ending) startAfterEnd(s, e).foreach { case (j, from, to) =>
-      throw GazetteErrors.invalidOption(if (o.get(EndingTimestamp).isDefined) EndingTimestamp else EndingOffsetsByTimestamp,
-        to.toString, s"a time at or after the starting time ($from)${j.map(" for journal " + _).getOrElse("")}")
-    }
-    val noMessageAtStart = o.get(StartingOffsetsByTimestampStrategy).map(v => v.trim.toLowerCase(Locale.ROOT) match {
-      case "error"  => NoMessageAtTime.Error
-      case "latest" => NoMessageAtTime.Latest
-      case _        => throw GazetteErrors.invalidOption(StartingOffsetsByTimestampStrategy, v, "error or latest")
-    }).getOrElse(NoMessageAtTime.Error)
-    val maxBytes = o.get(MaxBytesPerTrigger).map(positiveLong(MaxBytesPerTrigger, _))
-    val minBytes = o.get(MinBytesPerTrigger).map(positiveLong(MinBytesPerTrigger, _))
-    for (max <- maxBytes; min <- minBytes if min > max)
-      throw GazetteErrors.invalidOption(MinBytesPerTrigger, min.toString, s"at most $MaxBytesPerTrigger ($max)")
-    if (o.get(MaxTriggerDelay).isDefined && minBytes.isEmpty)
-      throw GazetteErrors.invalidOption(MaxTriggerDelay, o.get(MaxTriggerDelay).get, s"to be given together with $MinBytesPerTrigger")
-    SourceOptions(
-      broker = broker(o),
-      target = target,
-      startingOffsets = starting.getOrElse(if (streaming) OffsetSpec.Latest else OffsetSpec.Earliest),
-      endingOffsets = ending.getOrElse(OffsetSpec.Latest),
-      readCommitted = o.boolean(ReadCommitted, default = true),
-      maxBytesPerTrigger = maxBytes,
-      minBytesPerTrigger = minBytes,
-      maxTriggerDelay = o.get(MaxTriggerDelay).map(duration(MaxTriggerDelay, _)).getOrElse(15.minutes),
-      failOnDataLoss = o.boolean(FailOnDataLoss, default = true),
-      failOnMalformed = o.boolean(FailOnMalformed, default = true),
-      uuidPointer = uuidPointer(o),
-      uuidField = uuidField(o),
-      producerPruneHorizon = o.get(ProducerPruneHorizon).map(duration(ProducerPruneHorizon, _)).getOrElse(24.hours),
-      includeLabels = o.boolean(IncludeLabels, default = false),
-      sequencerRingSize = o.get(SequencerRingSize).map(positiveLong(SequencerRingSize, _))
-        .map(n => if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216") else n.toInt)
-        .getOrElse(8192),
-      sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
-      fragmentRoot = o.get(FragmentRoot),
-      connection = connection(o),
-      noMessageAtStart = noMessageAtStart,
-      bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(DefaultBytesPerPartition),
-      minPartitions = o.get(MinPartitions).map { v =>
-        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v, "a whole number from 1 to 2147483647"))
-      }
-    )
-  }
-
-  /** A time in milliseconds since the Unix epoch, as Kafka's `startingTimestamp` takes it. */
-  private def epochMillis(option: String, value: String): Long =
-    value.trim.toLongOption.filter(t => t >= 0 && t <= MaxEpochMillis)
-      .getOrElse(throw GazetteErrors.invalidOption(option, value,
-        s"milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000, at most $MaxEpochMillis (the last a message UUID's clock can hold)"))
+  val DefaultBytesPerPartition: Long = 16L << 20
 
   /** The last millisecond a v1 UUID's clock (100 ns ticks since 1582, shifted by 4 bits in a long) can hold. */
   val MaxEpochMillis: Long = 45426782430342L
 
-  /** A JSON object of times in milliseconds since the Unix epoch, by journal. */
-  private def timestamps(option: String, value: String): Map[String, Long] = {
-    val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
-      throw GazetteErrors.invalidOption(option, value, """JSON such as {"a/journal": 1767225600000} (milliseconds since 1970)"""))
-    parsed.find(t => t._2 < 0 || t._2 > MaxEpochMillis).foreach { case (j, t) =>
-      throw GazetteErrors.invalidOption(option, value, s"times from 0 to $MaxEpochMillis (milliseconds since 1970); journal $j has $t")
-    }
-    parsed
+  private val Duration = "a duration: `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds"
+
+  /** The options reference: each option of each side once, as `docs/options.md` shows it. */
+  private[spark] val reference: Seq[OptionDoc] = {
+    import OptionDoc.{Connection, Sink, Source}
+    Seq(
+      OptionDoc(Broker, Source, "required",
+        "Broker endpoint(s), `http://host:port` or `https://host:port`; comma-separated for several."),
+      OptionDoc(Selector, Source, "one of `selector`, `journals`",
+        "A Gazette label selector, e.g. `prefix=events/` or `topic=clicks,region in (eu, us)`. Matching journals " +
+          "are discovered again at every trigger; a new one is read from its first byte."),
+      OptionDoc(Journals, Source, "one of `selector`, `journals`", "A comma-separated list of journal names."),
+      OptionDoc(StartingOffsets, Source, "`latest` (streams), `earliest` (batches)",
+        "`earliest`, `latest`, or JSON `{\"journal\": offset}` with -2 for earliest and -1 for latest; journals the " +
+          "JSON leaves out start at their earliest offset. Explicit offsets must be message boundaries, at or " +
+          "before the write head. A stream uses it only when it starts without a checkpoint."),
+      OptionDoc(EndingOffsets, Source, "`latest`",
+        "Batch queries only: `latest`, or JSON as for `startingOffsets`. A batch holds the messages that end at or " +
+          "before it; an offset past a journal's write head is an error."),
+      OptionDoc(StartingTimestamp, Source, "none",
+        "Milliseconds since 1970 (UTC): every journal starts at its first message published at or after it " +
+          "(its UUID's clock). Takes precedence over `startingOffsetsByTimestamp` and `startingOffsets`."),
+      OptionDoc(StartingOffsetsByTimestamp, Source, "none",
+        "JSON `{\"journal\": ms}`: the same per journal; journals it leaves out start at their earliest offset. " +
+          "Takes precedence over `startingOffsets`."),
+      OptionDoc(StartingOffsetsByTimestampStrategy, Source, "`error`",
+        "A journal with no message at or after its starting time: `error` fails, naming journal and time; " +
+          "`latest` starts it at its write head."),
+      OptionDoc(EndingTimestamp, Source, "none",
+        "Batch queries only: every journal ends before its first message published at or after this time " +
+          "(milliseconds since 1970), or at its write head if there is none."),
+      OptionDoc(EndingOffsetsByTimestamp, Source, "none",
+        "Batch queries only: JSON `{\"journal\": ms}`, the same per journal; the others end at their write head."),
+      OptionDoc(ReadCommitted, Source, "`true`",
+        "`true`: exactly once, read committed (a transaction's messages appear when it is acknowledged; rolled-back " +
+          "and duplicate messages never). `false`: every message as read, acknowledgements included."),
+      OptionDoc(MaxBytesPerTrigger, Source, "none",
+        "At most this many bytes per micro-batch, split across journals in proportion to their backlog (every " +
+          "journal with a backlog reads at least one message)."),
+      OptionDoc(MinBytesPerTrigger, Source, "none",
+        "Wait for at least this many new bytes before running a micro-batch, up to `maxTriggerDelay`; at most " +
+          "`maxBytesPerTrigger`. `Trigger.AvailableNow` reads everything available regardless."),
+      OptionDoc(MaxTriggerDelay, Source, "`15m`",
+        s"How long `minBytesPerTrigger` may hold a micro-batch back; $Duration. Only with `minBytesPerTrigger`."),
+      OptionDoc(FailOnDataLoss, Source, "`true`",
+        "Fail when a journal's bytes were removed before they were read or replayed, a journal vanished or was " +
+          "created again, or a write head went backwards. `false`: log, skip and count (metrics `lostBytes`, " +
+          "`journalsRestarted`, `bytesSkippedAtPlanning`)."),
+      OptionDoc(FailOnMalformed, Source, "`true`",
+        "Fail on a malformed message, naming journal and offset. `false`: skip and count " +
+          "(metric `malformedMessagesSkipped`)."),
+      OptionDoc(UuidPointer, Source, "`/_meta/uuid`",
+        "JSON pointer of the UUID in ndjson messages (Gazette's examples use `/UUID`)."),
+      OptionDoc(UuidField, Source, "`1`",
+        "Protobuf field number holding the UUID's 16 bytes in protobuf-fixed messages (1 to 536870911)."),
+      OptionDoc(ProducerPruneHorizon, Source, "`24h`",
+        s"Producers silent this long before a journal's newest acknowledgement are forgotten, unless their " +
+          s"transaction is open; $Duration."),
+      OptionDoc(IncludeLabels, Source, "`false`", "Add the `labels` column: the journal's labels."),
+      OptionDoc(SequencerRingSize, Source, "`8192`",
+        "How many messages a task holds while their transaction is open (at most 16777216); longer transactions " +
+          "are read again from the journal when acknowledged, so a task's memory does not grow with the batch."),
+      OptionDoc(SequencerRingBytes, Source, "`67108864`",
+        "How many bytes of messages a task holds while their transaction is open. No message may be larger."),
+      OptionDoc(FragmentRoot, Source, "none",
+        "The brokers' `--broker.file-root`, to read persisted `file://` fragments directly instead of through " +
+          "the brokers."),
+      OptionDoc(BytesPerPartition, Source, DefaultBytesPerPartition.toString,
+        "How a batch's journal ranges become tasks: a range of at least this many bytes is a task of its own; " +
+          "smaller ranges are packed, several journals to a task, into tasks of about this many bytes."),
+      OptionDoc(MinPartitions, Source, "the session's default parallelism",
+        "At least this many tasks where there are that many ranges: packing spreads the smaller ranges over " +
+          "them, and read uncommitted, the largest ndjson ranges are split further (pieces of at least 1 MiB)."),
+      OptionDoc(Broker, Sink, "required", "Broker endpoint(s), as for the source."),
+      OptionDoc(Journal, Sink, "one of `journal`, `selector`",
+        "The one journal to write (also `save(journal)`)."),
+      OptionDoc(Selector, Sink, "one of `journal`, `selector`",
+        "A label selector; its journals are listed again for every batch, and rows are mapped onto them by " +
+          "their `key` column (see `mapping`), or go to the journal their `journal` column names."),
+      OptionDoc(Mapping, Sink, "`rendezvous` with a `key` column, else `random`",
+        "`modulo`, `rendezvous` or `random`: Gazette's own mappings over the selected journals sorted by name " +
+          "(32-bit FNV-1a of the key), so Go publishers and this sink place a key alike."),
+      OptionDoc(DeliveryGuarantee, Sink, "`exactly-once`",
+        "`exactly-once` (transactions and ACK intents) or `at-least-once` (committed OUTSIDE_TXN messages, no " +
+          "intents)."),
+      OptionDoc(CheckpointLocation, Sink, "required for exactly-once streams",
+        "The query's checkpoint; ACK intents are recorded under `<checkpointLocation>/gazette-sink/`. Spark " +
+          "passes `writeStream.option(\"checkpointLocation\", ...)` to the sink, but not the session-wide " +
+          "`spark.sql.streaming.checkpointLocation`. A batch write takes it with `batchId`."),
+      OptionDoc(UuidPointer, Sink, "`/_meta/uuid`", "Where the UUID goes in ndjson messages."),
+      OptionDoc(UuidField, Sink, "`1`", "The protobuf field number the UUID goes in, in protobuf-fixed messages."),
+      OptionDoc(FlushBytes, Sink, "`1048576`",
+        "Bytes a task holds in memory per journal (at most 64 MiB). Exactly once, beyond them it spools to local " +
+          "disk (`java.io.tmpdir`) until its one append at commit; at least once, it appends them."),
+      OptionDoc(BatchId, Sink, "none",
+        "Batch writes only, with `checkpointLocation`: names the job, so that running it again with the same id " +
+          "writes nothing twice (and completes a run that failed after recording its intents); a different id, " +
+          "or none, is a new write. 1 to 128 letters, digits, `.`, `_`, `-`, not starting with `.`."),
+      OptionDoc(ReaderRingSize, Sink, "`8192`",
+        "The ring (in messages) of the read-committed readers the output must stay cheap for. A task whose rows " +
+          "for a journal outgrow `readerRingSize` / (2 × the write's partitions) messages, or 64 MiB / " +
+          "(2 × partitions) bytes, stages them and appends them after the ACKs; `0` never stages."),
+      OptionDoc(RpcTimeout, Connection, "`30s`",
+        s"Deadline of each RPC attempt (List, Apply, a metadata read, each Append attempt); above zero. $Duration."),
+      OptionDoc(RetryTimeout, Connection, "`2m`",
+        "Retry budget: how long an RPC keeps retrying transient failures (unavailable brokers, route changes) " +
+          s"before the query fails; `0` retries nothing. $Duration."),
+      OptionDoc(TrustedCaFile, Connection, "the JVM's trust store",
+        "PEM file of the CA that signed the brokers' certificates (Gazette's `--broker.trusted-ca-file`). TLS " +
+          "options need `https://` broker endpoints."),
+      OptionDoc(CertFile, Connection, "none",
+        "A client certificate (PEM), for brokers that require one (mutual TLS); with `certKeyFile`."),
+      OptionDoc(CertKeyFile, Connection, "none", "The client certificate's PKCS#8 PEM key; with `certFile`."),
+      OptionDoc(AuthToken, Connection, "none",
+        "A bearer token sent with every RPC: a JWT signed with one of the brokers' `--broker.auth-keys`. It never " +
+          "appears in plans, errors or the connector's logs.")
+    )
   }
 
-  // A start by time after the end by time, in all journals (None) or in one.
-  private def startAfterEnd(start: OffsetSpec, end: OffsetSpec): Option[(Option[String], Long, Long)] = (start, end) match {
-    case (OffsetSpec.AtTime(s), OffsetSpec.AtTime(e)) if s > e => Some((None, s, e))
-    case (OffsetSpec.AtTime(s), OffsetSpec.AtTimes(es)) => es.collectFirst { case (j, e) if s > e => (Some(j), s, e) }
-    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTime(e)) => ss.collectFirst { case (j, s) if s > e => (Some(j), s, e) }
-    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTimes(es)) =>
-      ss.toSeq.sortBy(_._1).collectFirst { case (j, s) if es.get(j).exists(s > _) => (Some(j), s, es(j)) }
-    case _ => None
+  private def names(side: OptionDoc.Side): Seq[String] =
+    reference.filter(d => d.side == side || d.side == OptionDoc.Connection && side != OptionDoc.Connection)
+      .map(_.name).distinct
+
+  private[spark] val sourceNames: Seq[String] = names(OptionDoc.Source)
+  private[spark] val sinkNames: Seq[String] = names(OptionDoc.Sink)
+  private[spark] val connectionNames: Seq[String] = reference.filter(_.side == OptionDoc.Connection).map(_.name)
+
+  /** The source's option names, for the Python package's test that its keywords match. */
+  def sourceOptionNames(): java.util.List[String] = sourceNames.asJava
+
+  /** The sink's option names. */
+  def sinkOptionNames(): java.util.List[String] = sinkNames.asJava
+
+  /** The connection options, which the source, the sink and the admin helpers all take. */
+  def connectionOptionNames(): java.util.List[String] = connectionNames.asJava
+
+  /** Options whose values are never shown: in errors, plans and logs they read as redacted. */
+  val SecretOptions: Set[String] = Set(AuthToken.toLowerCase(Locale.ROOT))
+
+  /** Checks options where the DataFrame is loaded (`load()`, or a writer's `save()`/`start()`), as
+    * Kafka does, before Spark says whether they will be read or written: every name must be
+    * known, and the options are those of a sink when they name one only sinks take, else a source's.
+    * Streaming-only rules (checkpointLocation, endingOffsets) wait for the query to start.
+    */
+  def validateAtLoad(options: CaseInsensitiveStringMap): Unit = {
+    val all = options.asCaseSensitiveMap().asScala.toMap
+    val sinkOnly = (sinkNames.filterNot(sourceNames.contains) :+ "path").map(_.toLowerCase(Locale.ROOT))
+    val sessionOnly = SessionDefaults()
+    val explicit = all.filterNot { case (k, v) => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(v) }
+    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT)))) SinkOptions.parse(all, streaming = false)
+    else SourceOptions.parse(options, streaming = false)
+  }
+
+  /** A client's config from `broker` and the connection options alone (the admin helpers'). */
+  def connectionConfig(options: Map[String, String]): ClientConfig = {
+    val o = new Reader(options, Broker +: connectionNames)
+    connection(o).config(broker(o))
   }
 
   private[spark] def broker(o: Reader): String = {
     val b = o.get(Broker).getOrElse(throw GazetteErrors.missingOption(Broker, "the broker address, e.g. http://127.0.0.1:8080"))
     Try(ClientConfig(b)).failed.foreach(e => throw GazetteErrors.invalidOption(Broker, b, e.getMessage))
     b
-  }
-
-  private def connectionOptions = Seq(RpcTimeout, RetryTimeout, TrustedCaFile, CertFile, CertKeyFile, AuthToken)
-
-  /** Options whose values are never shown: in errors, plans and logs they read as redacted. */
-  val SecretOptions: Set[String] = Set(AuthToken.toLowerCase(Locale.ROOT))
-
-  /** A client's config from `broker` and the connection options alone (the admin helpers'). */
-  def connectionConfig(options: Map[String, String]): ClientConfig = {
-    val o = new Reader(options, Broker +: connectionOptions)
-    connection(o).config(broker(o))
   }
 
   private[spark] def connection(o: Reader): BrokerConnection = BrokerConnection(
@@ -358,16 +250,16 @@ object GazetteOptions {
     tls = tls(o),
     authToken = o.get(AuthToken).map { t =>
       if (t.trim.isEmpty || t.exists(_.isWhitespace)) throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
-      new io.sparkgazette.client.Secret(t)
+      new Secret(t)
     })
 
-  private def tls(o: Reader): io.sparkgazette.client.Tls = {
+  private def tls(o: Reader): Tls = {
     if (o.get(CertFile).isDefined != o.get(CertKeyFile).isDefined)
       throw GazetteErrors.missingOption(if (o.get(CertFile).isDefined) CertKeyFile else CertFile,
         s"$CertFile and $CertKeyFile go together (a client certificate and its PKCS#8 PEM key)")
-    val tls = io.sparkgazette.client.Tls(o.get(TrustedCaFile), o.get(CertFile), o.get(CertKeyFile))
+    val tls = Tls(o.get(TrustedCaFile), o.get(CertFile), o.get(CertKeyFile))
     val plain = o.get(Broker).toSeq.flatMap(_.split(',')).map(_.trim).filter(b => b.nonEmpty && !b.startsWith("https://"))
-    if (tls != io.sparkgazette.client.Tls() && plain.nonEmpty)
+    if (tls != Tls() && plain.nonEmpty)
       throw GazetteErrors.invalidOption(Broker, o.get(Broker).get, s"https:// endpoints: TLS options are set, and ${plain.mkString(", ")} is not TLS")
     tls
   }
@@ -385,19 +277,6 @@ object GazetteOptions {
         .getOrElse(throw GazetteErrors.invalidOption(UuidField, v, "a protobuf field number from 1 to 536870911"))
     }.getOrElse(Framing.DefaultUuidField)
 
-  /** `earliest`, `latest`, or a JSON object of journal offsets. */
-  def offsets(option: String, value: String): OffsetSpec = value.trim.toLowerCase(Locale.ROOT) match {
-    case "earliest" => OffsetSpec.Earliest
-    case "latest"   => OffsetSpec.Latest
-    case _ =>
-      val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
-        throw GazetteErrors.invalidOption(option, value, """'earliest', 'latest' or JSON such as {"a/journal": 1024} (-2 earliest, -1 latest)"""))
-      parsed.find(_._2 < -2).foreach { case (j, off) =>
-        throw GazetteErrors.invalidOption(option, value, s"offsets >= 0, or -2 (earliest) or -1 (latest); journal $j has $off")
-      }
-      OffsetSpec.Specific(parsed)
-  }
-
   private[spark] def positiveLong(option: String, value: String): Long =
     value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a positive whole number"))
 
@@ -405,36 +284,43 @@ object GazetteOptions {
     value.trim.toIntOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a whole number >= 0"))
 
   /** `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds. */
-  def duration(option: String, value: String): FiniteDuration = {
+  private[spark] def duration(option: String, value: String): FiniteDuration = {
     val m = """(?i)\s*(\d+)\s*(ms|s|m|min|h|d)?\s*""".r
     value match {
       case m(n, unit) =>
         val amount = n.toLong
         Option(unit).map(_.toLowerCase(Locale.ROOT)).getOrElse("ms") match {
-          case "ms"         => amount.millis
-          case "s"          => amount.seconds
-          case "m" | "min"  => amount.minutes
-          case "h"          => amount.hours
-          case _            => amount.days
+          case "ms"        => amount.millis
+          case "s"         => amount.seconds
+          case "m" | "min" => amount.minutes
+          case "h"         => amount.hours
+          case _           => amount.days
         }
       case _ => throw GazetteErrors.invalidOption(option, value, "a duration such as 250ms, 30s, 15m, 24h or 7d")
     }
   }
 
-  /** Option values by case-insensitive name, refusing names outside `known`. */
+  /** Option values by case-insensitive name, refusing names outside `known`. Spark's own options
+    * are not the connector's to check, and the tests' hooks pass as they are.
+    */
   private[spark] final class Reader(options: Map[String, String], known: Seq[String]) {
     private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
     private val values: Map[String, String] = options.flatMap { case (k, v) =>
-      byLower.get(k.toLowerCase(Locale.ROOT)) match {
+      val lower = k.toLowerCase(Locale.ROOT)
+      byLower.get(lower) match {
         case Some(name) => Some(name -> v)
+        case None if lower.startsWith(TestPrefix) => Some(k -> v)
+        case None if SparkOptions.contains(lower) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
-        case None if allOptions.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(k.toLowerCase(Locale.ROOT)).contains(v) => None
-        case None if SessionDefaults().contains(k.toLowerCase(Locale.ROOT)) => throw GazetteErrors.unknownSessionOption(k, known)
+        case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None
+        case None if SessionDefaults().contains(lower) => throw GazetteErrors.unknownSessionOption(k, known)
         case None => throw GazetteErrors.unknownOption(k, known)
       }
     }
 
-    def get(name: String): Option[String] = values.get(name)
+    def get(name: String): Option[String] =
+      if (name.startsWith(TestPrefix)) values.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v }
+      else values.get(name)
 
     def boolean(name: String, default: Boolean): Boolean = values.get(name).map { v =>
       v.trim.toLowerCase(Locale.ROOT) match {
@@ -445,31 +331,55 @@ object GazetteOptions {
     }.getOrElse(default)
   }
 
-  private def allOptions: Seq[String] = (sourceOptions ++ sinkOptions).distinct
+  private lazy val allNames: Seq[String] = (sourceNames ++ sinkNames).distinct
 
-  /** Checks options where the DataFrame is loaded (`load()`, or a writer's `save()`/`start()`), as
-    * Kafka does, before Spark says whether they will be read or written: every name must be
-    * known, and the options are those of a sink when they name one only sinks take, else a source's.
-    * Streaming-only rules (checkpointLocation, endingOffsets) wait for the query to start.
-    */
-  def validateAtLoad(options: CaseInsensitiveStringMap): Unit = {
-    val all = options.asCaseSensitiveMap().asScala.toMap
-    val sinkOnly = (sinkOptions.filterNot(sourceOptions.contains) :+ "path").map(_.toLowerCase(Locale.ROOT))
-    val sessionOnly = SessionDefaults()
-    val explicit = all.filterNot { case (k, v) => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(v) }
-    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT)))) sink(all, streaming = false)
-    else source(options, streaming = false)
+  /** `docs/options.md`: the reference as a page, generated from [[reference]] (`make options-doc`). */
+  private[spark] def markdown: String = {
+    def table(side: OptionDoc.Side): String =
+      ("| option | default | meaning |" +: "| --- | --- | --- |" +: reference.filter(_.side == side).map { d =>
+        s"| `${d.name}` | ${d.default} | ${d.doc} |"
+      }).mkString("\n")
+    s"""# Options
+       |
+       |<!-- Generated from GazetteOptions.reference by `make options-doc`; a test fails when this page and the code differ. -->
+       |
+       |Options are set with `.option(name, value)` on `spark.readStream`/`spark.read` (the source) and on
+       |`df.writeStream`/`df.write` (the sink), or for every query of a session as
+       |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
+       |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
+       |(`startingOffsets` is `starting_offsets`) and convert Python values (booleans, datetimes, dicts, lists)
+       |to these strings; the connector checks every value where the DataFrame is loaded (`load()`, and a
+       |writer's `save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
+       |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`).
+       |
+       |Spark's own options pass through: `path` (`save(journal)` names the sink's journal), `paths` and
+       |`queryName`.
+       |
+       |## Source
+       |
+       |${table(OptionDoc.Source)}
+       |
+       |## Sink
+       |
+       |${table(OptionDoc.Sink)}
+       |
+       |## Connection (source, sink and the admin helpers)
+       |
+       |${table(OptionDoc.Connection)}
+       |
+       |Files named by the TLS options are read where the clients run, the driver and every executor: on a
+       |cluster, put them at the same path on every node (or distribute them with `--files`).
+       |""".stripMargin
   }
 }
 
-/** The session's `spark.datasource.gazette.<option>` settings, which Spark adds to every query's
-  * options (SessionConfigSupport), by lower-case option name.
-  */
-private[spark] object SessionDefaults {
-  val Prefix = "spark.datasource.gazette."
+/** One option as the reference documents it. */
+private[spark] final case class OptionDoc(name: String, side: OptionDoc.Side, default: String, doc: String)
 
-  def apply(): Map[String, String] =
-    org.apache.spark.sql.SparkSession.getActiveSession.map(_.conf.getAll.collect {
-      case (k, v) if k.toLowerCase(Locale.ROOT).startsWith(Prefix) => k.substring(Prefix.length).toLowerCase(Locale.ROOT) -> v
-    }).getOrElse(Map.empty)
+private[spark] object OptionDoc {
+  sealed trait Side
+  case object Source extends Side
+  case object Sink extends Side
+  /** How the clients reach the brokers: the source, the sink and the admin helpers take these. */
+  case object Connection extends Side
 }

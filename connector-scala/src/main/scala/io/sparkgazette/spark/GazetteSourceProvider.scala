@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 
 import java.util
 
+import io.sparkgazette.spark.source.MessageToRow
 import org.apache.spark.sql.connector.catalog.{SessionConfigSupport, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.sources.DataSourceRegister

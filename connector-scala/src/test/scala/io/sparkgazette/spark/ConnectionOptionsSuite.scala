@@ -3,6 +3,8 @@ package io.sparkgazette.spark
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.sink.SinkOptions
+import io.sparkgazette.spark.source.SourceOptions
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -10,8 +12,8 @@ import org.scalatest.funsuite.AnyFunSuite
 class ConnectionOptionsSuite extends AnyFunSuite {
   private val source = Map("broker" -> "http://127.0.0.1:8080", "selector" -> "prefix=events/")
   private val sink = Map("broker" -> "http://127.0.0.1:8080", "journal" -> "out", "deliveryGuarantee" -> "at-least-once")
-  private def read(kv: (String, String)*) = GazetteOptions.source(new CaseInsensitiveStringMap((source ++ kv).asJava), streaming = true)
-  private def write(kv: (String, String)*) = GazetteOptions.sink(sink ++ kv, streaming = true)
+  private def read(kv: (String, String)*) = SourceOptions.parse(new CaseInsensitiveStringMap((source ++ kv).asJava), streaming = true)
+  private def write(kv: (String, String)*) = SinkOptions.parse(sink ++ kv, streaming = true)
 
   test("rpcTimeout and retryTimeout reach the client's config on both sides; unset, the client's defaults stay") {
     val r = read("rpcTimeout" -> "5s", "RETRYTIMEOUT" -> "1m").clientConfig
@@ -34,7 +36,7 @@ class ConnectionOptionsSuite extends AnyFunSuite {
 class SecurityOptionsSuite extends AnyFunSuite {
   private val tlsSource = Map("broker" -> "https://127.0.0.1:8443", "selector" -> "prefix=events/")
   private def read(kv: (String, String)*) =
-    GazetteOptions.source(new CaseInsensitiveStringMap((tlsSource ++ kv).asJava), streaming = true)
+    SourceOptions.parse(new CaseInsensitiveStringMap((tlsSource ++ kv).asJava), streaming = true)
 
   test("TLS files and the token reach the client's config; the token never prints") {
     val c = read("trustedCaFile" -> "/ca.pem", "certFile" -> "/c.pem", "certKeyFile" -> "/k.pem", "authToken" -> "s3cr3t.jwt.sig").clientConfig
@@ -46,7 +48,7 @@ class SecurityOptionsSuite extends AnyFunSuite {
 
   test("a certificate without its key, TLS to an http endpoint and a bad token fail, naming the option and not the token") {
     assert(intercept[IllegalArgumentException](read("certFile" -> "/c.pem")).getMessage contains "'certKeyFile' is required")
-    val plain = intercept[IllegalArgumentException](GazetteOptions.source(new CaseInsensitiveStringMap(
+    val plain = intercept[IllegalArgumentException](SourceOptions.parse(new CaseInsensitiveStringMap(
       Map("broker" -> "http://b:1", "journals" -> "j", "trustedCaFile" -> "/ca.pem").asJava), streaming = true)).getMessage
     assert(plain.contains("'broker'") && plain.contains("https://"))
     val bad = intercept[IllegalArgumentException](read("authToken" -> "s3cr3t with spaces")).getMessage

@@ -1,0 +1,92 @@
+package io.sparkgazette.spark
+package admin
+
+import java.util.Base64
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.google.protobuf.duration.{Duration => PbDuration}
+import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec, Label, LabelSet}
+import io.sparkgazette.message.{Framing, Publisher}
+
+/** Administration for the Python package's helpers (called through py4j, so JSON in and out):
+  * list journals with their write heads, apply journal specs, publish test messages.
+  */
+object Admin {
+  private val mapper = new ObjectMapper()
+
+  /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */
+  private def withClient[T](broker: String, connectionJson: String)(f: GazetteClient => T): T = {
+    val connection = mapper.readTree(connectionJson).fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+    val client = new GazetteClient(GazetteOptions.connectionConfig(connection + (GazetteOptions.Broker -> broker)))
+    try f(client) finally client.close()
+  }
+
+  /** `[{"name", "labels": {name: [values]}, "writeHead"}]` of the journals `selector` matches. */
+  def listJournals(broker: String, selector: String, connectionJson: String): String = withClient(broker, connectionJson) { client =>
+    val out = mapper.createArrayNode()
+    client.list(selector).map(_.getSpec).sortBy(_.name).foreach { spec =>
+      val node = out.addObject()
+      node.put("name", spec.name)
+      val labels = node.putObject("labels")
+      spec.labels.toSeq.flatMap(_.labels).groupBy(_.name).foreach { case (k, ls) =>
+        val values = labels.putArray(k)
+        ls.foreach(l => values.add(l.value))
+      }
+      node.put("writeHead", client.writeHead(spec.name))
+    }
+    mapper.writeValueAsString(out)
+  }
+
+  /** Creates or updates journals from flattened specs `[{"name", "replication", "labels":
+    * [[name, value]], "fragment": {"length", "compression_codec", "stores", "refresh_interval"}}]`
+    * and waits until each accepts appends.
+    */
+  def applySpecs(broker: String, specsJson: String, connectionJson: String): Unit = withClient(broker, connectionJson) { client =>
+    client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
+  }
+
+  /** Publishes base64-encoded payloads to `journal` as committed messages with UUIDs, in one
+    * append; returns the write head after it.
+    */
+  def publish(broker: String, journal: String, payloadsJson: String, uuidPointer: String, uuidField: Int,
+      connectionJson: String): Long =
+    withClient(broker, connectionJson) { client =>
+      val spec = client.list(s"name=$journal").headOption.map(_.getSpec)
+        .getOrElse(throw new IllegalArgumentException(s"Journal '$journal' does not exist"))
+      val ct = spec.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")
+      val framing = Framing.forContentType(ct, uuidPointer, uuidField).fold(p => throw new IllegalArgumentException(s"Journal $journal: $p"), identity)
+      val publisher = new Publisher()
+      mapper.readTree(payloadsJson).elements().asScala.foreach { p =>
+        publisher.publishCommitted(journal, framing, Base64.getDecoder.decode(p.asText()))
+      }
+      publisher.drain().foreach { case (j, bytes) => client.append(j, bytes) }
+      client.writeHead(journal)
+    }
+
+  private def spec(n: JsonNode): JournalSpec = {
+    val f = Option(n.get("fragment"))
+    def text(k: String, default: String) = f.flatMap(x => Option(x.get(k))).map(_.asText()).getOrElse(default)
+    JournalSpec(
+      name = n.get("name").asText(),
+      replication = Option(n.get("replication")).map(_.asInt()).getOrElse(1),
+      labels = Some(LabelSet(Option(n.get("labels")).toSeq.flatMap(_.elements().asScala)
+        .map(l => Label(l.get(0).asText(), l.get(1).asText())).sortBy(l => (l.name, l.value)))),
+      fragment = Some(JournalSpec.Fragment(
+        length = text("length", "536870912").toLong,
+        compressionCodec = CompressionCodec.fromName(text("compression_codec", "SNAPPY"))
+          .getOrElse(throw new IllegalArgumentException(s"unknown compression_codec ${text("compression_codec", "")}")),
+        stores = f.flatMap(x => Option(x.get("stores"))).toSeq.flatMap(_.elements().asScala.map(_.asText())),
+        refreshInterval = Some(PbDuration(seconds = seconds(text("refresh_interval", "5m"))))
+      ))
+    )
+  }
+
+  // Go durations as gazctl writes them: 1m0s, 30s, 5m, 1h.
+  private def seconds(d: String): Long =
+    """(\d+)([hms])""".r.findAllMatchIn(d).map { m =>
+      m.group(1).toLong * (m.group(2) match { case "h" => 3600L; case "m" => 60L; case _ => 1L })
+    }.sum
+}

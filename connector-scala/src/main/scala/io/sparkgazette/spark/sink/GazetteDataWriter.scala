@@ -1,0 +1,236 @@
+package io.sparkgazette.spark
+package sink
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.ByteString
+import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.message._
+import io.sparkgazette.spark.sink.staging._
+import org.apache.spark.TaskContext
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
+import org.slf4j.LoggerFactory
+
+/** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
+  * at commit in one append per journal (see [[JournalSpool]]); the attempt's ACK intents go to
+  * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
+  * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
+  * attempt under theirs left open in each journal; batch jobs as a fresh producer.
+  * Where the write records its intents, a journal's rows are held unframed until they outgrow
+  * `threshold`; from then on they are staged as committed messages instead (see [[StagedRun]]).
+  * An epoch whose intents are already recorded was committed before a restart: its writers
+  * write nothing.
+  */
+final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
+    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
+    writeId: String = "") extends DataWriter[InternalRow] {
+  import GazetteDataWriter._
+
+  private val client = ClientCache(config.client)
+  private val task = Option(TaskContext.get())
+  private val stable = producers.filter(_ => config.options.exactlyOnce)
+  private val stageAttempt = task.map(_.stageAttemptNumber()).getOrElse(0)
+  private val attempt = task.map(_.attemptNumber()).getOrElse(0)
+  private val clock = new MonotonicClock(stable.fold(0L)(p => p.clockFloor(producerOf(p))))
+  private val publisher = stable match {
+    case Some(p) => new Publisher(producerOf(p), clock)
+    case None    => new Publisher(clock = clock)
+  }
+  private def producerOf(p: SinkProducers) = p.producer(partitionId, stageAttempt, attempt, epoch)
+  // Exactly-once, a journal's bytes wait in a spool for the task's one append there at commit;
+  // at-least-once, they are appended whenever flushBytes of them are buffered.
+  private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
+  // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
+  private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
+  private val cols = config.columns
+  private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
+  private val framings: Map[String, Framing] = targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
+    case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
+  }
+  // Rows for journals the sink cannot write are held back and counted: the driver refuses the
+  // epoch once, naming them, rather than every task failing on its own.
+  private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
+  // CSV journals' widths, UUID column included: the journal's first record's, or else this
+  // task's first row's there.
+  private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
+  private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
+  private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
+  private val staging = config.staging.filter(_ => config.options.exactlyOnce)
+  // Rows not yet framed, per journal, while it is undecided whether the task appends them
+  // (uncommitted, at commit) or stages them (committed, published after the driver's commit).
+  private val held = scala.collection.mutable.LinkedHashMap[String, HeldRows]()
+  private val staged = scala.collection.mutable.LinkedHashMap[String, StagedRunWriter]()
+  // What a staged journal gets from the task itself: the rollback ACK ahead of the staged run.
+  private val stagedPrefixes = scala.collection.mutable.LinkedHashMap[String, Array[Byte]]()
+  private val lastClocks = scala.collection.mutable.Map[String, Long]()
+  private val firstPayloads = scala.collection.mutable.Map[String, Array[Byte]]()
+  private var heldBytes = 0L
+  private var rows = 0L
+  private var wrote = false
+
+  if (skip) log.info(s"${config.intentLog.get.key(epoch)} is already committed; partition $partitionId writes nothing")
+
+  override def write(row: InternalRow): Unit = if (!skip) {
+    val journal = journalOf(row)
+    if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
+    val framing = framings.getOrElse(journal, throw new IllegalArgumentException(
+      s"Row $rows of partition $partitionId names journal '$journal', which is not among the sink's journals ${targets.journals.mkString(", ")}"))
+    val payload =
+      if (cols.jsonRows) {
+        if (framing.contentType != Framing.JsonLines)
+          throw new IllegalArgumentException(s"Journal $journal is ${framing.contentType}: rows need a 'value' column")
+        toJson(row)
+      } else if (row.isNullAt(cols.value))
+        throw new IllegalArgumentException(s"Row $rows of partition $partitionId has a null value")
+      else row.getBinary(cols.value)
+    if (framing.contentType == Framing.Csv) CsvFraming.framedWidth(payload).foreach { w =>
+      val expected = csvWidths.getOrElseUpdate(journal, w)
+      if (w != expected) throw GazetteErrors.csvWidth(journal, rows, partitionId, w - 1, expected - 1)
+    }
+    stable.filter(_ => !rolledBack.contains(journal)).foreach { p =>
+      publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
+      rolledBack(journal) = (framing, payload)
+    }
+    if (!config.options.exactlyOnce) publish(journal, framing, payload, rows, committed = true)
+    else if (staging.isEmpty) publish(journal, framing, payload, rows, committed = false)
+    else if (staged.contains(journal)) publish(journal, framing, payload, rows, committed = true)
+    else {
+      val h = held.getOrElseUpdate(journal, new HeldRows(framing))
+      h.add(rows, payload)
+      heldBytes += payload.length
+      if (h.count > threshold.messages || h.bytes > threshold.bytes) stage(journal)
+      // However many journals a task writes, what it holds unframed stays within HeldBytes:
+      // beyond, its largest journal is staged early.
+      while (heldBytes > HeldBytes) stage(held.maxBy(_._2.bytes)._1)
+    }
+    rows += 1
+    if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
+    config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
+      .foreach(_ => if (rows == FaultAfterRows) { appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
+  }
+
+  private def publish(journal: String, framing: Framing, payload: Array[Byte], row: Long, committed: Boolean): Unit = {
+    try {
+      if (committed) publisher.publishCommitted(journal, framing, payload)
+      else publisher.publishUncommitted(journal, framing, payload)
+    } catch {
+      case e: MessageFormatException =>
+        throw new IllegalArgumentException(s"Row $row of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
+    }
+    lastClocks(journal) = clock.current
+    firstPayloads.getOrElseUpdate(journal, payload)
+  }
+
+  /** From now on `journal`'s rows are staged, as committed messages, starting with those held. */
+  private def stage(journal: String): Unit = {
+    stagedPrefixes(journal) = publisher.drain(journal)
+    val index = targets.journals.indexOf(journal)
+    val key = config.intentLog.get.key(epoch)
+    val file = staging.get.file(key, writeId, partitionId, stageAttempt, attempt, index)
+    staged(journal) = new StagedRunWriter(file, s"$key.$writeId.${file.getName}", config.hadoopConf.value)
+    val h = held.remove(journal).get
+    heldBytes -= h.bytes
+    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = true); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+  }
+
+  /** Frames the rows held for `journal` as the task's own uncommitted run. */
+  private def release(journal: String): Unit = held.remove(journal).foreach { h =>
+    heldBytes -= h.bytes
+    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = false); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+  }
+
+  override def commit(): WriterCommitMessage = {
+    appendAll()
+    if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
+    val runs = staged.toSeq.flatMap { case (j, w) =>
+      w.close(j, publisher.producer.toString, lastClocks(j), targets.revisions.getOrElse(j, 0L),
+        clock => publisher.ackAt(j, framings(j), firstPayloads(j), clock).intent)
+    }
+    staged.clear()
+    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap, runs)
+  }
+
+  /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
+  override def abort(): Unit = {
+    discardStaged()
+    if (config.options.exactlyOnce && wrote) {
+      publisher.drain()
+      closeSpools()
+      try rollbacks().foreach(i => client.append(i.journal, i.intent))
+      catch { case NonFatal(e) => log.warn(s"rolling back partition $partitionId of epoch $epoch: $e") }
+    }
+  }
+
+  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
+  // where its next attempt would roll back too; a fresh producer's before its first message.
+  private def rollbacks(): Seq[AckIntent] = stable match {
+    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) => publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j)) }
+    case None    => publisher.rollbackIntents()
+  }
+
+  override def close(): Unit = { closeSpools(); discardStaged() }
+
+  private def discardStaged(): Unit = { staged.values.foreach(_.discard()); staged.clear() }
+
+  private def journalOf(row: InternalRow): String =
+    if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
+    else if (mapping == null) targets.journals.head
+    else mapping.journalFor(if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
+
+  private def flush(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
+    if (staged.contains(journal)) staged(journal).write(bytes, offset, length, lastClocks(journal))
+    else if (config.options.exactlyOnce)
+      spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes, offset, length)
+    else { client.append(journal, ByteString.copyFrom(bytes, offset, length)); wrote = true }
+  }
+
+  /** Appends what is buffered and spooled, one append per journal; a staged journal gets its
+    * rollback ACK only.
+    */
+  private def appendAll(): Unit = {
+    held.keys.toSeq.foreach(release)
+    targets.journals.foreach(flush)
+    stagedPrefixes.foreach { case (journal, prefix) =>
+      if (prefix.nonEmpty) { client.append(journal, prefix); wrote = true }
+    }
+    stagedPrefixes.clear()
+    spools.foreach { case (journal, spool) =>
+      if (spool.size > 0) { client.append(journal, spool.content()); wrote = true }
+    }
+    closeSpools()
+  }
+
+  private def closeSpools(): Unit = {
+    spools.values.foreach(s => try s.close() catch { case NonFatal(_) => })
+    spools.clear()
+  }
+}
+
+/** A journal's rows held unframed, with their row numbers (for errors), in arrival order. */
+private final class HeldRows(val framing: Framing) {
+  private val rows = scala.collection.mutable.ArrayBuffer[Long]()
+  private val payloads = scala.collection.mutable.ArrayBuffer[Array[Byte]]()
+  var bytes = 0L
+
+  def add(row: Long, payload: Array[Byte]): Unit = { rows += row; payloads += payload; bytes += payload.length }
+
+  def count: Int = rows.size
+
+  def foreach(f: (Long, Array[Byte]) => Unit): Unit = rows.indices.foreach(i => f(rows(i), payloads(i)))
+}
+
+object GazetteDataWriter {
+  private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
+
+  private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))
+
+  /** The most a task holds unframed, over all its journals. */
+  private val HeldBytes = 64L << 20
+
+  /** Where an injected task failure strikes: after this many rows, appended. */
+  private val FaultAfterRows = 5L
+}

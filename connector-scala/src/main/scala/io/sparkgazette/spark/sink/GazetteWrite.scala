@@ -1,0 +1,26 @@
+package io.sparkgazette.spark
+package sink
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.ByteString
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.write._
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.slf4j.LoggerFactory
+
+/** The sink's protocol, shared by streaming epochs and batch jobs. */
+final class GazetteWrite(info: LogicalWriteInfo) extends Write {
+  private val options = scala.jdk.CollectionConverters.MapHasAsScala(info.options().asCaseSensitiveMap()).asScala.toMap
+  private val columns = SinkColumns(info.schema())
+  // The session's Hadoop configuration: credentials set with spark.conf.set apply.
+  private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
+
+  override def toStreaming: StreamingWrite = new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf)
+
+  override def toBatch: BatchWrite = new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)
+
+  override def description(): String = "Gazette"
+}

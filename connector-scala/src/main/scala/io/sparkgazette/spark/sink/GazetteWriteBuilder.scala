@@ -1,0 +1,28 @@
+package io.sparkgazette.spark
+package sink
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.ByteString
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.write._
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.slf4j.LoggerFactory
+
+/** Builds the sink's write: append (and update, read as append); complete mode is refused. */
+final class GazetteWriteBuilder(info: LogicalWriteInfo)
+    extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
+  private var truncating = false
+
+  override def truncate(): WriteBuilder = { truncating = true; this }
+
+  override def build(): Write = {
+    if (truncating)
+      throw new UnsupportedOperationException(
+        "Gazette journals are append-only: complete output mode (and overwrite) cannot replace what was written. " +
+          "Use append or update output mode.")
+    new GazetteWrite(info)
+  }
+}

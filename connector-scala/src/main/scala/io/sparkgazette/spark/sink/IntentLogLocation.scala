@@ -1,0 +1,33 @@
+package io.sparkgazette.spark
+package sink
+
+import java.nio.file.{FileAlreadyExistsException, Files}
+import java.util.{Base64, UUID}
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import io.sparkgazette.message.{AckIntent, ProducerId}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
+
+/** Where a write's intents are recorded, and under which key each epoch is; travels to the
+  * writers so that a write already recorded writes nothing.
+  */
+final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
+  def open(conf: Configuration): AckIntentLog =
+    if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf) else AckIntentLog.epochs(checkpointLocation, conf)
+
+  def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
+}
+
+object IntentLogLocation {
+
+  /** Exactly-once streams record every epoch; batch jobs only when the user names them with
+    * `batchId`, so that every other batch job is a new write.
+    */
+  def of(options: SinkOptions, streaming: Boolean): Option[IntentLogLocation] =
+    if (!options.exactlyOnce) None
+    else if (streaming) options.checkpointLocation.map(IntentLogLocation(_, None))
+    else options.batchId.map(id => IntentLogLocation(options.checkpointLocation.get, Some(id)))
+}

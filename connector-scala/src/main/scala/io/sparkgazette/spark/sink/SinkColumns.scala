@@ -1,0 +1,46 @@
+package io.sparkgazette.spark
+package sink
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.ByteString
+import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.message._
+import org.apache.spark.TaskContext
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
+import org.slf4j.LoggerFactory
+
+/** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
+final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
+  def jsonRows: Boolean = value < 0
+}
+
+object SinkColumns {
+
+  /** Validates the input schema: `value` string or binary, `journal` string, `key` string or
+    * binary; with a `value` column nothing else is allowed. Without one, rows are written as
+    * JSON objects of all their columns (ndjson journals only).
+    */
+  def apply(schema: StructType): SinkColumns = {
+    def index(name: String) = schema.fieldNames.indexWhere(_.equalsIgnoreCase(name))
+    val (value, journal, key) = (index("value"), index("journal"), index("key"))
+    if (value >= 0) {
+      schema.fields.zipWithIndex.find { case (_, i) => i != value && i != journal && i != key }.foreach { case (f, _) =>
+        throw new IllegalArgumentException(
+          s"Column '${f.name}' cannot be written to Gazette alongside 'value': the sink takes 'value' " +
+            "(string or binary), and optionally 'journal' (string) and 'key' (string or binary)")
+      }
+      if (!Set[Any](StringType, BinaryType).contains(schema(value).dataType))
+        throw new IllegalArgumentException(s"Column 'value' must be string or binary, not ${schema(value).dataType.simpleString}")
+    }
+    if (journal >= 0 && schema(journal).dataType != StringType)
+      throw new IllegalArgumentException(s"Column 'journal' must be a string, not ${schema(journal).dataType.simpleString}")
+    if (key >= 0 && !Set[Any](StringType, BinaryType).contains(schema(key).dataType))
+      throw new IllegalArgumentException(s"Column 'key' must be string or binary, not ${schema(key).dataType.simpleString}")
+    SinkColumns(schema, value, journal, key)
+  }
+}

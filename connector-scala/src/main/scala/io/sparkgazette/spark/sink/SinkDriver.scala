@@ -1,0 +1,168 @@
+package io.sparkgazette.spark
+package sink
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.ByteString
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
+import io.sparkgazette.spark.sink.staging._
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.write._
+import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
+import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
+import org.slf4j.LoggerFactory
+
+/** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
+private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
+    streaming: Boolean) {
+  import SinkDriver._
+
+  // Spark builds a write, and so a driver, for every micro-batch and never closes it: the
+  // driver borrows the JVM's shared client instead of opening channels of its own.
+  private def client = ClientCache(options.clientConfig)
+  private val location = IntentLogLocation.of(options, streaming)
+  private val log_ = location.map(_.open(hadoopConf.value))
+
+  val config: SinkConfig = SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
+
+  // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
+  private var producers: Option[SinkProducers] = None
+
+  /** The producers this epoch's writers publish as (see [[SinkProducers]]). */
+  def epochProducers(): Option[SinkProducers] = {
+    if (producers.isEmpty && streaming) producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
+    producers
+  }
+
+  // The run of this write's tasks whose staged files an abort deletes (another run of the
+  // same batchId may be staging beside it).
+  private var writeId: Option[String] = None
+
+  def newWriteId(): String = { val id = SinkDriver.writeId(); writeId = Some(id); id }
+
+  /** How large a task's run in a journal grows before it is staged, with `partitions` tasks. */
+  def threshold(partitions: Int): StagingThreshold = StagingThreshold(options.readerRingSize, partitions)
+
+  /** The journals of this epoch: the selector is listed again each time. */
+  def targets(): SinkTargets = {
+    val journals = options.target match {
+      case WriteTarget.OneJournal(j) =>
+        client.list(s"name=$j").headOption
+          .getOrElse(throw new IllegalArgumentException(s"Journal '$j' (option 'journal') does not exist")) :: Nil
+      case WriteTarget.BySelector(s) =>
+        val listed = client.list(s)
+        if (listed.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
+        listed
+    }
+    val contentTypes = journals.map(_.getSpec).map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
+    val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
+    val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
+    val csvWidths = contentTypes.collect { case (j, Framing.Csv) => CsvWidths(client, j).map(j -> _) }.flatten.toMap
+    SinkTargets(journals.map(_.getSpec.name).sorted.toIndexedSeq, contentTypes, mapping, unwritable, csvWidths,
+      journals.map(j => j.getSpec.name -> j.createRevision).toMap)
+  }
+
+  /** Records the epoch's intents and staged runs (unless a previous run did), then appends the
+    * ACKs, all of a journal's in one append, then has the staged runs appended. The ACKs go
+    * first: the runs they commit are small enough for readers' rings only while nothing large
+    * comes between them.
+    */
+  def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
+    refuseUnwritable(messages)
+    val record = log_ match {
+      case None => IntentRecord(collect(messages))
+      case Some(l) =>
+        val key = location.get.key(epoch)
+        l.read(key).getOrElse {
+          val fresh = collect(messages)
+          StagedRuns.verify(staged(messages), location.get.checkpointLocation, hadoopConf.value)
+          refuseRecreated(epoch, staged(messages))
+          fault("driver-before-persist", epoch)
+          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
+        }
+    }
+    val intents = record.intents
+    fault("driver-after-persist", epoch)
+    intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
+      StagedRuns.appendUnlessDeleted(client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
+      if (i == 0) fault("driver-after-some-acks", epoch)
+    }
+    // Whatever this run's options: a recorded epoch's staged runs are committed rows.
+    for (l <- log_; loc <- location) {
+      val key = loc.key(epoch)
+      val staging = StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined)
+      if (record.staged.nonEmpty && !l.published(key)) {
+        StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
+        fault("driver-after-publish", epoch)
+        l.markPublished(key)
+        StagedRuns.forget(record.staged, config)
+      }
+      staging.delete(key, hadoopConf.value)
+      if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
+    }
+    if (streaming) log_.foreach(_.prune(epoch))
+    logger.info(s"${describe(epoch)} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals" +
+      (if (record.staged.isEmpty) "" else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
+  }
+
+  private def describe(epoch: Long): String = location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
+
+  /** An epoch that failed before its intents were recorded is rolled back; one recorded is
+    * committed and completes when the query restarts.
+    */
+  def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
+    if (log_.exists(_.contains(location.get.key(epoch)))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
+    else {
+      messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach { case (journal, rs) =>
+        try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
+        catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
+      }
+      for (loc <- location; id <- writeId)
+        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(s"${loc.key(epoch)}/$id", hadoopConf.value)
+        catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
+    }
+
+  /** A journal deleted and created again while the epoch's tasks wrote it holds part of the
+    * epoch (its small runs, prefixes) and would lose the rest (a staged run is never appended
+    * to a journal other than the one it was written for): the epoch fails unrecorded, to run again.
+    */
+  private def refuseRecreated(epoch: Long, runs: Seq[StagedRun]): Unit =
+    runs.map(r => r.journal -> r.revision).distinct.foreach { case (journal, revision) =>
+      if (!client.list(s"name=$journal").headOption.exists(_.createRevision == revision))
+        throw new IllegalStateException(s"Journal $journal was deleted while ${describe(epoch)} was written to it: " +
+          "nothing of it was committed, and it runs again when the query restarts")
+    }
+
+  private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
+    val held = messages.toSeq.collect { case m: GazetteCommitMessage => m.unwritable }.flatten
+      .groupMapReduce(_._1)(_._2)(_ + _)
+    if (held.nonEmpty) {
+      val why = targets().unwritable
+      throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) => (j, n, why.getOrElse(j, "its content-type")) })
+    }
+  }
+
+  private def acks(messages: Array[WriterCommitMessage]): Seq[(ProducerId, String, Long)] =
+    messages.toSeq.collect { case m: GazetteCommitMessage =>
+      val producer = ProducerId(java.lang.Long.parseUnsignedLong(m.producer, 16))
+      m.intents.map(i => (producer, i.journal, i.clock)) ++ m.staged.map(r => (producer, r.journal, r.clock))
+    }.flatten
+
+  private def staged(messages: Array[WriterCommitMessage]): Seq[StagedRun] =
+    messages.toSeq.collect { case m: GazetteCommitMessage => m.staged }.flatten
+
+  private def collect(messages: Array[WriterCommitMessage]): Seq[AckIntent] =
+    messages.toSeq.collect { case m: GazetteCommitMessage => m.intents }.flatten
+
+  private def fault(point: String, epoch: Long): Unit =
+    options.testFault.filter(f => f.point == point && f.epoch == epoch).foreach { _ =>
+      throw new IllegalStateException(s"injected driver failure at $point of epoch $epoch")
+    }
+}
+
+object SinkDriver {
+  private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
+
+  /** Names one run of a write's tasks (see [[StagingLocation]]). */
+  def writeId(): String = java.util.UUID.randomUUID().toString.replace("-", "")
+}

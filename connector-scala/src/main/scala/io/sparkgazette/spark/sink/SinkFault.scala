@@ -1,0 +1,26 @@
+package io.sparkgazette.spark
+package sink
+
+/** A failure the tests inject at a chosen point of the sink's protocol (test-only option
+  * `test.sinkFault`, `point:epoch`): `task-after-half` fails the first attempt of partition 0's
+  * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
+  * `driver-before-persist`, `driver-after-persist`, `driver-after-some-acks` and
+  * `driver-after-publish` fail the driver's commit there.
+  */
+private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
+  def strikes(point: String, epoch: Long): Boolean =
+    this.point == point && (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
+}
+
+private[spark] object SinkFault {
+  private val Points = Set("task-after-half", "driver-before-persist", "driver-after-persist", "driver-after-some-acks",
+    "driver-after-publish")
+
+  def parse(value: String): SinkFault = value.split(':') match {
+    case Array(point, epoch) if Points.contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+    case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
+      val Array(first, period) = every.split('/').map(_.toLong)
+      SinkFault("task-after-half", first, period)
+    case _ => throw GazetteErrors.invalidOption(GazetteOptions.TestSinkFault, value, "point:epoch, e.g. driver-after-persist:1")
+  }
+}

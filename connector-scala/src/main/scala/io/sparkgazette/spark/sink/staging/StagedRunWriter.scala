@@ -1,0 +1,77 @@
+package io.sparkgazette.spark
+package sink
+package staging
+
+import java.nio.channels.FileChannel
+import java.nio.file.{Files, StandardOpenOption}
+
+import scala.util.control.NonFatal
+
+import com.google.protobuf.{ByteString, UnsafeByteOperations}
+import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
+import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
+import org.apache.spark.SparkContext
+import org.slf4j.LoggerFactory
+
+/** One task attempt's staged run in one journal, as it is written: in parts of at most
+  * [[StagedRunWriter.PartBytes]], each appended on its own (a part is whole messages, and one
+  * append of protobuf's ByteString must stay below 2 GiB).
+  *
+  * @param base  the parts' path without its `.<part>.run` suffix
+  * @param token the run's name in its journal's registers, unique to the write's run (see [[StagedRun]])
+  */
+private[spark] final class StagedRunWriter(base: Path, token: String, conf: Configuration,
+    partBytes: Long = StagedRunWriter.PartBytes) {
+  private val parts = scala.collection.mutable.ArrayBuffer[(Path, Long, Long)]() // path, bytes, last clock
+  private var out: FSDataOutputStream = _
+  private var path: Path = _
+  private var written = 0L
+
+  /** Appends whole messages, the last of which has `clock`. */
+  def write(bytes: Array[Byte], clock: Long): Unit = write(bytes, 0, bytes.length, clock)
+
+  /** Appends whole messages, `bytes[offset, offset + length)`, the last of which has `clock`. */
+  def write(bytes: Array[Byte], offset: Int, length: Int, clock: Long): Unit = {
+    if (out == null) {
+      path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
+      // On the local file system, without Hadoop's .crc files: a staged run is read once, by
+      // mapping it, and its length is checked against the record.
+      out = (path.getFileSystem(conf) match {
+        case l: LocalFileSystem => l.getRawFileSystem
+        case fs                 => fs
+      }).create(path, false)
+      written = 0
+    }
+    out.write(bytes, offset, length)
+    written += length
+    if (written >= partBytes) closePart(clock)
+  }
+
+  private def closePart(clock: Long): Unit = {
+    // On disk before the driver records it: a record that outlives its part's bytes (a crash
+    // of the host) would name a run nobody can publish.
+    out.hsync()
+    out.close()
+    out = null
+    parts += ((path, written, clock))
+  }
+
+  /** The run's parts, closed and synced. `quietAck(clock)` is an ACK at `clock`. */
+  def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte]): Seq[StagedRun] = {
+    if (out != null) closePart(clock)
+    parts.toSeq.zipWithIndex.map { case ((p, bytes, last), i) =>
+      StagedRun(journal, p.toString, bytes, producer, last, s"$token.$i", revision, quietAck(last), i)
+    }
+  }
+
+  def discard(): Unit = {
+    if (out != null) try out.close() catch { case NonFatal(_) => }
+    (parts.map(_._1) ++ Option(path)).distinct.foreach(p => try p.getFileSystem(conf).delete(p, false) catch { case NonFatal(_) => })
+  }
+}
+
+object StagedRunWriter {
+  val PartBytes: Long = 256L << 20
+}

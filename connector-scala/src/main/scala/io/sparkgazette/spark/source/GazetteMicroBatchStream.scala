@@ -1,0 +1,337 @@
+package io.sparkgazette.spark
+package source
+
+import java.util.Optional
+
+import scala.jdk.CollectionConverters._
+
+import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.message.Framing
+import io.sparkgazette.spark.source.state._
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.streaming._
+import org.slf4j.LoggerFactory
+
+/** The streaming source: offsets are [[JournalOffsets]], each batch one [[JournalRange]] per
+  * journal with new bytes, packed into [[JournalTask]]s by size and read by
+  * [[JournalTaskReader]]s, whose sequencer states cross batches through `checkpointLocation`
+  * (one file per task, found again through the [[SequencerStateCatalog]]).
+  *
+  * Journals are discovered again at every trigger; a new journal enters the offsets at its first
+  * readable byte in the batch that discovers it, with the Etcd revision that created it and that
+  * byte as its origin, so every batch can be planned again, after a restart, from its offsets
+  * alone, and a journal created again under the same name is never read at the old one's offsets.
+  */
+final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
+    columns: Seq[String])
+    extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
+  import GazetteMicroBatchStream._
+
+  private val client = new GazetteClient(options.clientConfig)
+  private val directory = new JournalDirectory(client, options.target)
+  private val stateDir = s"$checkpointLocation/sequencer"
+  private val store = new SequencerStateStore(stateDir, hadoopConf.value)
+  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, columns)
+  store.initialize()
+  private val catalog = new SequencerStateCatalog(store)
+
+  @volatile private var known = Map.empty[String, JournalInfo]
+  @volatile private var heads = Map.empty[String, Long]
+  @volatile private var planned = Map.empty[String, JournalPosition]
+  // A new primary can answer with a stale head until its next listing of the store: see StaleHeads.
+  private def graceMs(j: String): Long = options.clientConfig.retryTimeout.toMillis + known.get(j).fold(0L)(_.refreshIntervalMs)
+  private val staleHeads = new StaleHeads(graceMs)
+  // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
+  @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
+  @volatile private var restarted = 0L
+  @volatile private var skippedAtPlanning = 0L
+  private var availableNowHeads: Option[Map[String, Long]] = None
+  private var lastBatchAt = System.currentTimeMillis()
+
+  // Spark plans the first batch from initialOffset again after a restart: it must not move.
+  override def initialOffset(): Offset =
+    JournalOffsets.fromJson(store.once("initial-offsets.json")(computeInitialOffset().json()))
+
+  private def computeInitialOffset(): JournalOffsets = {
+    val journals = discover(mustExist = true)
+    if (journals.isEmpty) log.warn(s"no Gazette journals match ${options.target.describe} yet")
+    val (suspended, readable) = journals.partition(_._2.suspended)
+    // Times become offsets here, once: the checkpoint keeps them for every restart.
+    val spec = OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true)
+    // A suspended journal has no replica to ask: its write head is where it was suspended. Read
+    // from the earliest, it joins when an append resumes it, like a journal created then.
+    val latest = spec match {
+      case OffsetSpec.Latest             => suspended.keySet
+      case OffsetSpec.Specific(given)    => suspended.keySet.filter(j => given.get(j).exists(_ != OffsetSpec.EarliestOffset))
+      case _                             => Set.empty[String]
+    }
+    val explicit = spec match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
+    val offsets = startingOffsets(spec, readable.keys, ignore = suspended.keySet) ++
+      latest.map(j => j -> explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt))
+    JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) })
+  }
+
+  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String], ignore: Set[String]): Map[String, Long] = spec match {
+    case OffsetSpec.Earliest => directory.earliest(journals)
+    case OffsetSpec.Latest   => directory.writeHeads(journals)
+    case OffsetSpec.Specific(explicit) =>
+      explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j => throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
+      val earliest = directory.earliest(journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
+      val latest = directory.writeHeads(journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
+      explicit.collect { case (j, o) if o >= 0 && latest.get(j).exists(_ < o) => throw GazetteErrors.startPastWriteHead(j, o, latest(j)) }
+      journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
+    case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
+  }
+
+  override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)
+
+  override def getDefaultReadLimit: ReadLimit = {
+    // Bytes travel in Spark's row-count limits: Spark only hands them back to this source.
+    val max = options.maxBytesPerTrigger.map(ReadLimit.maxRows)
+    val min = options.minBytesPerTrigger.map(ReadLimit.minRows(_, options.maxTriggerDelay.toMillis))
+    (max ++ min).toSeq match {
+      case Seq()      => ReadLimit.allAvailable()
+      case Seq(one)   => one
+      case both       => ReadLimit.compositeLimit(both.toArray)
+    }
+  }
+
+  override def latestOffset(): Offset =
+    throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is used with admission control")
+
+  override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
+    val t0 = System.nanoTime()
+    try nextOffset(startOffset, limit) finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  private def nextOffset(startOffset: Offset, limit: ReadLimit): Offset = {
+    val start = startOffset.asInstanceOf[JournalOffsets].positions
+    val journals = discover()
+
+    val vanished = start.keySet -- journals.keySet
+    if (vanished.nonEmpty) {
+      val what = s"journal(s) ${vanished.toSeq.sorted.mkString(", ")} no longer exist or no longer match ${options.target.describe}"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(vanished.head, what)
+      log.warn(s"$what; they are no longer read (failOnDataLoss=false)")
+    }
+    // A journal deleted and created again under the same name starts over, as a new one.
+    val recreated = start.collect { case (j, p) if journals.get(j).exists(i => isRecreated(p, i)) => j }.toSet
+    recreated.toSeq.sorted.foreach { j =>
+      val what = s"it was deleted and created again (revision ${start(j).revision}, now ${journals(j).revision}) " +
+        s"after the query read it up to offset ${start(j).offset}"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+      log.warn(s"journal $j: $what; reading the new journal from its first byte (failOnDataLoss=false)")
+      restarted += 1
+    }
+    // A FULL-suspended journal has no replica to read from: it keeps its offset until resumed.
+    val (suspended, readable) = (start -- vanished -- recreated).partition { case (j, _) => journals(j).suspended }
+    val current = readable.map { case (j, p) => j -> p.offset }
+    val fresh = journals.filterNot { case (j, i) => i.suspended || start.contains(j) && !recreated(j) }.keySet
+    // States an earlier entry of a fresh journal left are not this one's.
+    fresh.foreach(catalog.forget)
+    val firstOffsets = directory.earliest(fresh)
+
+    val (answered, verdicts) = judgeHeads(current)
+    // Without failOnDataLoss, a journal whose head went backwards starts over at its head, as a
+    // journal created again does: the bytes before its offset may no longer be those read.
+    val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
+    restartAt.keys.foreach(catalog.forget)
+    val from = current ++ restartAt
+    // A journal whose head is behind reads nothing until the head passes its offset again.
+    val observed = answered ++ verdicts.collect { case (j, w: StaleHeads.Waiting) => j -> w.offset }
+    heads = observed ++ firstOffsets
+    val ceiling = JournalRangePlanner.ceiling(from, observed, availableNowHeads)
+
+    val available = JournalRangePlanner.behind(from, ceiling).values.sum
+    val (maxBytes, minBytes, maxDelayMs) = limits(limit)
+    val now = System.currentTimeMillis()
+    // An AvailableNow run reads what is there, however little.
+    val waiting = availableNowHeads.isEmpty && JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
+    // A journal started over ends this batch where it starts again: its next batch reads from there.
+    val ends = (if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)) ++ restartAt
+    if (ends != from) lastBatchAt = now
+    // New journals enter at their first offset: their bytes are read from the next batch on.
+    val positions = ends.map { case (j, e) =>
+        val origin = if (restartAt.contains(j)) restartAt(j) else readable(j).origin
+        j -> readable(j).copy(offset = e, revision = journals(j).revision, origin = origin)
+      } ++
+      suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
+    planned = positions
+    JournalOffsets(positions)
+  }
+
+  /** The journals' write heads and the verdicts on those behind the query's offsets (see
+    * [[StaleHeads]]), said to the user once per episode; a head gone backwards fails the query
+    * here under failOnDataLoss.
+    */
+  private def judgeHeads(current: Map[String, Long]): (Map[String, Long], Map[String, StaleHeads.Verdict]) = {
+    var answered = directory.writeHeads(current.keys)
+    var verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
+    // An AvailableNow run ends once it has read what is there: it waits out a stale head here,
+    // or every scheduled run would end quietly before a head gone back for good is judged.
+    while (availableNowHeads.isDefined && verdicts.values.exists(_.isInstanceOf[StaleHeads.Waiting])) {
+      Thread.sleep(StaleHeadPollMs)
+      answered = directory.writeHeads(current.keys)
+      verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
+    }
+    // The run's heads were taken when it began: one stale then is raised to the head that came back.
+    availableNowHeads = availableNowHeads.map(cap => cap ++ cap.collect {
+      case (j, c) if current.get(j).exists(c < _) && answered.get(j).exists(_ >= current(j)) => j -> answered(j)
+    })
+    (answered, verdicts)
+  }
+
+  private def report(verdicts: Map[String, StaleHeads.Verdict]): Map[String, StaleHeads.Verdict] =
+    verdicts.toSeq.sortBy(_._1).map {
+      case (j, w @ StaleHeads.Waiting(offset, head, _, true)) =>
+        log.info(s"journal $j: its primary answers with write head $head, before the query's offset $offset " +
+          s"(a broker taking the journal over has not caught up yet); waiting up to ${graceMs(j)} ms for it")
+        j -> w
+      case (j, StaleHeads.Grew(offset, head, lowest, waited)) =>
+        writtenAgainFrom(j, lowest, offset) match {
+          case Some(from) =>
+            staleHeads.confirm(j)
+            wentBack(j, s"its write head went back before offset $offset the query has read, and the journal is written " +
+              s"again from $from (its head is now $head): a broker lost bytes before they were replicated or persisted", from)
+            j -> StaleHeads.Behind(offset, head, from, waited, first = true)
+          case None => j -> StaleHeads.Waiting(offset, head, waited, first = false)
+        }
+      case (j, b @ StaleHeads.Behind(offset, head, lowest, waited, true)) =>
+        wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and stayed behind " +
+          s"it for $waited ms (now $head; a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the " +
+          "journal's fragment refresh interval)", lowest)
+        j -> b
+      case other => other
+    }.toMap
+
+  private def wentBack(journal: String, what: String, restartAt: Long): Unit = {
+    if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+    log.warn(s"journal $journal: $what; reading it again from offset $restartAt with fresh state: what the query read " +
+      s"before is not read again, and bytes written there since are (failOnDataLoss=false)")
+    restarted += 1
+  }
+
+  /** Where the journal is written again below `offset`, if it is: a fragment there, past its
+    * lowest head `lowest`, that no store holds yet is a spool begun again, not one a new primary
+    * has listed from the store; it begins where the appends since began.
+    */
+  private def writtenAgainFrom(journal: String, lowest: Long, offset: Long): Option[Long] =
+    client.listFragments(journal).flatMap(_.spec)
+      .filter(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest).map(_.begin).minOption
+      .map(math.min(_, lowest))
+
+  private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
+    p.revision != 0 && now.revision != 0 && p.revision != now.revision
+
+  private def limits(limit: ReadLimit): (Option[Long], Option[Long], Long) = limit match {
+    case _: ReadAllAvailable => (None, None, 0L)
+    case m: ReadMaxRows      => (Some(m.maxRows()), None, 0L)
+    case m: ReadMinRows      => (None, Some(m.minRows()), m.maxTriggerDelayMs())
+    case c: CompositeReadLimit =>
+      c.getReadLimits.map(limits).foldLeft((Option.empty[Long], Option.empty[Long], 0L)) { (a, b) =>
+        (a._1.orElse(b._1), a._2.orElse(b._2), math.max(a._3, b._3))
+      }
+    case other => throw new IllegalArgumentException(s"unsupported read limit $other")
+  }
+
+  override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
+    val t0 = System.nanoTime()
+    try plan(start.asInstanceOf[JournalOffsets].positions, end.asInstanceOf[JournalOffsets].positions)
+    finally planMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  private def plan(from: Map[String, JournalPosition], to: Map[String, JournalPosition]): Array[InputPartition] = {
+    val ranges = to.toSeq.flatMap { case (j, e) =>
+      from.get(j).filter(s => s.offset < e.offset && (s.revision == 0 || e.revision == 0 || s.revision == e.revision)).map(s => (j, s, e))
+    }
+    if (ranges.exists { case (j, _, e) => !known.get(j).exists(i => !isRecreated(e, i)) }) discover()
+    // The states at the batch's start: the previous batch's tasks saved them in its directory.
+    if (ranges.nonEmpty) catalog.refresh(SequencerStateStore.batchDir(from))
+    val journalRanges = ranges.flatMap { case (j, s, e) =>
+      known.get(j).filterNot(i => isRecreated(e, i)) match {
+        case Some(info) =>
+          val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
+          Some(JournalRange(j, info.contentType, readerConfig.labelsToShip(info.labels), s.offset, e.offset, e.origin, e.revision,
+            base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin), refreshIntervalMs = info.refreshIntervalMs))
+        case None =>
+          // The batch was planned before a restart, and the journal has gone since.
+          val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
+          if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+          log.warn(s"journal $j: $what; skipping them (failOnDataLoss=false)")
+          skippedAtPlanning += e.offset - s.offset
+          None
+      }
+    }
+    catalog.pin(journalRanges.flatMap(_.base))
+    val batch = SequencerStateStore.batchDir(to)
+    val packed = JournalRangePlanner.pack(splitRanges(journalRanges.sortBy(_.journal), options), (r: JournalRange) => r.bytes,
+      options.bytesPerPartition, minPartitions(options))
+    tasks = packed.size
+    packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
+
+  /** Keeps, for each journal, the newest state at or below the committed offset (the next batch
+    * starts there, or rebuilds from it), and forgets journals the query no longer reads.
+    */
+  override def commit(end: Offset): Unit = {
+    val t0 = System.nanoTime()
+    try {
+      val committed = end.asInstanceOf[JournalOffsets].positions
+      catalog.refresh(SequencerStateStore.batchDir(committed), again = true)
+      catalog.prune(committed, planned)
+    } finally commitMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  override def prepareForTriggerAvailableNow(): Unit =
+    availableNowHeads = Some(directory.writeHeads(discover().filterNot(_._2.suspended).keys))
+
+  override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
+    val consumed = latestConsumedOffset.map[Map[String, Long]] {
+      case o: JournalOffsets => o.offsets.toMap
+      case o                 => JournalOffsets.parsePositions(o.json()).map { case (j, p) => j -> p.offset }
+    }.orElse(Map.empty)
+    (JournalRangePlanner.metrics(consumed, heads) ++ Map(
+      "suspendedJournals" -> known.values.count(_.suspended).toString,
+      "journalsRestarted" -> restarted.toString,
+      "journalsWaitingForHead" -> staleHeads.waiting.toString,
+      "bytesSkippedAtPlanning" -> skippedAtPlanning.toString,
+      "latestOffsetMs" -> latestOffsetMs.toString,
+      "planMs" -> planMs.toString,
+      "commitMs" -> commitMs.toString,
+      "tasks" -> tasks.toString
+    )).asJava
+  }
+
+  override def stop(): Unit = {
+    directory.close()
+    client.close()
+  }
+
+  override def toString: String = s"GazetteMicroBatchStream[${options.target.describe}]"
+
+  private def discover(mustExist: Boolean = false): Map[String, JournalInfo] = {
+    val journals = directory.journals(mustExist)
+    known = journals
+    journals
+  }
+}
+
+object GazetteMicroBatchStream {
+  private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
+  private val StaleHeadPollMs = 500L
+
+  /** Read uncommitted, large ranges of ndjson split into pieces (read committed, a piece would
+    * need the producers' states at its first offset, which only reading everything before it gives).
+    */
+  def splitRanges(ranges: Seq[JournalRange], options: SourceOptions): Seq[JournalRange] =
+    if (options.readCommitted) ranges
+    else JournalRangePlanner.split(ranges, r => Framing.splitsAtNewlines(r.contentType), options.bytesPerPartition, minPartitions(options))
+
+  /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
+  def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(
+    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
+}
+

@@ -1,0 +1,40 @@
+package io.sparkgazette.spark
+package source
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.metric.CustomMetric
+import org.apache.spark.sql.connector.read.{Batch, Scan}
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/** The scan of one query; options are parsed here, where batch and streaming defaults differ.
+  * `required`: the columns the query reads, when Spark pruned them; all otherwise.
+  */
+private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None) extends Scan {
+  // The session's Hadoop configuration, as Spark builds it for its own checkpoint: credentials
+  // set with spark.conf.set reach the source's state files too.
+  private def hadoopConf = {
+    val spark = SparkSession.active
+    val conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
+    spark.conf.getAll.foreach { case (k, v) => if (v != null) conf.set(k, v) }
+    new SerializableConfiguration(conf)
+  }
+  private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
+
+  private val schema = required.fold(MessageToRow.schema(includeLabels))(MessageToRow.pruned(includeLabels, _))
+  private def columns: Seq[String] = schema.fieldNames.toSeq
+
+  override def readSchema(): StructType = schema
+
+  override def description(): String = s"Gazette(${GazetteErrors.describe(options.asCaseSensitiveMap().asScala.toMap)})"
+
+  override def toBatch: Batch = new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns)
+
+  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
+    new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, columns)
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = SourceMetrics.supported
+}

@@ -1,0 +1,67 @@
+package io.sparkgazette.spark
+package source
+
+import scala.collection.immutable.SortedMap
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.JsonNodeType
+import org.apache.spark.sql.connector.read.streaming.Offset
+
+/** The source's offset: each journal's [[JournalPosition]], written as a JSON object
+  * (`{"events/part-000": {"offset": 1024, "revision": 17, "origin": 0}}`). Plain numbers are read
+  * as offsets, the shape the `startingOffsets` option takes.
+  */
+final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) extends Offset {
+  override def json(): String = JournalOffsets.toJson(positions)
+
+  lazy val offsets: SortedMap[String, Long] = positions.map { case (j, p) => j -> p.offset }
+
+  def apply(journal: String): Long = positions(journal).offset
+
+  def get(journal: String): Option[Long] = positions.get(journal).map(_.offset)
+
+  def journals: Iterable[String] = positions.keys
+}
+
+object JournalOffsets {
+  private val mapper = new ObjectMapper()
+
+  def apply(positions: Map[String, JournalPosition]): JournalOffsets = new JournalOffsets(SortedMap(positions.toSeq: _*))
+
+  def fromJson(json: String): JournalOffsets = JournalOffsets(parsePositions(json))
+
+  /** Journal offsets from a JSON object of whole numbers; anything else is an error. */
+  def parseJson(json: String): Map[String, Long] =
+    entries(json).map { case (j, v) => j -> whole(j, "offset", v) }.toMap
+
+  /** Positions from a JSON object whose values are offsets or `{"offset", "revision", "origin"}`. */
+  def parsePositions(json: String): Map[String, JournalPosition] =
+    entries(json).map { case (j, v) =>
+      j -> (if (v.isObject) {
+        def field(name: String, default: Long) = Option(v.get(name)).map(whole(j, name, _)).getOrElse(default)
+        JournalPosition(whole(j, "offset", v.get("offset")), field("revision", 0L), field("origin", -1L))
+      } else JournalPosition(whole(j, "offset", v)))
+    }.toMap
+
+  def toJson(positions: Map[String, JournalPosition]): String = {
+    val node = mapper.createObjectNode()
+    positions.toSeq.sortBy(_._1).foreach { case (j, p) =>
+      node.putObject(j).put("offset", p.offset).put("revision", p.revision).put("origin", p.origin)
+    }
+    mapper.writeValueAsString(node)
+  }
+
+  private def entries(json: String): Seq[(String, JsonNode)] = {
+    val node = mapper.readTree(json)
+    if (node == null || node.getNodeType != JsonNodeType.OBJECT)
+      throw new IllegalArgumentException(s"expected a JSON object of journal offsets, got: $json")
+    node.properties().asScala.map(e => e.getKey -> e.getValue).toSeq
+  }
+
+  private def whole(journal: String, what: String, v: JsonNode): Long = {
+    if (v == null || !v.canConvertToLong || !v.isIntegralNumber)
+      throw new IllegalArgumentException(s"$what of journal $journal is not a whole number: $v")
+    v.asLong()
+  }
+}

@@ -1,0 +1,42 @@
+package io.sparkgazette.spark
+package source
+
+import java.util.concurrent.ConcurrentHashMap
+
+import io.sparkgazette.client.ClientConfig
+import io.sparkgazette.message.Framing
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.read.InputPartition
+
+/** What every reader of a scan needs besides its ranges: the source's options, for streaming
+  * queries the directory where sequencer states cross batches, and the columns the query reads
+  * (the others are never built).
+  */
+final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
+    hadoopConfBroadcast: Broadcast[SerializableConfiguration], columns: Seq[String]) {
+  def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
+
+  // Once per task rather than per range: a task of a thousand small ranges builds each once.
+  @transient lazy val client: ClientConfig = options.clientConfig
+  @transient private lazy val framings = new ConcurrentHashMap[String, Either[String, Framing]]()
+
+  /** What of a journal's labels its ranges carry: all of them when the query reads the
+    * `labels` column, none otherwise (a task of many journals would ship them for nothing).
+    */
+  def labelsToShip(labels: Map[String, Seq[String]]): Map[String, Seq[String]] =
+    if (readsLabels) labels else Map.empty
+
+  def readsLabels: Boolean = columns.contains(MessageToRow.Labels)
+
+  /** The framing of a journal's content type (framings keep no state between reads). */
+  def framing(contentType: String): Either[String, Framing] =
+    framings.computeIfAbsent(contentType, t => Framing.forContentType(t, options.uuidPointer, options.uuidField))
+}
+
+object ReaderConfig {
+  // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
+  // than with every task (over a third of deserializing a small stream's task, by a profile).
+  def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration, columns: Seq[String]): ReaderConfig =
+    ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
+}

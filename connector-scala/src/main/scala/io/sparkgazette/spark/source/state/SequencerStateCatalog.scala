@@ -1,0 +1,117 @@
+package io.sparkgazette.spark
+package source
+package state
+
+import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.security.MessageDigest
+import java.util.UUID
+
+import scala.collection.mutable
+import scala.util.control.NonFatal
+
+import io.sparkgazette.message.{ProducerId, ProducerState}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
+
+/** The driver's view of the saved states: which states exist, by `(journal, offset, revision,
+  * origin)`, and in which file. It reads a batch directory's indexes once (a listing and one
+  * read per task of the batch), so that planning and committing a batch never list a directory
+  * per journal; after a restart it reads every directory left.
+  *
+  * Where two files hold a state with the same key (attempts of a batch packed differently, say
+  * before and after a restart), the one in the file written first wins, as it would in a
+  * create-if-absent file per state.
+  */
+final class SequencerStateCatalog(store: SequencerStateStore) {
+  private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
+  private val filesRead = mutable.Set[String]()
+  private val batchesRead = mutable.Set[String]()
+  private var loaded = false
+  private var pinned = Set.empty[String]
+
+  /** Reads the directory of the batch ending at `end` unless it was read; `again`: reads what
+    * it holds now that was not read (a committed batch re-run after a restart wrote its files
+    * after the restart listed its directory).
+    */
+  def refresh(batch: String, again: Boolean = false): Unit = synchronized {
+    loadAll()
+    if (again || !batchesRead(batch)) {
+      batchesRead += batch
+      store.files(batch).filterNot(filesRead).foreach(add)
+    }
+  }
+
+  /** The state saved at exactly `offset`, or else the newest in `[from, offset]`, of the entry. */
+  def lookup(journal: String, from: Long, offset: Long, revision: Long, origin: Long): Option[StateRef] = synchronized {
+    loadAll()
+    byJournal.get(journal).flatMap { states =>
+      states.rangeTo(offset).toSeq.reverseIterator.takeWhile(_._1 >= from)
+        .flatMap(_._2.find(r => r.revision == revision && r.origin == origin)).nextOption()
+    }
+  }
+
+  /** Keeps, for each journal `committed` holds, the states of its entry at or above the newest
+    * one at or below its offset, and the states of the entry `planned` holds (a batch planned
+    * after the journal was read afresh); forgets every other state. Deletes the files no kept
+    * state is in, and batch directories left with no file.
+    */
+  def prune(committed: Map[String, JournalPosition], planned: Map[String, JournalPosition]): Unit = synchronized {
+    loadAll()
+    byJournal.keys.toSeq.foreach { j =>
+      val states = byJournal(j)
+      def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
+      val floor = committed.get(j).flatMap(p => states.rangeTo(p.offset).toSeq.reverseIterator
+        .find(_._2.exists(same(_, p))).map(_._1))
+      states.keys.toSeq.foreach { o =>
+        val kept = states(o).filter(r => committed.get(j) match {
+          case Some(p) if same(r, p) => floor.forall(o >= _)
+          case _                     => planned.get(j).exists(same(r, _))
+        })
+        if (kept.isEmpty) states.remove(o) else states(o) = kept
+      }
+      if (states.isEmpty) byJournal.remove(j)
+    }
+    val live = liveFiles ++ pinned
+    val dead = filesRead.toSet -- live
+    dead.foreach { f =>
+      store.delete(f)
+      filesRead -= f
+    }
+    val liveBatches = (live ++ filesRead).map(batchOf)
+    dead.map(batchOf).filterNot(liveBatches).foreach { b =>
+      store.delete(b)
+      batchesRead -= b
+    }
+  }
+
+  /** Keeps the files of `refs` whatever [[prune]] decides, until the next call: the running batch's tasks read them. */
+  def pin(refs: Iterable[StateRef]): Unit = synchronized { pinned = refs.map(_.file).toSet }
+
+  /** Forgets the states of `journal`: it is read afresh. */
+  def forget(journal: String): Unit = synchronized { byJournal.remove(journal) }
+
+  /** The states files the catalog knows, for tests and metrics. */
+  def files: Set[String] = synchronized { liveFiles }
+
+  private def liveFiles: Set[String] = { byJournal.valuesIterator.flatMap(_.valuesIterator.flatten).map(_.file).toSet }
+
+  private def batchOf(file: String): String = file.substring(0, file.lastIndexOf('/'))
+
+  private def loadAll(): Unit = if (!loaded) {
+    loaded = true
+    store.batches().foreach { b =>
+      batchesRead += b
+      store.files(b).foreach(add)
+    }
+  }
+
+  private def add(file: String): Unit = {
+    filesRead += file
+    store.index(file).getOrElse(Nil).foreach { r =>
+      val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
+      val at = states.getOrElse(r.offset, Nil)
+      if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
+    }
+  }
+}

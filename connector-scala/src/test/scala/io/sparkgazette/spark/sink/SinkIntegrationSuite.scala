@@ -1,0 +1,382 @@
+package io.sparkgazette.spark
+package sink
+
+import java.nio.file.Files
+
+import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.streaming.Trigger
+import org.scalatest.funsuite.AnyFunSuite
+
+/** Gazette → Spark → Gazette, exactly once through ACK intents, judged by Gazette's own
+  * ReadCommittedIter on the output journals, also when a task or the driver fails at each
+  * point of the protocol and the query restarts from its checkpoint.
+  */
+class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+  private var expected: Set[(String, Long)] = _
+
+  // Two attempts per task, so that an injected task failure is retried within its job.
+  override protected def sparkMaster: String = "local[2,2]"
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    val inputs = (0 until 3).map(i => f"sink/in/part-$i%03d")
+    Journals.create(client, inputs.map(Journals.spec(_)): _*)
+    inputs.zipWithIndex.foreach { case (j, i) => Judge.publishRandom(cluster.broker, j, 60L + i) }
+    expected = inputs.flatMap(j => Judge.read(cluster.broker, j).map(r => (r.journal, r.begin))).toSet
+  }
+
+  private def outputs(name: String): String = {
+    Journals.create(client, (0 until 3).map(i => Journals.spec(f"sink/out/$name/part-$i%03d")): _*)
+    s"prefix=sink/out/$name/"
+  }
+
+  /** The pipeline: read committed, keep each message's identity, write JSON rows keyed by source. */
+  private def run(selector: String, checkpoint: String, extra: Map[String, String] = Map.empty): Unit = {
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
+      .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "4000").load()
+      .select(col("journal").as("src"), col("begin"), col("uuid"), col("journal").as("key"))
+      .writeStream.format("gazette").option("broker", cluster.broker).option("selector", selector)
+      .option("checkpointLocation", checkpoint).options(extra)
+      .trigger(Trigger.AvailableNow())
+      .start()
+    q.awaitTermination()
+  }
+
+  /** What Gazette's ReadCommittedIter sees in the outputs, as (source journal, source offset). */
+  private def committedOutput(selector: String): Seq[(String, Long)] = {
+    val journals = client.list(selector).map(_.getSpec.name)
+    journals.flatMap(j => Judge.read(cluster.broker, j)).map { r =>
+      val src = """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1)
+      val begin = """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong
+      (src, begin)
+    }
+  }
+
+  private def assertExactlyOnce(selector: String): Unit = {
+    val seen = committedOutput(selector)
+    assert(seen.size == seen.distinct.size, s"${seen.size - seen.distinct.size} rows are visible twice")
+    assert(seen.toSet == expected, s"missing ${(expected -- seen.toSet).size}, unexpected ${(seen.toSet -- expected).size}")
+  }
+
+  test("a streaming pipeline writes every input row exactly once, as Gazette's ReadCommittedIter sees it") {
+    val out = outputs("plain")
+    run(out, Files.createTempDirectory("gazette-ckpt").toString)
+    assertExactlyOnce(out)
+    // Keyed rows went to the journal rendezvous hashing picks: one source, one output journal.
+    val bySource = committedOutput(out).groupBy(_._1).keySet
+    assert(bySource.size == 3)
+  }
+
+  for (fault <- Seq("driver-before-persist", "driver-after-persist", "driver-after-some-acks", "task-after-half")) {
+    test(s"exactly once across a failure at $fault and a restart from the checkpoint") {
+      val out = outputs(fault)
+      val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+      val failing = Map("test.sinkFault" -> s"$fault:1")
+      if (fault == "task-after-half") run(out, checkpoint, failing) // the task's second attempt succeeds
+      else {
+        val e = intercept[Exception](run(out, checkpoint, failing))
+        assert(e.getMessage.contains(s"injected driver failure at $fault of epoch 1"))
+        run(out, checkpoint)
+      }
+      assertExactlyOnce(out)
+    }
+  }
+
+  for (fault <- Seq("driver-after-persist", "driver-after-publish", "task-after-half")) {
+    test(s"staged runs: exactly once across a failure at $fault and a restart from the checkpoint") {
+      val out = outputs(s"staged-$fault")
+      val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+      // A reader ring of 16 messages stages every run of more than a message or two.
+      val staged = Map("readerRingSize" -> "16")
+      if (fault == "task-after-half") run(out, checkpoint, staged ++ Map("test.sinkFault" -> s"$fault:1"))
+      else {
+        val e = intercept[Exception](run(out, checkpoint, staged ++ Map("test.sinkFault" -> s"$fault:1")))
+        assert(e.getMessage.contains(s"injected driver failure at $fault of epoch 1"))
+        run(out, checkpoint, staged)
+      }
+      assertExactlyOnce(out)
+      val outside = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 0)
+      assert(outside > 0, "no run was staged")
+      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "epochs", "1")), "epoch 1's staged runs were not deleted")
+    }
+  }
+
+  /** The staged (OUTSIDE_TXN) messages in the journals of `selector`, as appended, copies included. */
+  private def stagedMessages(selector: String): Seq[String] =
+    client.list(selector).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).filter(_.flags == 0).map(_.uuid)
+
+  test("staged runs recorded before a crash are appended even when the restart stages nothing") {
+    val out = outputs("staged-then-0")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val e = intercept[Exception](run(out, checkpoint, Map("readerRingSize" -> "16", "test.sinkFault" -> "driver-after-persist:1")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
+    run(out, checkpoint, Map("readerRingSize" -> "0"))
+    assertExactlyOnce(out)
+  }
+
+  test("a staged run published again after a crash is appended once, whatever readers remember") {
+    val out = outputs("staged-once")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("readerRingSize" -> "16")
+    intercept[Exception](run(out, checkpoint, staged ++ Map("test.sinkFault" -> "driver-after-publish:1")))
+    val before = stagedMessages(out)
+    assert(before.nonEmpty && before.size == before.distinct.size)
+    run(out, checkpoint, staged)
+    assertExactlyOnce(out)
+    val after = stagedMessages(out)
+    assert(after.size == after.distinct.size, s"${after.size - after.distinct.size} staged messages were appended twice")
+  }
+
+  test("a checkpoint that the driver and executors do not share fails a write that stages, before anything is recorded") {
+    spark.conf.set("fs.gzhost.impl", classOf[io.sparkgazette.testing.HostLocalFileSystem].getName)
+    spark.conf.set("fs.gzhost.impl.disable.cache", "true")
+    try {
+      val journal = "sink/out/host-local/part-000"
+      Journals.create(client, Journals.spec(journal))
+      val dir = Files.createTempDirectory("gazette-ckpt")
+      val e = intercept[Exception](spark.range(0, 100, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .option("checkpointLocation", "gzhost://" + dir).option("batchId", "b").option("readerRingSize", "16").mode("append").save())
+      val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(message.contains("cannot be seen from the driver") && message.contains(dir.toString), message)
+      assert(!Files.exists(dir.resolve("gazette-sink/batches/b.json")), "the write was recorded")
+      assert(Judge.read(cluster.broker, journal).isEmpty)
+    } finally { spark.conf.unset("fs.gzhost.impl"); spark.conf.unset("fs.gzhost.impl.disable.cache") }
+  }
+
+  test("a journal deleted and created again before its staged runs are published gets none of them") {
+    val out = outputs("staged-recreated")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("readerRingSize" -> "16")
+    intercept[Exception](run(out, checkpoint, staged ++ Map("test.sinkFault" -> "driver-after-persist:0")))
+    // What epoch 0 staged for one journal, about to be re-created.
+    val runs = Files.walk(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging")).toArray.map(_.asInstanceOf[java.nio.file.Path])
+      .filter(_.getFileName.toString.endsWith(".run"))
+    assert(runs.nonEmpty, "epoch 0 staged nothing")
+    val name = """[0-9]+-[0-9]+-[0-9]+-([0-9]+)\.[0-9]+\.run""".r
+    val index = runs.head.getFileName.toString match { case name(i) => i.toInt }
+    val recreated = client.list(out).map(_.getSpec.name).sorted.apply(index)
+    val lost = runs.filter(_.getFileName.toString match { case name(i) => i.toInt == index; case _ => false }).flatMap(p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(l).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(l).get.group(1).toLong)
+    }.toSet
+    // Its small runs, appended by the tasks before the crash, go with it too.
+    val appended = Judge.read(cluster.broker, recreated, committed = false).filter(_.flags != 2).map { r =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+    }.toSet
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = recreated)))
+    Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "recreated"))
+    Journals.create(client, Journals.spec(recreated, store = "file:///recreated/"))
+    run(out, checkpoint, staged)
+    val seen = committedOutput(out)
+    assert(seen.size == seen.distinct.size)
+    assert((seen.toSet & lost).isEmpty, s"${(seen.toSet & lost).size} rows of the deleted journal's epoch reached the new one")
+    assert(seen.toSet == expected -- lost -- appended)
+  }
+
+  test("a staged run is appended in parts, each once, however often it is published") {
+    val journal = "sink/out/staged-parts/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val dir = Files.createTempDirectory("gazette-staging")
+    val conf = spark.sessionState.newHadoopConf()
+    val writer = new StagedRunWriter(new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", conf, partBytes = 2000)
+    val clock = new io.sparkgazette.message.MonotonicClock()
+    val publisher = new io.sparkgazette.message.Publisher(clock = clock)
+    val framing = io.sparkgazette.message.Framing.forContentType(io.sparkgazette.message.Framing.JsonLines).toOption.get
+    (0 until 100).foreach { n =>
+      publisher.publishCommitted(journal, framing, s"""{"n":$n}""".getBytes("UTF-8"))
+      if (n % 7 == 6 || n == 99) writer.write(publisher.drain(journal), clock.current)
+    }
+    val runs = writer.close(journal, publisher.producer.toString, clock.current, client.list(s"name=$journal").head.createRevision,
+      c => publisher.ackAt(journal, framing, "{}".getBytes("UTF-8"), c).intent)
+    assert(runs.size > 1 && runs.map(_.part) == runs.indices, s"${runs.size} parts")
+    val config = SinkConfig(SinkOptions.parse(Map("broker" -> cluster.broker, "journal" -> journal), streaming = false),
+      SinkColumns(new org.apache.spark.sql.types.StructType().add("value", "string")), None,
+      spark.sparkContext.broadcast(new SerializableConfiguration(conf)))
+    StagedRuns.publish(spark.sparkContext, runs, config, "parts")
+    StagedRuns.publish(spark.sparkContext, runs.reverse, config, "parts again")
+    assert(committedNumbers(journal) == (0L until 100L))
+    assert(stagedMessages(s"name=$journal").size == 100)
+    StagedRuns.forget(runs, config)
+    assert(committedNumbers(journal) == (0L until 100L))
+  }
+
+  for (partitions <- Seq(16, 200)) {
+    test(s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
+      val journal = s"sink/out/read-cost-$partitions/part-000"
+      Journals.create(client, Journals.spec(journal))
+      val rows = 20000L
+      spark.range(0, rows, 1, partitions).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString).option("batchId", "large")
+        .mode("append").save()
+      assert(committedNumbers(journal).sorted == (0L until rows))
+      val (committed, committedBytes) = Judge.readCost(cluster.broker, journal, committed = true)
+      val (_, uncommittedBytes) = Judge.readCost(cluster.broker, journal, committed = false)
+      assert(committed == rows)
+      assert(uncommittedBytes >= rows * 1000, s"Gazette's reader fetched $uncommittedBytes bytes read uncommitted")
+      assert(committedBytes <= 1.5 * uncommittedBytes,
+        s"Gazette's reader fetched $committedBytes bytes read committed, ${committedBytes.toDouble / uncommittedBytes}x the journal")
+      // Our own source, read committed, with its default ring.
+      val df = spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().select("begin")
+      assert(df.collect().length == rows)
+      val replayed = df.queryExecution.executedPlan.collectFirst {
+        case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s.metrics("replayedBytes").value
+      }.get
+      assert(replayed <= 0.5 * uncommittedBytes, s"the source replayed $replayed bytes of $uncommittedBytes")
+    }
+  }
+
+  /** What Gazette's ReadCommittedIter sees of `journal`'s `{"n": ...}` rows. */
+  private def committedNumbers(journal: String): Seq[Long] =
+    Judge.read(cluster.broker, journal).map(r => """"n":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+
+  private def batchWrite(journal: String, from: Long, checkpoint: String, extra: Map[String, String] = Map.empty): Unit =
+    spark.range(from, from + 10, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
+
+  test("batch writes that share a checkpointLocation each write their own rows") {
+    val journal = "sink/out/batch-reuse/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint)
+    batchWrite(journal, 10, checkpoint)
+    assert(committedNumbers(journal).sorted == (0L until 20L))
+  }
+
+  test("a batch job run again with its batchId writes nothing twice, also after a driver failure") {
+    val journal = "sink/out/batch-id/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1"))
+    batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1")) // a re-run of a job that succeeded
+    batchWrite(journal, 10, checkpoint, Map("batchId" -> "day-2"))
+    val e = intercept[Exception](batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3", "test.sinkFault" -> "driver-after-persist:0")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist"))
+    batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3"))
+    assert(committedNumbers(journal).sorted == (0L until 30L))
+  }
+
+  test("a batch job that staged its runs and failed after appending them is re-run without appending them twice") {
+    val journal = "sink/out/batch-staged/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val staged = Map("batchId" -> "day-1", "readerRingSize" -> "4")
+    val e = intercept[Exception](batchWrite(journal, 0, checkpoint, staged + ("test.sinkFault" -> "driver-after-publish:0")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-publish"))
+    batchWrite(journal, 0, checkpoint, staged)
+    batchWrite(journal, 0, checkpoint, staged)
+    batchWrite(journal, 10, checkpoint, staged + ("batchId" -> "day-2"))
+    assert(committedNumbers(journal).sorted == (0L until 20L))
+    val outside = stagedMessages(s"name=$journal")
+    assert(outside.size == 20 && outside.distinct.size == 20, s"${outside.size} staged messages appended")
+    assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "batches", "day-1")))
+  }
+
+  test("each task's messages form one contiguous run in each journal, also when they spill to local disk") {
+    val journal = "sink/out/runs/part-000"
+    Journals.create(client, Journals.spec(journal))
+    spark.range(0, 4000, 1, 8).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 200))) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal).option("flushBytes", "10000")
+      .mode("append").save()
+    assert(committedNumbers(journal).sorted == (0L until 4000L))
+    val producers = Judge.read(cluster.broker, journal, committed = false).filter(_.flags == 1).map(_.uuid.takeRight(12))
+    val runs = producers.foldLeft(List.empty[String])((acc, p) => if (acc.headOption.contains(p)) acc else p :: acc)
+    assert(runs.size == 8 && runs.distinct.size == 8, s"${runs.size} runs of ${runs.distinct.size} producers")
+  }
+
+  test("an epoch recorded before a crash completes after one of its journals was deleted") {
+    val out = outputs("deleted")
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val e = intercept[Exception](run(out, checkpoint, Map("test.sinkFault" -> "driver-after-persist:1")))
+    assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
+    // Whatever reached the journal about to go is lost with it, acknowledged or not.
+    val deleted = "sink/out/deleted/part-002"
+    val lost = Judge.read(cluster.broker, deleted, committed = false).filter(_.flags != 2).map { r =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+    }.toSet
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = deleted)))
+    run(out, checkpoint)
+    val seen = committedOutput(out)
+    assert(seen.size == seen.distinct.size, s"${seen.size - seen.distinct.size} rows are visible twice")
+    assert(seen.toSet == expected -- lost)
+  }
+
+  test("journals the sink cannot write are refused once, by the driver, naming them, and only when rows go there") {
+    val good = "sink/out/badtype/part-000"
+    val bad = "sink/out/badtype/part-001"
+    Journals.create(client, Journals.spec(good), Journals.spec(bad, labels = Seq("content-type" -> "application/octet-stream")))
+    def write(journalColumn: String) = spark.range(0, 20, 1, 4).selectExpr("to_json(named_struct('n', id)) AS value", s"$journalColumn AS journal")
+      .write.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/out/badtype/").mode("append").save()
+    write(s"'$good'")
+    assert(committedNumbers(good).sorted == (0L until 20L))
+    val e = intercept[Exception](write(s"if(id % 2 = 0, '$good', '$bad')"))
+    val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(message.contains(s"Journal $bad cannot be written (10 rows): unrecognized content-type (application/octet-stream)"), message)
+    assert(!message.contains("Lost task") && !message.contains("stage failure"), message)
+    assert(committedNumbers(good).sorted == (0L until 20L))
+  }
+
+  test("CSV journals: every record as wide as the journal's first, or an error naming the row") {
+    val journal = "sink/out/csv/part-000"
+    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> "text/csv")))
+    def write(values: String*) = {
+      val session = spark
+      import session.implicits._
+      values.toSeq.toDF("value").coalesce(1).write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .mode("append").save()
+    }
+    write("a,b", "c,d")
+    def error(values: String*) = Iterator.iterate[Throwable](intercept[Exception](write(values: _*)))(_.getCause)
+      .takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(error("e,f,g").contains(s"Row 0 of partition 0 has 3 CSV fields, but the records of journal $journal have 2"))
+    assert(error("h,i", "j").contains(s"Row 1 of partition 0 has 1 CSV fields, but the records of journal $journal have 2"))
+    assert(Judge.read(cluster.broker, journal).map(_.payload.stripSuffix("\n")) == Seq("a,b", "c,d"))
+  }
+
+  test("continuous processing is refused with a clear message") {
+    val e = intercept[Exception](spark.readStream.format("rate").load().selectExpr("cast(value AS string) AS value")
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.Continuous("1 second")).start().awaitTermination(60000))
+    assert(e.getMessage.contains("continuous"), e.getMessage)
+    assert(e.getMessage.contains("Trigger.Continuous"), e.getMessage)
+  }
+
+  test("update mode appends each batch's updated rows") {
+    val out = outputs("update")
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
+      .option("startingOffsets", "earliest").load()
+      .groupBy(col("journal").as("src")).count()
+      .writeStream.format("gazette").outputMode("update").option("broker", cluster.broker).option("selector", out)
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.AvailableNow()).start()
+    q.awaitTermination()
+    val counts = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j)).map { r =>
+      """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1) -> """"count":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong
+    }.toMap
+    assert(counts == expected.groupBy(_._1).map { case (j, rows) => j -> rows.size.toLong })
+  }
+
+  test("complete mode and a missing checkpointLocation are refused with clear messages") {
+    val stream = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/").load()
+    // Spark itself refuses a query without any checkpoint location; with only the session-wide
+    // default set, the sink cannot see it and says so.
+    spark.conf.set("spark.sql.streaming.checkpointLocation", Files.createTempDirectory("c").toString)
+    val noCheckpoint =
+      try intercept[Exception](stream.select(col("value")).writeStream.format("gazette")
+        .option("broker", cluster.broker).option("journal", "sink/in/part-000").start().processAllAvailable())
+      finally spark.conf.unset("spark.sql.streaming.checkpointLocation")
+    assert(noCheckpoint.getMessage.contains("'checkpointLocation' is required") && noCheckpoint.getMessage.contains("session-wide default"))
+    val complete = intercept[Exception](stream.groupBy("journal").count().select(col("journal").as("value"))
+      .writeStream.format("gazette").outputMode("complete").option("broker", cluster.broker)
+      .option("journal", "sink/in/part-000").option("checkpointLocation", Files.createTempDirectory("c").toString).start()
+      .processAllAvailable())
+    assert(complete.getMessage.contains("append-only"))
+    val extra = intercept[Exception](spark.range(3).selectExpr("cast(id as string) as value", "id").write.format("gazette")
+      .option("broker", cluster.broker).option("journal", "sink/in/part-000").mode("append").save())
+    assert(extra.getMessage.contains("Column 'id' cannot be written"))
+  }
+}

@@ -1,0 +1,20 @@
+package io.sparkgazette.spark.testing
+
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import io.sparkgazette.spark.source.state.{SequencerStateStore, StateRef}
+
+/** The Sequencer states a stream's checkpoint holds. */
+object SequencerStates {
+
+  /** Every state saved under the checkpoint of the query's first source. */
+  def of(checkpoint: String): Seq[StateRef] = {
+    val dir = java.nio.file.Paths.get(checkpoint, "sources", "0", "sequencer")
+    val store = new SequencerStateStore(dir.toString, new org.apache.hadoop.conf.Configuration())
+    if (!Files.exists(dir)) Nil
+    else Files.walk(dir).iterator().asScala.filter(_.toString.endsWith(SequencerStateStore.Suffix)).toSeq
+      .flatMap(p => store.index(dir.relativize(p).toString).getOrElse(Nil))
+  }
+}
