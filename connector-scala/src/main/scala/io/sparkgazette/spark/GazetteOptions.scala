@@ -17,7 +17,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * parsing shared by the source ([[source.SourceOptions]]) and the sink ([[sink.SinkOptions]]).
   * A name the reference does not list is refused, so an option cannot exist undocumented.
   */
-object GazetteOptions {
+private[spark] object GazetteOptions {
   val Broker = "broker"
   val Selector = "selector"
   val Journals = "journals"

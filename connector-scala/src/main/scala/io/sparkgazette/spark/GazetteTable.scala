@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** Gazette journals as a table: read and written as a stream or a batch. */
-final class GazetteTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
+private[spark] final class GazetteTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
   override def name(): String = "gazette"
 
   override def schema(): StructType = tableSchema

@@ -10,7 +10,7 @@ import org.apache.hadoop.conf.Configuration
   * broadcast. A broadcast goes with `spark.serializer`, Kryo on many clusters, which skips the
   * transient field and the Java hooks: both ways are written here, or executors get null.
   */
-final class SerializableConfiguration(@transient var value: Configuration) extends Serializable with KryoSerializable {
+private[spark] final class SerializableConfiguration(@transient var value: Configuration) extends Serializable with KryoSerializable {
   private def writeObject(out: ObjectOutputStream): Unit = {
     out.defaultWriteObject()
     value.write(out)

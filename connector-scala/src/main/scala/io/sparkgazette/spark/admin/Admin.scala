@@ -14,7 +14,7 @@ import io.sparkgazette.message.{Framing, Publisher}
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
   * list journals with their write heads, apply journal specs, publish test messages.
   */
-object Admin {
+private[spark] object Admin {
   private val mapper = new ObjectMapper()
 
   /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */

@@ -13,7 +13,7 @@ import io.sparkgazette.spark.GazetteErrors
   * Imports the set does not hold are taken from protobuf's own well-known types, so a set built
   * without `--include_imports` still works when it only imports those.
   */
-object DescriptorSet {
+private[spark] object DescriptorSet {
 
   private val wellKnown: Map[String, FileDescriptor] =
     Seq(AnyProto.getDescriptor, DurationProto.getDescriptor, EmptyProto.getDescriptor, FieldMaskProto.getDescriptor,

@@ -13,7 +13,7 @@ import io.sparkgazette.spark.GazetteErrors
   * Connect) call it by name. Message name, file and mode are literals: they fix the result's
   * type while the query is analyzed, on the driver, which also reads the descriptor set once.
   */
-final case class FromProtobufExpression(children: Seq[Expression]) extends Expression with CodegenFallback {
+private[spark] final case class FromProtobufExpression(children: Seq[Expression]) extends Expression with CodegenFallback {
   import FromProtobufExpression._
 
   if (children.size < 3 || children.size == 5 || children.size > 6)
@@ -55,6 +55,6 @@ final case class FromProtobufExpression(children: Seq[Expression]) extends Expre
   override def prettyName: String = Name
 }
 
-object FromProtobufExpression {
+private[spark] object FromProtobufExpression {
   val Name = "gazette_from_protobuf"
 }

@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.StructType
   * `permissive` makes a payload that does not parse a null; otherwise it fails the task with an
   * error that names the journal and offset of the message.
   */
-final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String, permissive: Boolean)
+private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String, permissive: Boolean)
   extends UDF3[Array[Byte], String, java.lang.Long, Row] {
 
   @transient private lazy val descriptor: Descriptor = DescriptorSet.message(descriptorSet, messageName, source)

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types._
   * timestamp and `google.protobuf.Duration` a day-time interval. Recursive messages have no
   * finite schema and are refused.
   */
-object ProtobufSchema {
+private[spark] object ProtobufSchema {
 
   val Timestamp = "google.protobuf.Timestamp"
   val Duration = "google.protobuf.Duration"

@@ -16,7 +16,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow
   * A field that tracks presence (a message, a proto2 or proto3 `optional`, a oneof member) and is
   * not set is null; a proto3 field without presence has its default value, as protobuf reads it.
   */
-final class ProtobufToRow(message: Descriptor) {
+private[spark] final class ProtobufToRow(message: Descriptor) {
   private val fields = message.getFields.asScala.toArray
   private val converters: Array[Any => Any] = fields.map(ProtobufToRow.converter)
 

@@ -20,7 +20,7 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
   * A write whose intents are recorded is committed, whatever happened next: its ACKs are
   * (re-)appended until they land, and its writers, if Spark runs it again, write nothing.
   */
-final class AckIntentLog private (dir: Path, conf: Configuration) {
+private[spark] final class AckIntentLog private (dir: Path, conf: Configuration) {
   private lazy val fs: FileSystem = dir.getFileSystem(conf)
   private val mapper = new ObjectMapper()
 
@@ -120,7 +120,7 @@ final class AckIntentLog private (dir: Path, conf: Configuration) {
   private def file(key: String) = new Path(dir, s"$key.json")
 }
 
-object AckIntentLog {
+private[spark] object AckIntentLog {
   private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")
 
   /** A stream's epochs, keyed by epoch number. */

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory
   * writes nothing twice and completes what a failed run recorded; without it every job is a
   * new write, whose job commit appends the intents directly.
   */
-final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
+private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
     extends BatchWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L

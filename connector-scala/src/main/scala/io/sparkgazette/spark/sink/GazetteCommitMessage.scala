@@ -19,5 +19,5 @@ import org.slf4j.LoggerFactory
   * visible (none for at-least-once writes, or for an epoch already recorded), and how many
   * rows it held back from journals the sink cannot write, for the driver to refuse.
   */
-final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
+private[spark] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
     unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil) extends WriterCommitMessage

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
-final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
+private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
     producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
     writeId: String = "") extends DataWriter[InternalRow] {
   import GazetteDataWriter._
@@ -223,7 +223,7 @@ private final class HeldRows(val framing: Framing) {
   def foreach(f: (Long, Array[Byte]) => Unit): Unit = rows.indices.foreach(i => f(rows(i), payloads(i)))
 }
 
-object GazetteDataWriter {
+private[spark] object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
 
   private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))

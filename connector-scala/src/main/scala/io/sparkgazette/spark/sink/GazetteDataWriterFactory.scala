@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
-final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
+private[spark] final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
     producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
     writeId: String = "") extends DataWriterFactory with StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] =

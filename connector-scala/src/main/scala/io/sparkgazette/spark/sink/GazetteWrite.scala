@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.slf4j.LoggerFactory
 
 /** The sink's protocol, shared by streaming epochs and batch jobs. */
-final class GazetteWrite(info: LogicalWriteInfo) extends Write {
+private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
   private val options = scala.jdk.CollectionConverters.MapHasAsScala(info.options().asCaseSensitiveMap()).asScala.toMap
   private val columns = SinkColumns(info.schema())
   // The session's Hadoop configuration: credentials set with spark.conf.set apply.

@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.slf4j.LoggerFactory
 
 /** Builds the sink's write: append (and update, read as append); complete mode is refused. */
-final class GazetteWriteBuilder(info: LogicalWriteInfo)
+private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo)
     extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
   private var truncating = false
 

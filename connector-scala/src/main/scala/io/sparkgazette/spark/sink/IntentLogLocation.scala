@@ -14,14 +14,14 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
 /** Where a write's intents are recorded, and under which key each epoch is; travels to the
   * writers so that a write already recorded writes nothing.
   */
-final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
+private[spark] final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
   def open(conf: Configuration): AckIntentLog =
     if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf) else AckIntentLog.epochs(checkpointLocation, conf)
 
   def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
 }
 
-object IntentLogLocation {
+private[spark] object IntentLogLocation {
 
   /** Exactly-once streams record every epoch; batch jobs only when the user names them with
     * `batchId`, so that every other batch job is a new write.

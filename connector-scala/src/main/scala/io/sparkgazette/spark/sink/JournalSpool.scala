@@ -16,7 +16,7 @@ import com.google.protobuf.{ByteString, UnsafeByteOperations}
   * epoch. (Every ACK still follows every run: Gazette's reader replays a producer from its run
   * to its ACK.)
   */
-final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
+private[spark] final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
   private val memory = new ByteArrayOutputStream()
   private var file: Path = _
   private var channel: FileChannel = _
@@ -60,6 +60,6 @@ final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
   }
 }
 
-object JournalSpool {
+private[spark] object JournalSpool {
   private val MapBytes: Long = 1L << 30
 }

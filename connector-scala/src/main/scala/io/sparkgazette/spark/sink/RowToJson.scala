@@ -15,7 +15,7 @@ import org.apache.spark.sql.types._
   * date-times, dates as ISO dates, binary as base64, maps with their keys as strings (binary
   * keys in base64).
   */
-final class RowToJson(schema: StructType) {
+private[spark] final class RowToJson(schema: StructType) {
   private val factory = new JsonFactory()
 
   def apply(row: InternalRow): Array[Byte] = {

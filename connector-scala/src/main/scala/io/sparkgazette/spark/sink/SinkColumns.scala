@@ -15,11 +15,11 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
-final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
+private[spark] final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {
   def jsonRows: Boolean = value < 0
 }
 
-object SinkColumns {
+private[spark] object SinkColumns {
 
   /** Validates the input schema: `value` string or binary, `journal` string, `key` string or
     * binary; with a `value` column nothing else is allowed. Without one, rows are written as

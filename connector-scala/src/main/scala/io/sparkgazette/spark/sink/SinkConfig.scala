@@ -18,13 +18,13 @@ import org.slf4j.LoggerFactory
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them;
   * `unwritable` holds why the sink cannot write some of them (their content type).
   */
-final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
+private[spark] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
     unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty, revisions: Map[String, Long] = Map.empty)
 
 /** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
   * epochs' ACK intents are recorded.
   */
-final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
+private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
     hadoopConfBroadcast: Broadcast[SerializableConfiguration]) {
   def client: ClientConfig = options.clientConfig
 

@@ -160,7 +160,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
 }
 
-object SinkDriver {
+private[spark] object SinkDriver {
   private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
 
   /** Names one run of a write's tasks (see [[StagingLocation]]). */

@@ -24,7 +24,7 @@ import io.sparkgazette.message.ProducerId
   *
   * @param seed drawn once per query (a checkpoint), so that two queries never share producers
   */
-final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long]) {
+private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long]) {
 
   /** The producer of a task attempt of `epoch`. */
   def producer(partition: Int, stageAttempt: Int, attempt: Int, epoch: Long): ProducerId = {
@@ -46,7 +46,7 @@ final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), L
     copy(lastAcks = lastAcks ++ acks.map { case (p, j, c) => (p, j) -> math.max(c, lastAcks.getOrElse((p, j), 0L)) })
 }
 
-object SinkProducers {
+private[spark] object SinkProducers {
   private val random = new SecureRandom()
 
   def fresh(): SinkProducers = SinkProducers(random.nextLong(), Map.empty)

@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
-final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration, columns: Seq[String]) extends Batch {
+private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration, columns: Seq[String]) extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
     val client = new GazetteClient(options.clientConfig)

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
+private[spark] final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
     columns: Seq[String])
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
   import GazetteMicroBatchStream._
@@ -319,7 +319,7 @@ final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: 
   }
 }
 
-object GazetteMicroBatchStream {
+private[spark] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
 

@@ -12,7 +12,7 @@ import io.sparkgazette.message.Framing
 /** The driver's only view of the cluster: which journals a query reads, their write heads and
   * their first readable offsets, asked concurrently.
   */
-final class JournalDirectory(client: GazetteClient, target: JournalTarget) extends AutoCloseable {
+private[spark] final class JournalDirectory(client: GazetteClient, target: JournalTarget) extends AutoCloseable {
   private val pool = Executors.newFixedThreadPool(8, new ThreadFactory {
     override def newThread(r: Runnable): Thread = {
       val t = new Thread(r, "gazette-journal-directory")

@@ -12,7 +12,7 @@ import org.apache.spark.sql.connector.read.streaming.Offset
   * (`{"events/part-000": {"offset": 1024, "revision": 17, "origin": 0}}`). Plain numbers are read
   * as offsets, the shape the `startingOffsets` option takes.
   */
-final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) extends Offset {
+private[spark] final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) extends Offset {
   override def json(): String = JournalOffsets.toJson(positions)
 
   lazy val offsets: SortedMap[String, Long] = positions.map { case (j, p) => j -> p.offset }
@@ -24,7 +24,7 @@ final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) e
   def journals: Iterable[String] = positions.keys
 }
 
-object JournalOffsets {
+private[spark] object JournalOffsets {
   private val mapper = new ObjectMapper()
 
   def apply(positions: Map[String, JournalPosition]): JournalOffsets = new JournalOffsets(SortedMap(positions.toSeq: _*))

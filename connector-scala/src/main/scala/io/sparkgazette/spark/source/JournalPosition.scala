@@ -14,4 +14,4 @@ import org.apache.spark.sql.connector.read.streaming.Offset
   * began reading this journal with no producer states (-1 if unknown), from which any later state
   * can be rebuilt.
   */
-final case class JournalPosition(offset: Long, revision: Long = 0L, origin: Long = -1L)
+private[spark] final case class JournalPosition(offset: Long, revision: Long = 0L, origin: Long = -1L)

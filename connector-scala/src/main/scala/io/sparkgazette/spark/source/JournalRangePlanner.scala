@@ -6,7 +6,7 @@ import scala.collection.mutable
 /** Pure planning of a trigger's byte ranges: where each journal's range ends, given where it
   * starts, the write heads, and the rate limits. No I/O, so it is unit-tested on its own.
   */
-object JournalRangePlanner {
+private[spark] object JournalRangePlanner {
 
   /** End offsets that read at most `maxBytes` in total, split across journals in proportion to
     * their backlog; every journal with a backlog gets at least one byte, so that it reads at

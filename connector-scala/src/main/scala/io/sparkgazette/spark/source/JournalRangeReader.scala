@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory
   * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
   * plus read buffers, whatever the range's length.
   */
-final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart) extends PartitionReader[InternalRow] {
+private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart) extends PartitionReader[InternalRow] {
   import JournalRangeReader._
 
   private val journal = range.journal
@@ -310,15 +310,15 @@ final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, fr
   * newest earlier state (its offset and the state), or from the journal's origin; or, for a
   * piece of a split range, at a line start.
   */
-sealed trait RangeStart
-object RangeStart {
+private[spark] sealed trait RangeStart
+private[spark] object RangeStart {
   final case class Saved(state: SequencerState) extends RangeStart
   final case class Rebuild(base: Option[(Long, SequencerState)]) extends RangeStart
   /** A piece of a split range, read uncommitted: its first message begins at the first line start at or after `at`. */
   final case class LineAt(at: Long) extends RangeStart
 }
 
-object JournalRangeReader {
+private[spark] object JournalRangeReader {
   private val log = LoggerFactory.getLogger(classOf[JournalRangeReader])
 
   // What a held message costs beyond its bytes: the envelope, its UUID and the array header.

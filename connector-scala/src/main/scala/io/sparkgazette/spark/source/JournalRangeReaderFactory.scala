@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
 /** Creates a [[JournalTaskReader]] per task, in the executors. */
-final class JournalRangeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
+private[spark] final class JournalRangeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     new JournalTaskReader(partition.asInstanceOf[JournalTask], config)
 }

@@ -18,7 +18,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
   * this attempt starts from the states that attempt rebuilt, and saves nothing, so every attempt
   * agrees with the first.
   */
-final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends PartitionReader[InternalRow] {
+private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends PartitionReader[InternalRow] {
   private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   // The states an earlier attempt of this task saved at the starts of its ranges, by journal.
   private val earlier: Option[Map[(String, Long), StateRef]] = for (s <- store; f <- task.statesFile; refs <- s.index(f))
@@ -107,7 +107,7 @@ final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends P
   }
 }
 
-object JournalTaskReader {
+private[spark] object JournalTaskReader {
   /** At most this many ranges are read ahead of the current one, and their bytes at most: */
   val ReadAhead = 64
   val ReadAheadBytes: Long = 8L << 20

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The source's rows: one per message, identified by `(journal, begin)`. */
-object MessageToRow {
+private[spark] object MessageToRow {
   val Journal = "journal"
   val Begin = "begin"
   val End = "end"

@@ -13,7 +13,7 @@ import org.apache.spark.sql.connector.read.InputPartition
   * queries the directory where sequencer states cross batches, and the columns the query reads
   * (the others are never built).
   */
-final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
+private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
     hadoopConfBroadcast: Broadcast[SerializableConfiguration], columns: Seq[String]) {
   def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
 
@@ -34,7 +34,7 @@ final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
     framings.computeIfAbsent(contentType, t => Framing.forContentType(t, options.uuidPointer, options.uuidField))
 }
 
-object ReaderConfig {
+private[spark] object ReaderConfig {
   // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
   // than with every task (over a third of deserializing a small stream's task, by a profile).
   def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration, columns: Seq[String]): ReaderConfig =

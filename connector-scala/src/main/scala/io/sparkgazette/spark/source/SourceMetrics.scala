@@ -4,7 +4,7 @@ package source
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
 
 /** Task metrics of the source, summed over tasks and shown in the SQL UI. */
-object SourceMetrics {
+private[spark] object SourceMetrics {
   val BytesRead = "bytesRead"
   val MessagesEmitted = "messagesEmitted"
   val DuplicatesDropped = "duplicatesDropped"

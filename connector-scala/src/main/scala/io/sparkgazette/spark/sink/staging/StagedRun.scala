@@ -34,5 +34,5 @@ import org.slf4j.LoggerFactory
   *                 bytes the cleanup append carries (an append must carry some)
   * @param part     which part of the task's run in `journal` this is (see [[StagedRunWriter]])
   */
-final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long, token: String,
+private[spark] final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long, token: String,
     revision: Long, quietAck: Array[Byte], part: Int = 0)

@@ -72,6 +72,6 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   }
 }
 
-object StagedRunWriter {
+private[spark] object StagedRunWriter {
   val PartBytes: Long = 256L << 20
 }

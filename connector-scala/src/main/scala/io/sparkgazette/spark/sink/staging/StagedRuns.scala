@@ -15,7 +15,7 @@ import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Pa
 import org.apache.spark.SparkContext
 import org.slf4j.LoggerFactory
 
-object StagedRuns {
+private[spark] object StagedRuns {
   private val log = LoggerFactory.getLogger(classOf[StagedRun])
 
   /** Appends every run, each in one append, from the cluster's executors. */

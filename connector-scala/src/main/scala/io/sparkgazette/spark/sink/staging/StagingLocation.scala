@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory
   * the write (`writeId`, drawn by the driver), so that two runs of one epoch or batch (a zombie
   * driver, a batch run twice at once) never write the same files.
   */
-final case class StagingLocation(checkpointLocation: String, batches: Boolean) {
+private[spark] final case class StagingLocation(checkpointLocation: String, batches: Boolean) {
   private val root = new Path(checkpointLocation, s"gazette-sink/staging/${if (batches) "batches" else "epochs"}")
 
   def dir(key: String): Path = new Path(root, key)

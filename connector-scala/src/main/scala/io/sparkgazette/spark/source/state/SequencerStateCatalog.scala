@@ -23,7 +23,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   * before and after a restart), the one in the file written first wins, as it would in a
   * create-if-absent file per state.
   */
-final class SequencerStateCatalog(store: SequencerStateStore) {
+private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
   private val filesRead = mutable.Set[String]()
   private val batchesRead = mutable.Set[String]()

@@ -30,7 +30,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   * The driver reads the indexes alone (see [[SequencerStateCatalog]]); a task reads the states
   * it starts from at the positions the driver hands it.
   */
-final class SequencerStateStore(dir: String, conf: Configuration) {
+private[spark] final class SequencerStateStore(dir: String, conf: Configuration) {
   import SequencerStateStore._
 
   private val root = new Path(dir)
@@ -142,7 +142,7 @@ final class SequencerStateStore(dir: String, conf: Configuration) {
   }
 }
 
-object SequencerStateStore {
+private[spark] object SequencerStateStore {
   private val MarkerName = "source.json"
   val BatchesName = "batches"
   val Suffix = ".states"
