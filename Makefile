@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: chaos test-compose soak dist test-compat bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: lint format options-doc chaos test-compose soak dist test-compat bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -11,16 +11,36 @@ JAR := connector-scala/target/scala-2.13/spark-gazette-assembly-$(VERSION).jar
 setup:
 	@build/setup.sh
 
-# The assembly jar (the Python suites load it), Scala suites (unit + integration), then Python
-# suites; a summary line closes the run.
+# Lint (formatting of Scala and Python), the assembly jar (the Python suites load it), Scala
+# suites (unit + integration), then Python suites; a summary line closes the run. A lint failure
+# fails the run, after the suites.
 test: setup
 	@rm -rf connector-scala/target/test-reports target/pytest
 	@status=0; \
+	  $(MAKE) -s lint || status=1; \
 	  $(SBT) connector/assembly connector/publishM2 test || status=1; \
 	  $(MAKE) -s python-package || status=1; \
 	  $(PYTHON) -m pytest -q tests --ignore=tests/soak --junitxml=target/pytest/junit.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
 	  exit $$status
+
+# Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)
+# over the Python; `make format` rewrites what `make lint` refuses.
+lint: setup
+	@$(SBT) scalafmtCheckAll scalafmtSbtCheck >/dev/null 2>&1 || { \
+	  echo "lint: Scala sources are not formatted; run 'make format' (or build/sbt scalafmtCheckAll for the files)" >&2; exit 1; }
+	@$(PYTHON) -m ruff check -q python tests docker
+	@$(PYTHON) -m ruff format -q --check python tests docker
+
+format: setup
+	@$(SBT) scalafmtAll scalafmtSbt >/dev/null
+	@$(PYTHON) -m ruff check -q --fix python tests docker
+	@$(PYTHON) -m ruff format -q python tests docker
+
+# docs/options.md and the error conditions of docs/operations.md, generated from the code
+# (GazetteOptions.reference, GazetteErrors.conditions); ReferenceDocsSuite fails when they differ.
+options-doc: setup
+	@$(SBT) "connector/Test/runMain io.sparkgazette.spark.ReferenceDocs"
 
 test-scala: setup
 	$(SBT) test

@@ -29,9 +29,19 @@ def leftovers() -> list[str]:
     """The project's containers and volumes that still exist."""
     found = []
     for kind in ("container", "volume"):
-        out = subprocess.run(["docker", kind, "ls", "-q", *(["-a"] if kind == "container" else []),
-                              "--filter", f"label=com.docker.compose.project={PROJECT}"],
-                             capture_output=True, text=True).stdout.split()
+        out = subprocess.run(
+            [
+                "docker",
+                kind,
+                "ls",
+                "-q",
+                *(["-a"] if kind == "container" else []),
+                "--filter",
+                f"label=com.docker.compose.project={PROJECT}",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
         found += [f"{kind} {name}" for name in out]
     return found
 
@@ -45,20 +55,25 @@ def teardown(compose: DockerCompose) -> None:
             print("[test-compose] cluster down: no containers or volumes left", flush=True)
             return
         time.sleep(1)
-        subprocess.run([*compose.compose_command_property, "--profile", "tests", "down", "--volumes",
-                        "--remove-orphans"], cwd=DOCKER, capture_output=True)
+        subprocess.run(
+            [*compose.compose_command_property, "--profile", "tests", "down", "--volumes", "--remove-orphans"],
+            cwd=DOCKER,
+            capture_output=True,
+        )
     print("[test-compose] left behind: " + ", ".join(leftovers()), file=sys.stderr, flush=True)
 
 
 def main() -> int:
     signal.signal(signal.SIGTERM, interrupted)
-    compose = DockerCompose(context=str(DOCKER), compose_file_name="docker-compose.yml",
-                            build=False, wait=True)
+    compose = DockerCompose(context=str(DOCKER), compose_file_name="docker-compose.yml", build=False, wait=True)
     status = 130
     try:
         compose.start()
-        print("[test-compose] cluster up:", ", ".join(
-            f"{c.Service} {c.State}" for c in compose.get_containers(include_all=True)), flush=True)
+        print(
+            "[test-compose] cluster up:",
+            ", ".join(f"{c.Service} {c.State}" for c in compose.get_containers(include_all=True)),
+            flush=True,
+        )
         # Other pytest arguments than the service's command replace it.
         pytest = [".venv/bin/python", "-m", "pytest", *sys.argv[1:]] if len(sys.argv) > 1 else []
         print("[test-compose] in the runner:", " ".join(pytest) or "the tests service's command", flush=True)

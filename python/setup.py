@@ -6,7 +6,6 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-
 JARS = Path(__file__).parent / "spark_gazette" / "jars"
 
 
@@ -20,7 +19,8 @@ class BuildWithJar(build_py):
                 f"{jar.parent}. From the repository's root, run `make dist` (the wheel lands in "
                 "target/dist/) or `make assembly` (installs into .venv), or install a released wheel. "
                 "On a cluster that already has the connector, the Maven coordinates "
-                f"io.sparkgazette:spark-gazette_2.13:{version} work with --packages.")
+                f"io.sparkgazette:spark-gazette_2.13:{version} work with --packages."
+            )
         super().run()
 
 

@@ -34,13 +34,16 @@ def pytest_sessionstart(session) -> None:
         return  # no build here (a container running the suites against an installed package)
     try:
         from spark_gazette.configure import jar_path
+
         installed = Path(jar_path())
     except Exception:  # noqa: BLE001 - no package installed: the suites say so themselves
         return
     newest = max(built, key=os.path.getmtime)
     if Path(newest).name == installed.name and not same_bytes(Path(newest), installed):
-        raise pytest.UsageError(f"{installed} is not the jar built at {newest}: run `make python-package` "
-                                "(or `make test-python`) so that the suites test the code as built")
+        raise pytest.UsageError(
+            f"{installed} is not the jar built at {newest}: run `make python-package` "
+            "(or `make test-python`) so that the suites test the code as built"
+        )
 
 
 def same_bytes(a: Path, b: Path) -> bool:
@@ -75,9 +78,12 @@ def gazette_broker():
     elif compose_requested():
         from testcontainers.compose import DockerCompose
 
-        with DockerCompose(context=str(ROOT / "docker"), compose_file_name="docker-compose.yml",
-                           build=os.environ.get("GAZETTE_COMPOSE_BUILD", "1") != "0",
-                           wait=True) as compose:
+        with DockerCompose(
+            context=str(ROOT / "docker"),
+            compose_file_name="docker-compose.yml",
+            build=os.environ.get("GAZETTE_COMPOSE_BUILD", "1") != "0",
+            wait=True,
+        ) as compose:
             host, port = compose.get_service_host_and_port("gazette", 8080)
             yield f"http://{host}:{port}"
     else:
@@ -98,7 +104,8 @@ def local_binaries() -> bool:
 # the tests then run and fail on what is missing instead of passing as skipped.
 requires_local_binaries = pytest.mark.skipif(
     os.environ.get("GAZETTE_LOCAL_BINARIES") != "required" and not local_binaries(),
-    reason="etcd/gazette are not installed here (run `make setup`)")
+    reason="etcd/gazette are not installed here (run `make setup`)",
+)
 
 
 def assembly_jar() -> str:
@@ -112,11 +119,15 @@ def assembly_jar() -> str:
 def local_spark(app: str, master: str = "local[2]"):
     """A local classic SparkSession with the assembly jar; the caller stops it."""
     from pyspark.sql import SparkSession
-    return (SparkSession.builder.master(master).appName(app)
-            .config("spark.jars", assembly_jar())
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .getOrCreate())
+
+    return (
+        SparkSession.builder.master(master)
+        .appName(app)
+        .config("spark.jars", assembly_jar())
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +144,18 @@ def spark(request):
     session = local_spark(request.module.__name__)
     yield session
     session.stop()
+
+
+def option_error(call, condition: str, option: str, value: str | None = None) -> Exception:
+    """The connector's refusal of an option, raised by `call()`: Spark's exception (pyspark's
+    IllegalArgumentException, AnalysisException, ...) with the stable `condition`, naming the
+    camelCase `option` and, quoted as the connector quotes it, `value`."""
+    from pyspark.errors import PySparkException
+
+    with pytest.raises(PySparkException) as e:
+        call()
+    message = str(e.value)
+    assert e.value.getCondition() == condition, message
+    assert f"'{option}'" in message, message
+    assert value is None or f"'{value}'" in message, message
+    return e.value

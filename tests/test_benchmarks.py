@@ -12,7 +12,9 @@ def test_every_benchmark_runs_and_reports():
     run = subprocess.run([sys.executable, str(RUN_ALL), "--tiny"], capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     # The header's padding follows the longest benchmark name.
-    table = run.stdout[[*re.finditer(r"^benchmark +kind", run.stdout, re.M)][-1].start():]
+    table = run.stdout[[*re.finditer(r"^benchmark +kind", run.stdout, re.M)][-1].start() :]
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
-    assert reported == {"source", "source-csv", "source-protobuf", "client", "journals", "latency", "decode", "sink"}, table
+    assert reported == {"source", "source-csv", "source-protobuf", "client", "journals", "latency", "decode", "sink"}, (
+        table
+    )
     assert re.search(r"^sink +ratio +spark-batch/go-publisher +[0-9.]+", table, re.M), table

@@ -67,8 +67,12 @@ def test_a_failed_start_leaves_nothing_running(monkeypatch):
 
 
 def test_cli_up_writes_env_and_down_stops_everything(tmp_path):
-    out = subprocess.run(HARNESS + ["--dir", str(tmp_path), "up", "--specs", str(ROOT / "tests/specs/examples.yaml")],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        HARNESS + ["--dir", str(tmp_path), "up", "--specs", str(ROOT / "tests/specs/examples.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     env = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
     assert out.startswith("GAZETTE_BROKER=http://127.0.0.1:")
     assert env["GAZETTE_BROKER"].startswith("http://127.0.0.1:")
@@ -82,8 +86,9 @@ def test_cli_up_writes_env_and_down_stops_everything(tmp_path):
 def test_cli_cluster_dies_with_its_owner(tmp_path):
     owner = subprocess.Popen(["sleep", "600"])
     try:
-        subprocess.run(HARNESS + ["--dir", str(tmp_path), "up", "--owner-pid", str(owner.pid)],
-                       capture_output=True, check=True)
+        subprocess.run(
+            HARNESS + ["--dir", str(tmp_path), "up", "--owner-pid", str(owner.pid)], capture_output=True, check=True
+        )
         state = State.load(tmp_path / "state.json")
         assert alive(state.brokers[0].pid)
     finally:

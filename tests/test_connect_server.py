@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assembly_jar, requires_local_binaries
+import judge
 from cluster import LocalCluster, free_port, terminate
+from conftest import assembly_jar, requires_local_binaries
 from protos import doc_set
 from specs import NDJSON, journal_specs
-import judge
 
 pytestmark = requires_local_binaries
 
@@ -30,13 +30,29 @@ def connect_server(tmp_path_factory):
     submit = Path(sys.executable).parent / "spark-submit"
     with open(log, "wb") as out:
         server = subprocess.Popen(
-            [str(submit), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
-             "--master", "local[2]", "--jars", assembly_jar(),
-             "--conf", "spark.sql.extensions=io.sparkgazette.spark.GazetteExtensions",
-             "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
-             "--conf", "spark.sql.shuffle.partitions=2"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+            [
+                str(submit),
+                "--class",
+                "org.apache.spark.sql.connect.service.SparkConnectServer",
+                "--master",
+                "local[2]",
+                "--jars",
+                assembly_jar(),
+                "--conf",
+                "spark.sql.extensions=io.sparkgazette.spark.GazetteExtensions",
+                "--conf",
+                f"spark.connect.grpc.binding.port={port}",
+                "--conf",
+                "spark.ui.enabled=false",
+                "--conf",
+                "spark.sql.shuffle.partitions=2",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        )
     try:
         deadline = time.monotonic() + 180
         while not _listening(port):
@@ -63,7 +79,8 @@ def test_a_connect_client_reads_writes_and_decodes_protobuf_by_name(connect_serv
         desc = tmp_path / "doc.desc"
         desc.write_bytes(doc_set().SerializeToString())
         job = tmp_path / "job.py"
-        job.write_text(textwrap.dedent(f"""
+        job.write_text(
+            textwrap.dedent(f"""
             import json, uuid
             from pyspark.sql import SparkSession
             from spark_gazette import parse_json, parse_protobuf, read, read_stream, write_stream
@@ -74,7 +91,8 @@ def test_a_connect_client_reads_writes_and_decodes_protobuf_by_name(connect_serv
                               broker=b, journal="served/out", checkpoint_location={str(tmp_path / "ckpt")!r})
                  .trigger(availableNow=True).start())
             q.awaitTermination()
-            rows = parse_json(read(spark, broker=b, journals="served/out"), "src STRING, begin LONG").select("message.*").collect()
+            rows = (parse_json(read(spark, broker=b, journals="served/out"), "src STRING, begin LONG")
+                    .select("message.*").collect())
             docs = parse_protobuf(read(spark, broker=b, journals="served/proto"), "judge.Doc", {str(desc)!r},
                                   engine="sql", into="m")
             decoded = [[r.begin, r.uuid, str(uuid.UUID(bytes=bytes(r.m.uuid))) if r.m.uuid else None, r.m.name]
@@ -87,10 +105,11 @@ def test_a_connect_client_reads_writes_and_decodes_protobuf_by_name(connect_serv
             print("RESULT " + json.dumps({{"session": type(spark).__module__, "rows": [[r.src, r.begin] for r in rows],
                                            "decoded": decoded, "refusal": refusal}}))
             spark.stop()
-        """))
+        """)
+        )
         out = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert out.returncode == 0, out.stderr[-3000:]
-        result = json.loads(next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))[7:])
+        result = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
         assert result["session"].startswith("pyspark.sql.connect")
         rows = [tuple(r) for r in result["rows"]]
         assert len(rows) == len(set(rows)) and set(rows) == want

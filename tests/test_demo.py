@@ -11,8 +11,12 @@ pytestmark = requires_local_binaries
 
 
 def test_the_demo_counts_every_committed_event_once():
-    out = subprocess.run([sys.executable, str(ROOT / "python" / "examples" / "rollups.py"), "--short"],
-                         capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "python" / "examples" / "rollups.py"), "--short"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout
     assert re.search(r"^  batch +\d+: +\d+ events in, +[\d,]+ bytes behind head$", text, re.M)
@@ -23,6 +27,9 @@ def test_the_demo_counts_every_committed_event_once():
     assert "exactly-once: OK" in text
     assert "stopped: stream, Spark, cluster" in text
     # Spark's start-up notices and library warnings are not the user's business: none on stderr.
-    noise = [l for l in out.stderr.splitlines()
-             if re.search(r"\bWARN\b|log4j profile|Setting default log level|Warning:|FutureWarning", l)]
+    noise = [
+        line
+        for line in out.stderr.splitlines()
+        if re.search(r"\bWARN\b|log4j profile|Setting default log level|Warning:|FutureWarning", line)
+    ]
     assert noise == [], "\n".join(noise[:20])

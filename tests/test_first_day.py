@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, requires_local_binaries
-from cluster import free_port
-from specs import journal_specs
 import judge
+from cluster import free_port
+from conftest import requires_local_binaries
+from specs import journal_specs
 
 pytestmark = requires_local_binaries
 
@@ -22,10 +22,12 @@ NOWHERE = "http://127.0.0.1:1"
 def test_a_session_without_the_connector_says_what_to_do(tmp_path):
     """In a process of its own: its first session has no connector jar."""
     job = tmp_path / "job.py"
-    job.write_text(textwrap.dedent(f"""
+    job.write_text(
+        textwrap.dedent(f"""
         import json
         from pyspark.sql import SparkSession
-        from spark_gazette import ConnectorNotFoundError, MAVEN_COORDINATES, configure_spark_with_gazette, read_stream, write
+        from spark_gazette import (ConnectorNotFoundError, MAVEN_COORDINATES, configure_spark_with_gazette, read_stream,
+                                   write)
         spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
         errors = {{}}
         for name, attempt in [
@@ -40,10 +42,11 @@ def test_a_session_without_the_connector_says_what_to_do(tmp_path):
                 errors[name] = str(e)
         print("RESULT " + json.dumps({{"errors": errors, "coordinates": MAVEN_COORDINATES}}))
         spark.stop()
-    """))
+    """)
+    )
     out = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))[7:])
+    result = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
     errors, coordinates = result["errors"], result["coordinates"]
     assert all(errors.values()), errors
     for name in ("read_stream", "write"):
@@ -51,13 +54,18 @@ def test_a_session_without_the_connector_says_what_to_do(tmp_path):
         assert "cluster" in errors[name] and "start-connect-server.sh" in errors[name]
     assert "already running" in errors["configure_running"] and "spark.stop()" in errors["configure_running"]
     assert f"--packages {coordinates}" in errors["configure_running"]
-    assert "start-connect-server.sh --jars" in errors["configure_connect"] and "sc://localhost:15002" in errors["configure_connect"]
+    assert (
+        "start-connect-server.sh --jars" in errors["configure_connect"]
+        and "sc://localhost:15002" in errors["configure_connect"]
+    )
 
 
 def test_options_fail_where_the_dataframe_is_loaded_not_after_start(spark):
     from pyspark.errors import IllegalArgumentException
+
     def reader():
         return spark.readStream.format("gazette").option("broker", NOWHERE).option("selector", "prefix=a/")
+
     with pytest.raises(IllegalArgumentException, match="Unknown Gazette option 'startingOffset'"):
         reader().option("startingOffset", "earliest").load()
     with pytest.raises(IllegalArgumentException, match="'maxBytesPerTrigger' has invalid value '-1'"):
@@ -66,27 +74,33 @@ def test_options_fail_where_the_dataframe_is_loaded_not_after_start(spark):
         spark.read.format("gazette").option("journals", "a").load()
     rows = spark.createDataFrame([("x",)], ["value"])
     with pytest.raises(IllegalArgumentException, match="Unknown Gazette option 'mappin'"):
-        rows.write.format("gazette").option("broker", NOWHERE).option("journal", "a").option("mappin", "random") \
-            .mode("append").save()
+        rows.write.format("gazette").option("broker", NOWHERE).option("journal", "a").option("mappin", "random").mode(
+            "append"
+        ).save()
     with pytest.raises(IllegalArgumentException, match="'deliveryGuarantee' has invalid value 'twice'"):
-        rows.write.format("gazette").option("broker", NOWHERE).option("journal", "a") \
-            .option("deliveryGuarantee", "twice").mode("append").save()
+        rows.write.format("gazette").option("broker", NOWHERE).option("journal", "a").option(
+            "deliveryGuarantee", "twice"
+        ).mode("append").save()
 
 
 def test_session_wide_defaults_apply_to_reads_and_writes_and_name_unknown_settings(cluster, spark):
     from pyspark.errors import IllegalArgumentException
+
     cluster.apply(journal_specs("defaults/", ["events"]))
     judge.publish(cluster.broker, "defaults/events", seed=41)
     want = len(judge.read(cluster.broker, "defaults/events"))
-    settings = {"spark.datasource.gazette.broker": cluster.broker,
-                "spark.datasource.gazette.startingOffsets": "earliest",  # a source's: ignored by writes
-                "spark.datasource.gazette.retryTimeout": "30s"}
+    settings = {
+        "spark.datasource.gazette.broker": cluster.broker,
+        "spark.datasource.gazette.startingOffsets": "earliest",  # a source's: ignored by writes
+        "spark.datasource.gazette.retryTimeout": "30s",
+    }
     for k, v in settings.items():
         spark.conf.set(k, v)
     try:
         assert spark.read.format("gazette").option("journals", "defaults/events").load().count() == want
-        spark.createDataFrame([('{"n": 1}',)], ["value"]).write.format("gazette") \
-            .option("journal", "defaults/events").mode("append").save()
+        spark.createDataFrame([('{"n": 1}',)], ["value"]).write.format("gazette").option(
+            "journal", "defaults/events"
+        ).mode("append").save()
         assert len(judge.read(cluster.broker, "defaults/events")) == want + 1
         # A query's own option wins over the session's.
         with pytest.raises(IllegalArgumentException, match="'broker' has invalid value 'nowhere'"):
@@ -101,6 +115,7 @@ def test_session_wide_defaults_apply_to_reads_and_writes_and_name_unknown_settin
 
 def test_retry_timeout_bounds_how_long_an_unreachable_broker_is_retried(spark):
     from spark_gazette import read
+
     dead = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(Exception, match=r"unreachable after retrying for 1 second"):
         read(spark, broker=dead, journals="a", retry_timeout="1s", rpc_timeout="2s").count()

@@ -12,47 +12,39 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, requires_local_binaries
 import judge
+from conftest import option_error, requires_local_binaries
+from specs import journal_specs
 
 pytestmark = requires_local_binaries
 
-SPECS = """
-name: pkg/
-replication: 1
-labels:
-  - name: content-type
-    value: application/x-ndjson
-fragment:
-  length: 1048576
-  compression_codec: SNAPPY
-  stores: ["file:///"]
-  refresh_interval: 1m0s
-children:
-  - name: pkg/in/part-0
-  - name: pkg/in/part-1
-  - name: pkg/out/part-0
-  - name: pkg/out/part-1
-  - name: pkg/admin/part-0
-    labels:
-      - name: team
-        value: data
-"""
+# Applied through spark_gazette.admin as YAML text, as users write it.
+SPECS = journal_specs(
+    "pkg/",
+    ["in/part-0", "in/part-1", "out/part-0", "out/part-1", "admin/part-0"],
+    child_labels={"admin/part-0": {"team": "data"}},
+)
 
 
 @pytest.fixture(scope="module")
 def spark():
     from pyspark.sql import SparkSession
+
     from spark_gazette import configure_spark_with_gazette
+
     session = configure_spark_with_gazette(
-        SparkSession.builder.master("local[2]").appName("test_python_package")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")).getOrCreate()
+        SparkSession.builder.master("local[2]")
+        .appName("test_python_package")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+    ).getOrCreate()
     yield session
     session.stop()
 
 
 def test_the_installed_package_bundles_the_connector_jar():
     import spark_gazette
+
     jar = Path(spark_gazette.jar_path())
     assert jar.exists() and jar.stat().st_size > 1_000_000
     assert "site-packages" in str(jar), "the package should be installed, not imported from the source tree"
@@ -60,6 +52,7 @@ def test_the_installed_package_bundles_the_connector_jar():
 
 def test_admin_helpers_apply_list_and_publish(cluster, spark):
     from spark_gazette import admin
+
     names = admin.apply_specs(spark, cluster.broker, SPECS)
     assert "pkg/admin/part-0" in names and len(names) == 5
     head = admin.publish(spark, cluster.broker, "pkg/admin/part-0", [{"n": i} for i in range(10)])
@@ -74,67 +67,148 @@ def test_admin_helpers_apply_list_and_publish(cluster, spark):
 
 def test_helpers_read_and_write_exactly_once(cluster, spark, tmp_path):
     from spark_gazette import admin, parse_json, read, read_stream, write, write_stream
+
     admin.apply_specs(spark, cluster.broker, SPECS)
     for i in range(2):
         judge.publish(cluster.broker, f"pkg/in/part-{i}", seed=300 + i)
     want = {(r["journal"], r["begin"]) for i in range(2) for r in judge.read(cluster.broker, f"pkg/in/part-{i}")}
 
-    events = read_stream(spark, broker=cluster.broker, selector="prefix=pkg/in/", starting_offsets="earliest",
-                         max_bytes_per_trigger=4000)
-    query = write_stream(events.selectExpr("journal AS src", "begin", "journal AS key"), broker=cluster.broker,
-                         selector="prefix=pkg/out/", checkpoint_location=str(tmp_path / "ckpt")) \
-        .trigger(availableNow=True).start()
+    events = read_stream(
+        spark, broker=cluster.broker, selector="prefix=pkg/in/", starting_offsets="earliest", max_bytes_per_trigger=4000
+    )
+    query = (
+        write_stream(
+            events.selectExpr("journal AS src", "begin", "journal AS key"),
+            broker=cluster.broker,
+            selector="prefix=pkg/out/",
+            checkpoint_location=str(tmp_path / "ckpt"),
+        )
+        .trigger(availableNow=True)
+        .start()
+    )
     query.awaitTermination()
 
     out = parse_json(read(spark, broker=cluster.broker, selector="prefix=pkg/out/"), "src STRING, begin LONG")
     rows = [(r.message.src, r.message.begin) for r in out.select("message").collect()]
     assert len(rows) == len(set(rows)) and set(rows) == want
 
-    write(spark.createDataFrame([("x",)], ["value"]).selectExpr("to_json(named_struct('v', value)) AS value"),
-          broker=cluster.broker, journal="pkg/out/part-0")
+    write(
+        spark.createDataFrame([("x",)], ["value"]).selectExpr("to_json(named_struct('v', value)) AS value"),
+        broker=cluster.broker,
+        journal="pkg/out/part-0",
+    )
     assert any(json.loads(r["payload"]).get("v") == "x" for r in judge.read(cluster.broker, "pkg/out/part-0"))
 
 
-def test_helpers_check_values_before_spark_does():
-    from spark_gazette import read_stream, write_stream
-    with pytest.raises(ValueError, match="exactly one of selector, journals"):
-        read_stream(None, broker="http://b:1")
-    with pytest.raises(ValueError, match="'broker' has invalid value 'b:1'"):
-        read_stream(None, broker="b:1", selector="prefix=x/")
-    with pytest.raises(ValueError, match="'max_bytes_per_trigger' has invalid value -1"):
-        read_stream(None, broker="http://b:1", selector="prefix=x/", max_bytes_per_trigger=-1)
-    with pytest.raises(ValueError, match="'starting_offsets'"):
-        read_stream(None, broker="http://b:1", journals=["a"], starting_offsets={"a": -3})
-    with pytest.raises(ValueError, match="'starting_timestamp' has invalid value -1"):
-        read_stream(None, broker="http://b:1", journals=["a"], starting_timestamp=-1)
-    with pytest.raises(ValueError, match="timezone-aware"):
+def test_helpers_leave_values_to_the_connector_which_names_the_option(spark):
+    """The helpers only convert: every value is checked once, by the connector, where the
+    DataFrame is loaded (no broker is contacted), and its error names the option as documented."""
+    from spark_gazette import read, read_stream, write_stream
+
+    nowhere = "http://127.0.0.1:1"
+    option_error(lambda: read_stream(spark, broker=nowhere), "GAZETTE_MISSING_OPTION", "selector")
+    option_error(
+        lambda: read(spark, broker=nowhere, selector="prefix=x/", journals=["a"]),
+        "GAZETTE_CONFLICTING_OPTIONS",
+        "journals",
+    )
+    option_error(
+        lambda: read_stream(spark, broker="b:1", selector="prefix=x/"), "GAZETTE_INVALID_OPTION", "broker", "b:1"
+    )
+    option_error(
+        lambda: read_stream(spark, broker=nowhere, selector="prefix=x/", max_bytes_per_trigger=-1),
+        "GAZETTE_INVALID_OPTION",
+        "maxBytesPerTrigger",
+        "-1",
+    )
+    option_error(
+        lambda: read_stream(spark, broker=nowhere, journals=["a"], starting_offsets={"a": -3}),
+        "GAZETTE_INVALID_OPTION",
+        "startingOffsets",
+        '{"a": -3}',
+    )
+    option_error(
+        lambda: read_stream(spark, broker=nowhere, journals=["a"], starting_timestamp=-1),
+        "GAZETTE_INVALID_OPTION",
+        "startingTimestamp",
+        "-1",
+    )
+    option_error(
+        lambda: read_stream(spark, broker=nowhere, journals=["a"], starting_offsets_by_timestamp_strategy="earliest"),
+        "GAZETTE_INVALID_OPTION",
+        "startingOffsetsByTimestampStrategy",
+        "earliest",
+    )
+    option_error(
+        lambda: read(spark, broker=nowhere, journals=["a"], cert_file="/client.pem"),
+        "GAZETTE_MISSING_OPTION",
+        "certKeyFile",
+    )
+    rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
+    option_error(
+        lambda: write_stream(rows, broker=nowhere, selector="prefix=a/", mapping="hash", checkpoint_location="/c"),
+        "GAZETTE_INVALID_OPTION",
+        "mapping",
+        "hash",
+    )
+
+
+def test_a_naive_datetime_is_refused_in_python_before_spark_is_asked():
+    """A datetime without a time zone names no instant; the connector never sees datetimes."""
+    from spark_gazette import read_stream
+
+    with pytest.raises(TypeError, match="starting_timestamp: a naive datetime"):
         read_stream(None, broker="http://b:1", journals=["a"], starting_timestamp=datetime(2026, 1, 1))
-    with pytest.raises(ValueError, match="'starting_offsets_by_timestamp_strategy'"):
-        read_stream(None, broker="http://b:1", journals=["a"], starting_offsets_by_timestamp_strategy="earliest")
-    with pytest.raises(ValueError, match="checkpoint_location"):
-        write_stream(None, broker="http://b:1", journal="a")
-    with pytest.raises(ValueError, match="'mapping'"):
-        write_stream(None, broker="http://b:1", selector="prefix=a/", mapping="hash", checkpoint_location="/c")
+
+
+def test_an_exactly_once_stream_without_its_own_checkpoint_location_is_refused_by_the_connector(spark, tmp_path):
+    """Spark gives the sink no session-wide checkpoint location, so the connector needs the
+    query's own; it says so when the query runs."""
+    from pyspark.errors import StreamingQueryException
+
+    from spark_gazette import write_stream
+
+    rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
+    spark.conf.set("spark.sql.streaming.checkpointLocation", str(tmp_path / "session-ckpt"))
+    query = None
+    try:
+        query = write_stream(rows, broker="http://127.0.0.1:1", journal="a").start()
+        with pytest.raises(StreamingQueryException) as e:
+            query.awaitTermination(120)
+        assert "[GAZETTE_MISSING_OPTION]" in str(e.value) and "'checkpointLocation'" in str(e.value)
+    finally:
+        if query is not None:
+            query.stop()
+        spark.conf.unset("spark.sql.streaming.checkpointLocation")
 
 
 def test_spark_submit_packages_resolves_the_connector_from_the_local_maven_repository(cluster, spark, tmp_path):
     from spark_gazette import MAVEN_COORDINATES, admin
+
     admin.apply_specs(spark, cluster.broker, SPECS)
     admin.publish(spark, cluster.broker, "pkg/admin/part-0", [{"submitted": True}])
     job = tmp_path / "job.py"
-    job.write_text(textwrap.dedent(f"""
+    job.write_text(
+        textwrap.dedent(f"""
         from pyspark.sql import SparkSession
         spark = SparkSession.builder.master("local[1]").getOrCreate()
-        n = spark.read.format("gazette").option("broker", {cluster.broker!r}).option("journals", "pkg/admin/part-0").load().count()
+        n = (spark.read.format("gazette").option("broker", {cluster.broker!r}).option("journals", "pkg/admin/part-0")
+             .load().count())
         print("MESSAGES", n)
         spark.stop()
-    """))
+    """)
+    )
     submit = Path(sys.executable).parent / "spark-submit"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    out = subprocess.run([str(submit), "--packages", MAVEN_COORDINATES, "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}",
-                          str(job)], capture_output=True, text=True, timeout=600, env=env)
+    out = subprocess.run(
+        [str(submit), "--packages", MAVEN_COORDINATES, "--conf", f"spark.jars.ivy={tmp_path / 'ivy'}", str(job)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
-    count = int(next(l for l in out.stdout.splitlines() if l.startswith("MESSAGES")).split()[1])
+    count = int(next(line for line in out.stdout.splitlines() if line.startswith("MESSAGES")).split()[1])
     assert count == len(judge.read(cluster.broker, "pkg/admin/part-0", committed=False))
     version = MAVEN_COORDINATES.rsplit(":", 1)[1]
     assert (tmp_path / "ivy" / "jars" / f"io.sparkgazette_spark-gazette_2.13-{version}.jar").exists()
@@ -145,7 +219,9 @@ def test_the_assembly_holds_only_our_own_classes():
     different version of itself in Spark or a user's jars (Spark Connect's gRPC server runs next
     to it in test_spark_connect.py)."""
     import zipfile
+
     from spark_gazette import jar_path
+
     names = zipfile.ZipFile(jar_path()).namelist()
     outside = [n for n in names if not n.endswith("/") and not n.startswith(("io/sparkgazette/", "META-INF/"))]
     assert outside == []
@@ -155,5 +231,8 @@ def test_the_assembly_holds_only_our_own_classes():
     assert "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister" in services
     # Service files name relocated classes too.
     for s in services:
-        assert all(line.startswith("io.sparkgazette.") for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
-                   if line and not line.startswith("#")), s
+        assert all(
+            line.startswith("io.sparkgazette.")
+            for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
+            if line and not line.startswith("#")
+        ), s

@@ -6,12 +6,16 @@ import re
 
 import pytest
 
-from conftest import local_spark, requires_local_binaries
-from cluster import LocalCluster
-from specs import journal_specs
 import judge
+from cluster import LocalCluster
+from conftest import local_spark, option_error, requires_local_binaries
+from specs import journal_specs
 
 pytestmark = requires_local_binaries
+
+
+# The sink's test hook: a failure injected at a chosen point of its protocol (sink/SinkFault.scala).
+SINK_FAULT = "test.sinkFault"
 
 
 def specs(prefix: str, n: int) -> str:
@@ -49,13 +53,23 @@ def committed_output(cluster, prefix: str, n: int) -> list[tuple]:
 
 def pipeline(spark, cluster, out_prefix: str, checkpoint: str, **extra):
     from pyspark.sql.functions import col
-    stream = (spark.readStream.format("gazette").option("broker", cluster.broker)
-              .option("selector", "prefix=pysink/in/").option("startingOffsets", "earliest")
-              .option("maxBytesPerTrigger", "3000").load()
-              .select(col("journal").alias("src"), "begin", col("journal").alias("key")))
-    writer = (stream.writeStream.format("gazette").option("broker", cluster.broker)
-              .option("selector", f"prefix={out_prefix}").option("checkpointLocation", checkpoint)
-              .trigger(availableNow=True))
+
+    stream = (
+        spark.readStream.format("gazette")
+        .option("broker", cluster.broker)
+        .option("selector", "prefix=pysink/in/")
+        .option("startingOffsets", "earliest")
+        .option("maxBytesPerTrigger", "3000")
+        .load()
+        .select(col("journal").alias("src"), "begin", col("journal").alias("key"))
+    )
+    writer = (
+        stream.writeStream.format("gazette")
+        .option("broker", cluster.broker)
+        .option("selector", f"prefix={out_prefix}")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+    )
     for k, v in extra.items():
         writer = writer.option(k, v)
     writer.start().awaitTermination()
@@ -69,24 +83,26 @@ def test_streaming_pipeline_is_exactly_once(cluster, spark, tmp_path):
     assert set(seen) == expected(cluster.broker)
 
 
-@pytest.mark.parametrize("fault", ["task-after-half", "driver-before-persist", "driver-after-persist",
-                                   "driver-after-some-acks"])
+@pytest.mark.parametrize(
+    "fault", ["task-after-half", "driver-before-persist", "driver-after-persist", "driver-after-some-acks"]
+)
 def test_exactly_once_across_a_failure_and_a_restart_from_the_checkpoint(cluster, spark, tmp_path, fault):
     prefix = f"pysink/out/{fault}/"
     cluster.apply(specs(prefix, 3))
     if fault == "task-after-half":
         # The task's first attempt fails after appending half its rows; its retry succeeds.
-        pipeline(spark, cluster, prefix, str(tmp_path / "ckpt"), testFault=f"{fault}:1")
+        pipeline(spark, cluster, prefix, str(tmp_path / "ckpt"), **{SINK_FAULT: f"{fault}:1"})
     else:
         with pytest.raises(Exception, match=f"injected driver failure at {fault}"):
-            pipeline(spark, cluster, prefix, str(tmp_path / "ckpt"), testFault=f"{fault}:1")
+            pipeline(spark, cluster, prefix, str(tmp_path / "ckpt"), **{SINK_FAULT: f"{fault}:1"})
         pipeline(spark, cluster, prefix, str(tmp_path / "ckpt"))
     seen = committed_output(cluster, prefix, 3)
     assert len(seen) == len(set(seen))
     assert set(seen) == expected(cluster.broker)
     # The failed attempt did write: its messages are in the journals, never acknowledged.
-    written = sum(1 for i in range(3) for r in judge.read(cluster.broker, f"{prefix}part-{i}", committed=False)
-                  if r["flags"] == 1)
+    written = sum(
+        1 for i in range(3) for r in judge.read(cluster.broker, f"{prefix}part-{i}", committed=False) if r["flags"] == 1
+    )
     if fault in ("task-after-half", "driver-before-persist"):
         assert written > len(seen)
 
@@ -94,9 +110,12 @@ def test_exactly_once_across_a_failure_and_a_restart_from_the_checkpoint(cluster
 def test_batch_writes_exactly_once_and_at_least_once(cluster, spark):
     cluster.apply(specs("pysink/out/c/", 1))
     rows = spark.createDataFrame([(json.dumps({"n": i}),) for i in range(50)], ["value"])
-    rows.write.format("gazette").option("broker", cluster.broker).option("journal", "pysink/out/c/part-0").mode("append").save()
-    rows.write.format("gazette").option("broker", cluster.broker).option("journal", "pysink/out/c/part-0") \
-        .option("deliveryGuarantee", "at-least-once").mode("append").save()
+    rows.write.format("gazette").option("broker", cluster.broker).option("journal", "pysink/out/c/part-0").mode(
+        "append"
+    ).save()
+    rows.write.format("gazette").option("broker", cluster.broker).option("journal", "pysink/out/c/part-0").option(
+        "deliveryGuarantee", "at-least-once"
+    ).mode("append").save()
     got = judge.read(cluster.broker, "pysink/out/c/part-0")
     assert sorted(json.loads(r["payload"])["n"] for r in got) == sorted(list(range(50)) * 2)
     flags = [r["flags"] for r in got]
@@ -106,14 +125,21 @@ def test_batch_writes_exactly_once_and_at_least_once(cluster, spark):
 
 def test_batch_write_with_a_batch_id_writes_nothing_twice(cluster, spark, tmp_path):
     from spark_gazette import write
+
     cluster.apply(specs("pysink/out/d/", 1))
     rows = spark.createDataFrame([(json.dumps({"n": i}),) for i in range(10)], ["value"])
     checkpoint = str(tmp_path / "ckpt")
     for _ in range(2):  # a job run again under its batch id
-        write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", checkpoint_location=checkpoint, batch_id="run-1")
+        write(
+            rows, broker=cluster.broker, journal="pysink/out/d/part-0", checkpoint_location=checkpoint, batch_id="run-1"
+        )
     # Without a batch id, the same checkpoint location is a new write.
     write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", checkpoint_location=checkpoint)
     got = judge.read(cluster.broker, "pysink/out/d/part-0")
     assert sorted(json.loads(r["payload"])["n"] for r in got) == sorted(list(range(10)) * 2)
-    with pytest.raises(ValueError, match="batch_id"):
-        write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", batch_id="")
+    option_error(
+        lambda: write(rows, broker=cluster.broker, journal="pysink/out/d/part-0", batch_id=""),
+        "GAZETTE_INVALID_OPTION",
+        "batchId",
+        "",
+    )

@@ -10,11 +10,11 @@ import urllib.request
 
 import pytest
 
-from conftest import assembly_jar, requires_local_binaries
+import judge
 from cluster import LocalCluster, free_port
+from conftest import assembly_jar, requires_local_binaries
 from spark_standalone import SparkStandalone
 from specs import journal_specs
-import judge
 
 pytestmark = requires_local_binaries
 
@@ -33,18 +33,26 @@ def spark():
 
     with SparkStandalone(workers=2) as standalone:
         ui = free_port()
-        session = (SparkSession.builder.master(standalone.master).appName("test_sink_speculation")
-                   .config("spark.jars", assembly_jar())
-                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.pyspark.python", sys.executable)
-                   .config("spark.executor.memory", "1g").config("spark.cores.max", "2")
-                   .config("spark.ui.enabled", "true").config("spark.ui.port", str(ui))
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
-                   .config("spark.speculation.quantile", "0.5").config("spark.speculation.multiplier", "1.5")
-                   .config("spark.speculation.minTaskRuntime", "200ms")
-                   .config("spark.task.maxFailures", "4")
-                   .getOrCreate())
+        session = (
+            SparkSession.builder.master(standalone.master)
+            .appName("test_sink_speculation")
+            .config("spark.jars", assembly_jar())
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.pyspark.python", sys.executable)
+            .config("spark.executor.memory", "1g")
+            .config("spark.cores.max", "2")
+            .config("spark.ui.enabled", "true")
+            .config("spark.ui.port", str(ui))
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.speculation", "true")
+            .config("spark.speculation.interval", "100ms")
+            .config("spark.speculation.quantile", "0.5")
+            .config("spark.speculation.multiplier", "1.5")
+            .config("spark.speculation.minTaskRuntime", "200ms")
+            .config("spark.task.maxFailures", "4")
+            .getOrCreate()
+        )
         session.sparkContext.setLogLevel("ERROR")
         session.ui_port = ui
         yield session
@@ -59,7 +67,9 @@ def speculative_tasks(spark) -> int:
 
 
 @pytest.mark.parametrize("reader_ring_size", [8192, 16], ids=["appended", "staged"])
-def test_speculation_and_task_failures_write_each_row_once_with_bounded_producers(gazette, spark, tmp_path, reader_ring_size):
+def test_speculation_and_task_failures_write_each_row_once_with_bounded_producers(
+    gazette, spark, tmp_path, reader_ring_size
+):
     from pyspark.sql.functions import udf
 
     prefix = f"pyspec/{reader_ring_size}/"
@@ -74,20 +84,32 @@ def test_speculation_and_task_failures_write_each_row_once_with_bounded_producer
         # The first attempt of partition 1 in every stage stalls, once: speculation copies it to
         # the other worker, whose copy commits while the first attempt still runs.
         from pyspark import TaskContext
+
         tc = TaskContext.get()
         key = (tc.stageId(), tc.partitionId(), tc.attemptNumber())
         stalled = globals().setdefault("_stalled", set())
         if tc.partitionId() == 1 and tc.attemptNumber() == 0 and key not in stalled:
             stalled.add(key)
             time.sleep(2)
-        return '{"n":%s}' % n
+        return f'{{"n":{n}}}'
 
-    stream = (spark.readStream.schema("n STRING").option("maxFilesPerTrigger", 1).csv(str(inputs))
-              .repartition(PARTITIONS).select(slow_once("n").alias("value")))
-    query = (stream.writeStream.format("gazette").option("broker", gazette.broker).option("journal", f"{prefix}part-0")
-             .option("checkpointLocation", str(tmp_path / "ckpt")).option("readerRingSize", str(reader_ring_size))
-             .option("testFault", "task-after-half:1/3")  # partition 0's first attempt fails in epochs 1 and 4
-             .trigger(availableNow=True).start())
+    stream = (
+        spark.readStream.schema("n STRING")
+        .option("maxFilesPerTrigger", 1)
+        .csv(str(inputs))
+        .repartition(PARTITIONS)
+        .select(slow_once("n").alias("value"))
+    )
+    query = (
+        stream.writeStream.format("gazette")
+        .option("broker", gazette.broker)
+        .option("journal", f"{prefix}part-0")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .option("readerRingSize", str(reader_ring_size))
+        .option("test.sinkFault", "task-after-half:1/3")  # partition 0's first attempt fails in epochs 1 and 4
+        .trigger(availableNow=True)
+        .start()
+    )
     query.awaitTermination()
 
     committed = [json.loads(r["payload"])["n"] for r in judge.read(gazette.broker, f"{prefix}part-0")]

@@ -2,10 +2,10 @@
 
 import pytest
 
-from conftest import requires_local_binaries
-from cluster import LocalCluster
-from specs import journal_specs
 import judge
+from cluster import LocalCluster
+from conftest import requires_local_binaries
+from specs import journal_specs
 
 pytestmark = requires_local_binaries
 
@@ -24,18 +24,29 @@ def cluster():
 
 
 def expected(broker: str) -> set[tuple]:
-    return {(r["journal"], r["begin"], r["end"], r["uuid"] or None)
-            for i in range(3) for r in judge.read(broker, f"pysource/part-{i}")}
+    return {
+        (r["journal"], r["begin"], r["end"], r["uuid"] or None)
+        for i in range(3)
+        for r in judge.read(broker, f"pysource/part-{i}")
+    }
 
 
 def test_stream_reads_each_committed_message_once_and_reports_bytes_behind_head(cluster, spark, tmp_path):
-    df = (spark.readStream.format("gazette")
-          .option("broker", cluster.broker).option("selector", "prefix=pysource/")
-          .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "4000")
-          .load())
-    query = (df.writeStream.format("memory").queryName("pysource_stream")
-             .option("checkpointLocation", str(tmp_path / "ckpt"))
-             .trigger(availableNow=True).start())
+    df = (
+        spark.readStream.format("gazette")
+        .option("broker", cluster.broker)
+        .option("selector", "prefix=pysource/")
+        .option("startingOffsets", "earliest")
+        .option("maxBytesPerTrigger", "4000")
+        .load()
+    )
+    query = (
+        df.writeStream.format("memory")
+        .queryName("pysource_stream")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(availableNow=True)
+        .start()
+    )
     query.awaitTermination()
     rows = [(r.journal, r.begin, r.end, r.uuid) for r in spark.table("pysource_stream").collect()]
     want = expected(cluster.broker)
@@ -51,7 +62,15 @@ def test_stream_reads_each_committed_message_once_and_reports_bytes_behind_head(
 def test_batch_read_equals_gazette_and_has_the_documented_schema(cluster, spark):
     df = spark.read.format("gazette").option("broker", cluster.broker).option("selector", "prefix=pysource/").load()
     assert [f.name for f in df.schema.fields] == [
-        "journal", "begin", "end", "value", "uuid", "producer", "clock", "publishTime"]
+        "journal",
+        "begin",
+        "end",
+        "value",
+        "uuid",
+        "producer",
+        "clock",
+        "publishTime",
+    ]
     rows = [(r.journal, r.begin, r.end, r.uuid) for r in df.collect()]
     assert len(rows) == len(set(rows)), "a message was emitted twice"
     assert set(rows) == expected(cluster.broker)
@@ -59,9 +78,14 @@ def test_batch_read_equals_gazette_and_has_the_documented_schema(cluster, spark)
 
 def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it(cluster, spark):
     from spark_gazette import read
+
     journal = "pysource/part-0"
-    every = sorted((r.begin, r.clock) for r in
-                   read(spark, broker=cluster.broker, journals=journal, read_committed=False).select("begin", "clock").collect())
+    every = sorted(
+        (r.begin, r.clock)
+        for r in read(spark, broker=cluster.broker, journals=journal, read_committed=False)
+        .select("begin", "clock")
+        .collect()
+    )
     timed = [c for _, c in every if c]
     t = ((timed[len(timed) // 2] >> 4) - GREGORIAN_TO_UNIX) // 10_000  # a publish time, in ms
     at = (t * 10_000 + GREGORIAN_TO_UNIX) << 4
@@ -69,12 +93,27 @@ def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it
     rows = read(spark, broker=cluster.broker, journals=journal, read_committed=False, starting_timestamp=t).collect()
     assert sorted(r.begin for r in rows) == [b for b, _ in every if b >= first]
     later = ((max(timed) >> 4) - GREGORIAN_TO_UNIX) // 10_000 + 1  # after every message: nothing, with "latest"
-    assert read(spark, broker=cluster.broker, journals=journal, starting_offsets_by_timestamp={journal: later},
-                starting_offsets_by_timestamp_strategy="latest").count() == 0
+    assert (
+        read(
+            spark,
+            broker=cluster.broker,
+            journals=journal,
+            starting_offsets_by_timestamp={journal: later},
+            starting_offsets_by_timestamp_strategy="latest",
+        ).count()
+        == 0
+    )
 
 
 def test_unknown_option_is_named(cluster, spark):
     from pyspark.errors import PySparkException  # noqa: F401  (imported for the error types' side)
+
     with pytest.raises(Exception, match="Unknown Gazette option 'startingOffset'"):
-        (spark.read.format("gazette").option("broker", cluster.broker)
-         .option("selector", "prefix=pysource/").option("startingOffset", "earliest").load().collect())
+        (
+            spark.read.format("gazette")
+            .option("broker", cluster.broker)
+            .option("selector", "prefix=pysource/")
+            .option("startingOffset", "earliest")
+            .load()
+            .collect()
+        )

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import textwrap
 import urllib.request
-from conftest import assembly_jar, requires_local_binaries
+
 from cluster import LocalCluster
+from conftest import assembly_jar, requires_local_binaries
 from messages import gazette_uuid
 from specs import journal_specs
 
@@ -45,7 +46,8 @@ def test_a_batch_larger_than_the_heap_is_read_committed_in_bounded_memory(tmp_pa
                 batch, size = [], 0
 
         job = tmp_path / "job.py"
-        job.write_text(textwrap.dedent(f"""
+        job.write_text(
+            textwrap.dedent(f"""
             import json
             from pyspark.sql import SparkSession
             spark = (SparkSession.builder.master("local[1]")
@@ -58,7 +60,8 @@ def test_a_batch_larger_than_the_heap_is_read_committed_in_bounded_memory(tmp_pa
             heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
             print(json.dumps({{"n": row.n, "bytes": row.bytes, "heap": heap}}))
             spark.stop()
-        """))
+        """)
+        )
         out = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=1200)
         assert out.returncode == 0, out.stderr[-3000:]
         result = json.loads(out.stdout.strip().splitlines()[-1])

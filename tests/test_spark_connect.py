@@ -7,11 +7,11 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT, requires_local_binaries
+import judge
 from cluster import LocalCluster
+from conftest import ROOT, requires_local_binaries
 from protos import doc_set
 from specs import NDJSON, journal_specs
-import judge
 
 pytestmark = requires_local_binaries
 
@@ -26,7 +26,8 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
         desc = tmp_path / "doc.desc"
         desc.write_bytes(doc_set().SerializeToString())
         job = tmp_path / "job.py"
-        job.write_text(textwrap.dedent(f"""
+        job.write_text(
+            textwrap.dedent(f"""
             import json
             from pyspark.sql import SparkSession
             import uuid
@@ -39,7 +40,8 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
                               broker=b, journal="connect/out", checkpoint_location={str(tmp_path / "ckpt")!r})
                  .trigger(availableNow=True).start())
             q.awaitTermination()
-            rows = parse_json(read(spark, broker=b, journals="connect/out"), "src STRING, begin LONG").select("message.*").collect()
+            rows = (parse_json(read(spark, broker=b, journals="connect/out"), "src STRING, begin LONG")
+                    .select("message.*").collect())
             # Under Connect, engine="auto" decodes in Python; the JVM engine needs py4j and says so.
             docs = parse_protobuf(read(spark, broker=b, journals="connect/proto"), "judge.Doc", {str(desc)!r}).collect()
             # Messages outside transactions carry no UUID in field 1, nor in the row.
@@ -57,10 +59,11 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
             print("RESULT " + json.dumps({{"session": type(spark).__module__, "rows": [[r.src, r.begin] for r in rows],
                                            "decoded": decoded, "refusals": refusals}}))
             spark.stop()
-        """))
+        """)
+        )
         out = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert out.returncode == 0, out.stderr[-3000:]
-        result = json.loads(next(l for l in out.stdout.splitlines() if l.startswith("RESULT "))[7:])
+        result = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
         assert result["session"].startswith("pyspark.sql.connect")
         rows = [tuple(r) for r in result["rows"]]
         assert len(rows) == len(set(rows)) and set(rows) == want

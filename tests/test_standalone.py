@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from conftest import assembly_jar, requires_local_binaries
-from cluster import LocalCluster
-from spark_standalone import SparkStandalone
-from specs import journal_specs
 import judge
 import test_protobuf
 import test_sink
 import test_source
+from cluster import LocalCluster
+from conftest import assembly_jar, requires_local_binaries
+from spark_standalone import SparkStandalone
+from specs import journal_specs
 from test_protobuf import published  # noqa: F401  (a fixture, on this module's cluster and session)
 
 pytestmark = requires_local_binaries
@@ -40,15 +40,21 @@ def spark():
     from pyspark.sql import SparkSession
 
     with SparkStandalone(workers=2) as standalone:
-        builder = (SparkSession.builder.master(standalone.master).appName("test_standalone")
-                   .config("spark.jars", assembly_jar())
-                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.pyspark.python", sys.executable)
-                   .config("spark.executor.memory", "512m").config("spark.cores.max", "2")
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", "2")
-                   # Kryo, as many clusters run: whatever is broadcast travels with it, not with Java's.
-                   .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer"))
+        builder = (
+            SparkSession.builder.master(standalone.master)
+            .appName("test_standalone")
+            .config("spark.jars", assembly_jar())
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.pyspark.python", sys.executable)
+            .config("spark.executor.memory", "512m")
+            .config("spark.cores.max", "2")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            # Kryo, as many clusters run: whatever is broadcast travels with it, not with Java's.
+            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        )
         if os.environ.get("PYTHONPATH"):  # the Python workers import spark_gazette as the tests do
             builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
         session = builder.getOrCreate()
@@ -67,12 +73,14 @@ def test_source_reads_each_committed_message_once(cluster, spark, tmp_path):
 
 def test_sink_is_exactly_once_across_a_driver_failure_and_a_restart(cluster, spark, tmp_path):
     test_sink.test_exactly_once_across_a_failure_and_a_restart_from_the_checkpoint(
-        cluster, spark, tmp_path, "driver-after-some-acks")
+        cluster, spark, tmp_path, "driver-after-some-acks"
+    )
 
 
 def test_sink_is_exactly_once_across_a_task_failure(cluster, spark, tmp_path):
     test_sink.test_exactly_once_across_a_failure_and_a_restart_from_the_checkpoint(
-        cluster, spark, tmp_path, "task-after-half")
+        cluster, spark, tmp_path, "task-after-half"
+    )
 
 
 def test_protobuf_engines_agree_on_executors(cluster, spark, published):  # noqa: F811

@@ -10,7 +10,10 @@ from spark_gazette import admin
 
 
 def _public_functions():
-    for module, names in ((spark_gazette, spark_gazette.__all__), (admin, [n for n in dir(admin) if not n.startswith("_")])):
+    for module, names in (
+        (spark_gazette, spark_gazette.__all__),
+        (admin, [n for n in dir(admin) if not n.startswith("_")]),
+    ):
         for name in names:
             obj = getattr(module, name)
             if inspect.isfunction(obj) and obj.__module__.startswith("spark_gazette"):
@@ -19,8 +22,12 @@ def _public_functions():
 
 def test_every_public_function_is_fully_annotated_and_its_annotations_resolve():
     functions = dict(_public_functions())
-    assert {"spark_gazette.read_stream", "spark_gazette.write", "spark_gazette.configure_spark_with_gazette",
-            "spark_gazette.admin.publish"} <= functions.keys()
+    assert {
+        "spark_gazette.read_stream",
+        "spark_gazette.write",
+        "spark_gazette.configure_spark_with_gazette",
+        "spark_gazette.admin.publish",
+    } <= functions.keys()
     for name, f in functions.items():
         sig = inspect.signature(f)
         missing = [p for p, v in sig.parameters.items() if v.annotation is inspect.Parameter.empty]
@@ -37,5 +44,12 @@ def _pyspark_names() -> dict:
     from pyspark.sql import DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
     from pyspark.sql.types import StructType
-    return {"DataFrame": DataFrame, "DataFrameReader": DataFrameReader, "SparkSession": SparkSession,
-            "DataStreamReader": DataStreamReader, "DataStreamWriter": DataStreamWriter, "StructType": StructType}
+
+    return {
+        "DataFrame": DataFrame,
+        "DataFrameReader": DataFrameReader,
+        "SparkSession": SparkSession,
+        "DataStreamReader": DataStreamReader,
+        "DataStreamWriter": DataStreamWriter,
+        "StructType": StructType,
+    }

@@ -23,14 +23,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
-from cluster import LocalCluster  # noqa: E402
 import judge  # noqa: E402
+from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
 EVENTS = 4
@@ -39,10 +39,26 @@ ROLLUPS = 2
 
 def publish_events(broker: str, total: int, stats: list, done: threading.Event) -> None:
     """Each events journal gets its share from its own judge process, all at once."""
-    procs = [subprocess.Popen([str(judge.BINARY), "publish", "--broker", broker, "--journal", f"events/part-{i:03d}",
-                               "--events", str(total // EVENTS), "--random", str(i)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i in range(EVENTS)]
+    procs = [
+        subprocess.Popen(
+            [
+                str(judge.BINARY),
+                "publish",
+                "--broker",
+                broker,
+                "--journal",
+                f"events/part-{i:03d}",
+                "--events",
+                str(total // EVENTS),
+                "--random",
+                str(i),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(EVENTS)
+    ]
     for p in procs:
         out, err = p.communicate()
         if p.returncode != 0:
@@ -57,36 +73,58 @@ LOG4J2 = Path(__file__).with_name("log4j2.properties").as_uri()
 
 def run(events: int) -> bool:
     from pyspark.sql import SparkSession
-    from pyspark.sql.functions import col, count, struct, to_json, window, sum as sum_
+    from pyspark.sql.functions import col, count, struct, to_json, window
+    from pyspark.sql.functions import sum as sum_
+
     from spark_gazette import configure_spark_with_gazette, parse_json, read, read_stream, write_stream
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as checkpoint:
         broker = cluster.broker
         print(f"cluster: etcd + broker at {broker}")
         for topic, journals in (("events", EVENTS), ("rollups", ROLLUPS)):
-            cluster.apply(journal_specs(f"{topic}/", [f"part-{i:03d}" for i in range(journals)],
-                                        labels={"topic": topic}, length=16 << 20))
+            cluster.apply(
+                journal_specs(
+                    f"{topic}/", [f"part-{i:03d}" for i in range(journals)], labels={"topic": topic}, length=16 << 20
+                )
+            )
         print(f"topics: events/ ({EVENTS} journals), rollups/ ({ROLLUPS} journals)")
 
         spark = configure_spark_with_gazette(
-            SparkSession.builder.master("local[2]").appName("gazette-rollups")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            SparkSession.builder.master("local[2]")
+            .appName("gazette-rollups")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}")).getOrCreate()
+            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}")
+        ).getOrCreate()
         query = None
         try:
             purchases = parse_json(
-                read_stream(spark, broker=broker, selector="topic=events", starting_offsets="earliest",
-                            max_bytes_per_trigger=256 * 1024),
-                "user STRING, amount INT, ts TIMESTAMP, kind STRING")
-            rollups = (purchases
-                       .groupBy(col("message.user").alias("user"), window(col("message.ts"), "1 minute").alias("w"))
-                       .agg(count("*").alias("events"), sum_("message.amount").alias("amount"))
-                       .select(col("user").alias("key"),
-                               to_json(struct(col("user"), col("w.start").cast("string").alias("minute"),
-                                              col("events"), col("amount"))).alias("value")))
-            query = (write_stream(rollups, broker=broker, selector="topic=rollups", checkpoint_location=checkpoint)
-                     .outputMode("update").trigger(processingTime="500 milliseconds").start())
+                read_stream(
+                    spark,
+                    broker=broker,
+                    selector="topic=events",
+                    starting_offsets="earliest",
+                    max_bytes_per_trigger=256 * 1024,
+                ),
+                "user STRING, amount INT, ts TIMESTAMP, kind STRING",
+            )
+            rollups = (
+                purchases.groupBy(col("message.user").alias("user"), window(col("message.ts"), "1 minute").alias("w"))
+                .agg(count("*").alias("events"), sum_("message.amount").alias("amount"))
+                .select(
+                    col("user").alias("key"),
+                    to_json(
+                        struct(col("user"), col("w.start").cast("string").alias("minute"), col("events"), col("amount"))
+                    ).alias("value"),
+                )
+            )
+            query = (
+                write_stream(rollups, broker=broker, selector="topic=rollups", checkpoint_location=checkpoint)
+                .outputMode("update")
+                .trigger(processingTime="500 milliseconds")
+                .start()
+            )
 
             stats: list = []
             published = threading.Event()
@@ -98,12 +136,20 @@ def run(events: int) -> bool:
                 progress = query.recentProgress
                 for p in progress[seen:]:
                     metrics = p["sources"][0].get("metrics", {}) if p["sources"] else {}
-                    print(f"  batch {p['batchId']:>3}: {p['numInputRows']:>6} events in, "
-                          f"{int(metrics.get('bytesBehindHead', 0)):>9,} bytes behind head", flush=True)
+                    print(
+                        f"  batch {p['batchId']:>3}: {p['numInputRows']:>6} events in, "
+                        f"{int(metrics.get('bytesBehindHead', 0)):>9,} bytes behind head",
+                        flush=True,
+                    )
                 seen = len(progress)
                 last = progress[-1] if progress else None
-                if (published.is_set() and last and last["numInputRows"] == 0
-                        and last["sources"] and last["sources"][0].get("metrics", {}).get("bytesBehindHead") == "0"):
+                if (
+                    published.is_set()
+                    and last
+                    and last["numInputRows"] == 0
+                    and last["sources"]
+                    and last["sources"][0].get("metrics", {}).get("bytesBehindHead") == "0"
+                ):
                     break
                 time.sleep(0.5)
             if query.exception():
@@ -113,9 +159,14 @@ def run(events: int) -> bool:
 
             # What Spark wrote, read committed: the latest rollup of each user and minute.
             latest = {}
-            for r in (parse_json(read(spark, broker=broker, selector="topic=rollups"),
-                                 "user STRING, minute STRING, events LONG, amount LONG")
-                      .select("journal", "begin", "message.*").collect()):
+            for r in (
+                parse_json(
+                    read(spark, broker=broker, selector="topic=rollups"),
+                    "user STRING, minute STRING, events LONG, amount LONG",
+                )
+                .select("journal", "begin", "message.*")
+                .collect()
+            ):
                 key = (r.user, r.minute)
                 if key not in latest or (r.journal, r.begin) > latest[key][0]:
                     latest[key] = ((r.journal, r.begin), r.events, r.amount)
@@ -145,12 +196,16 @@ def summarize(truth_events, truth_amount, spark_events, spark_amount, stats) -> 
     print(f"{'user':<10}{'committed':>11}{'counted':>10}{'amount':>10}{'summed':>10}")
     for u in users:
         print(f"{u:<10}{truth_events[u]:>11}{spark_events[u]:>10}{truth_amount[u]:>10}{spark_amount[u]:>10}")
-    print(f"{'total':<10}{sum(truth_events.values()):>11}{sum(spark_events.values()):>10}"
-          f"{sum(truth_amount.values()):>10}{sum(spark_amount.values()):>10}")
+    print(
+        f"{'total':<10}{sum(truth_events.values()):>11}{sum(spark_events.values()):>10}"
+        f"{sum(truth_amount.values()):>10}{sum(spark_amount.values()):>10}"
+    )
     rolled_back = sum(s["rolledBack"] for s in stats)
     duplicates = sum(s["duplicates"] for s in stats)
-    print(f"published: {sum(s['committed'] for s in stats)} committed, {rolled_back} rolled back, "
-          f"{duplicates} duplicate re-sends")
+    print(
+        f"published: {sum(s['committed'] for s in stats)} committed, {rolled_back} rolled back, "
+        f"{duplicates} duplicate re-sends"
+    )
     ok = truth_events == spark_events and truth_amount == spark_amount and len(stats) == EVENTS
     print(f"rolled-back and duplicate events counted: {'none' if ok else 'SOME'}")
     print(f"exactly-once: {'OK' if ok else 'MISMATCH'}")

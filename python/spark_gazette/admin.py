@@ -6,38 +6,49 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-from spark_gazette.options import CONNECTION, _check
+from spark_gazette.options import CONNECTION, wire
 
 
 def _admin(spark: SparkSession) -> Any:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
-        raise RuntimeError("spark_gazette.admin needs a classic SparkSession (it calls the connector through "
-                           "py4j); under Spark Connect use gazctl, or read and write with spark_gazette's helpers")
-    return jvm.io.sparkgazette.spark.Admin
+        raise RuntimeError(
+            "spark_gazette.admin needs a classic SparkSession (it calls the connector through "
+            "py4j); under Spark Connect use gazctl, or read and write with spark_gazette's helpers"
+        )
+    return jvm.io.sparkgazette.spark.admin.Admin
 
 
-def list_journals(spark: SparkSession, broker: str, selector: str = "", **connection: str | int) -> list[dict[str, Any]]:
+def list_journals(
+    spark: SparkSession, broker: str, selector: str = "", **connection: str | int | timedelta
+) -> list[dict[str, Any]]:
     """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches.
 
     `connection`: the helpers' connection options (rpc_timeout, retry_timeout, trusted_ca_file,
     cert_file, cert_key_file, auth_token), as for read_stream; so for apply_specs and publish."""
-    return json.loads(_admin(spark).listJournals(_check("broker", broker), selector, _connection(connection)))
+    return json.loads(_admin(spark).listJournals(broker, selector, _connection(connection)))
 
 
 def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """gazctl's hierarchical spec (children inherit labels, replication and fragment) as a flat
-    list of journal specs; labels as [name, value] pairs."""
+    list of journal specs; labels as [name, value] pairs.
+
+        >>> flatten_specs({"name": "events/", "fragment": {"length": 1048576},
+        ...                "children": [{"name": "events/a", "labels": [{"name": "app", "value": "x"}]}]})
+        [{'name': 'events/a', 'replication': 1, 'labels': [['app', 'x']], 'fragment': {'length': 1048576}}]
+    """
     parent = parent or {}
     node = {
         "name": tree["name"],
         "replication": tree.get("replication", parent.get("replication", 1)),
-        "labels": parent.get("labels", []) + [[l["name"], l.get("value", "")] for l in tree.get("labels", [])],
+        "labels": parent.get("labels", []) + [[lbl["name"], lbl.get("value", "")] for lbl in tree.get("labels", [])],
         "fragment": {**parent.get("fragment", {}), **tree.get("fragment", {})},
     }
     if tree.get("children"):
@@ -45,33 +56,46 @@ def flatten_specs(tree: Mapping[str, Any], parent: Mapping[str, Any] | None = No
     return [node]
 
 
-def apply_specs(spark: SparkSession, broker: str, specs: str | Mapping[str, Any], **connection: str | int) -> list[str]:
+def apply_specs(
+    spark: SparkSession, broker: str, specs: str | Mapping[str, Any], **connection: str | int | timedelta
+) -> list[str]:
     """Creates or updates journals from gazctl-style YAML text (needs PyYAML) or an already
     parsed dict, waiting until each accepts appends; returns the journal names."""
     if isinstance(specs, str):
         import yaml
+
         docs = [d for d in yaml.safe_load_all(specs) if d]
     else:
         docs = [specs]
     flat = [s for d in docs for s in flatten_specs(d)]
-    _admin(spark).applySpecs(_check("broker", broker), json.dumps(flat), _connection(connection))
+    _admin(spark).applySpecs(broker, json.dumps(flat), _connection(connection))
     return [s["name"] for s in flat]
 
 
-def publish(spark: SparkSession, broker: str, journal: str, messages: Iterable[dict[str, Any] | str | bytes],
-            uuid_pointer: str = "/_meta/uuid", uuid_field: int = 1, **connection: str | int) -> int:
+def publish(
+    spark: SparkSession,
+    broker: str,
+    journal: str,
+    messages: Iterable[dict[str, Any] | str | bytes],
+    uuid_pointer: str = "/_meta/uuid",
+    uuid_field: int = 1,
+    **connection: str | int | timedelta,
+) -> int:
     """Publishes messages (dicts as JSON, str or bytes as they are) as committed messages with
     UUIDs, in one append; returns the journal's write head after it."""
     payloads = []
     for m in messages:
         raw = json.dumps(m).encode() if isinstance(m, dict) else m.encode() if isinstance(m, str) else bytes(m)
         payloads.append(base64.b64encode(raw).decode())
-    return int(_admin(spark).publish(_check("broker", broker), journal, json.dumps(payloads), uuid_pointer, uuid_field,
-                                     _connection(connection)))
+    return int(
+        _admin(spark).publish(broker, journal, json.dumps(payloads), uuid_pointer, uuid_field, _connection(connection))
+    )
 
 
 def _connection(given: Mapping[str, Any]) -> str:
+    """The connection options as the JVM takes them, a JSON object; it checks their values. A
+    keyword outside CONNECTION is a wrong call, as a misspelt keyword of any function is."""
     unknown = sorted(set(given) - set(CONNECTION))
     if unknown:
         raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(CONNECTION)}")
-    return json.dumps({CONNECTION[k]: _check(k, v) for k, v in given.items() if v is not None})
+    return json.dumps({CONNECTION[k]: wire(k, v) for k, v in given.items() if v is not None})

@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from spark_gazette._version import VERSION
-from spark_gazette.connector import (MAVEN_COORDINATES, ConnectorNotFoundError, connect_client_message, has_connector,
-                                     running_session_message)
+from spark_gazette.connector import (
+    MAVEN_COORDINATES,
+    ConnectorNotFoundError,
+    connect_client_message,
+    has_connector,
+    running_session_message,
+)
 
 Builder = TypeVar("Builder")
 
@@ -26,7 +31,8 @@ def jar_path() -> str:
     if jar is None:
         raise FileNotFoundError(
             f"spark_gazette {VERSION} has no bundled connector jar (spark-gazette-assembly-{VERSION}.jar): install "
-            "the wheel that `make dist` builds, or pass use_maven=True to resolve " + MAVEN_COORDINATES)
+            "the wheel that `make dist` builds, or pass use_maven=True to resolve " + MAVEN_COORDINATES
+        )
     return jar
 
 

@@ -3,8 +3,9 @@ meets first, each with the way out (Maven coordinates, cluster library, Connect 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from spark_gazette._version import VERSION
 
@@ -22,6 +23,7 @@ class ConnectorNotFoundError(RuntimeError):
 
 def _jar_hint() -> str:
     from spark_gazette.configure import bundled_jar
+
     jar = bundled_jar()
     return f"--jars {jar}" if jar else f"--packages {MAVEN_COORDINATES}"
 
@@ -35,7 +37,8 @@ def missing_connector_message() -> str:
         f"  - spark-submit or pyspark: --packages {MAVEN_COORDINATES};\n"
         "  - a managed cluster (Databricks, EMR, Dataproc): install the Maven library "
         f"{MAVEN_COORDINATES} on the cluster, then restart it;\n"
-        f"  - Spark Connect: start the server with start-connect-server.sh {_jar_hint()}.")
+        f"  - Spark Connect: start the server with start-connect-server.sh {_jar_hint()}."
+    )
 
 
 def running_session_message(app: str) -> str:
@@ -44,7 +47,8 @@ def running_session_message(app: str) -> str:
         "Spark reads spark.jars only when a session starts, so configure_spark_with_gazette cannot add it. Stop "
         "the session first (spark.stop()) and build it again with configure_spark_with_gazette, or start the "
         f"process with --packages {MAVEN_COORDINATES}. Where the platform makes the session for you (Databricks, "
-        f"EMR, Dataproc notebooks), install the Maven library {MAVEN_COORDINATES} on the cluster instead.")
+        f"EMR, Dataproc notebooks), install the Maven library {MAVEN_COORDINATES} on the cluster instead."
+    )
 
 
 def connect_client_message(remote: str) -> str:
@@ -52,7 +56,8 @@ def connect_client_message(remote: str) -> str:
         f"This builder makes a Spark Connect client ({remote}), and a client cannot add the Gazette connector's "
         "jar to its server: the server loads data sources when it starts. Start the server with "
         f"start-connect-server.sh {_jar_hint()} (or --packages {MAVEN_COORDINATES}), then build the client "
-        "session without configure_spark_with_gazette; spark_gazette's read and write helpers work over Connect.")
+        "session without configure_spark_with_gazette; spark_gazette's read and write helpers work over Connect."
+    )
 
 
 def is_missing_connector(error: BaseException) -> bool:
@@ -75,7 +80,7 @@ def has_connector(spark: SparkSession) -> bool:
     """Whether `spark` resolves format("gazette"): the connector refuses the empty options, Spark
     without it does not know the name."""
     try:
-        spark.read.format("gazette").load().schema
+        _ = spark.read.format("gazette").load().schema  # resolving the source is the question
     except Exception as e:
         return not is_missing_connector(e)
     return True

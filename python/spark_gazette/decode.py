@@ -16,11 +16,19 @@ _ENGINES = ("auto", "jvm", "python", "spark", "sql")
 def parse_json(df: DataFrame, schema: StructType | str, column: str = "value", into: str = "message") -> DataFrame:
     """Adds column `into` holding the ndjson `value` parsed with `schema` (a StructType or DDL)."""
     from pyspark.sql.functions import col, from_json
+
     return df.withColumn(into, from_json(col(column).cast("string"), schema))
 
 
-def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, column: str = "value", into: str = "message",
-                   engine: str = "auto", mode: str = "FAILFAST") -> DataFrame:
+def parse_protobuf(
+    df: DataFrame,
+    message_name: str,
+    descriptor_file: str,
+    column: str = "value",
+    into: str = "message",
+    engine: str = "auto",
+    mode: str = "FAILFAST",
+) -> DataFrame:
     """Adds column `into` holding the protobuf `value` (of `application/x-protobuf-fixed`
     journals) decoded as `message_name` (e.g. "demo.Event"), described by a descriptor set file
     (`protoc --include_imports --descriptor_set_out=event.desc event.proto`).
@@ -53,6 +61,7 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
                (`org.apache.spark:spark-protobuf_2.13:<spark version>`).
     """
     from pyspark.sql.functions import col, lit
+
     if engine not in _ENGINES:
         raise ValueError(f"engine must be one of {', '.join(_ENGINES)}, not {engine!r}")
     if not isinstance(mode, str) or mode.upper() not in _MODES:
@@ -60,8 +69,10 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
     mode = mode.upper()
     if engine == "spark":
         from pyspark.sql.protobuf.functions import from_protobuf
-        return df.withColumn(into, from_protobuf(col(column), message_name, descFilePath=descriptor_file,
-                                                 options={"mode": mode}))
+
+        return df.withColumn(
+            into, from_protobuf(col(column), message_name, descFilePath=descriptor_file, options={"mode": mode})
+        )
 
     spark = df.sparkSession
     classic = getattr(spark, "_jvm", None) is not None
@@ -73,23 +84,34 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
 
     if engine == "sql":
         from pyspark.sql.functions import call_function
-        return df.withColumn(into, call_function("gazette_from_protobuf", col(column), lit(message_name),
-                                                 lit(descriptor_file), lit(mode), journal, begin))
+
+        return df.withColumn(
+            into,
+            call_function(
+                "gazette_from_protobuf", col(column), lit(message_name), lit(descriptor_file), lit(mode), journal, begin
+            ),
+        )
 
     if engine == "jvm":
         if not classic:
-            raise RuntimeError('parse_protobuf(engine="jvm") needs a classic SparkSession (it registers the decoder '
-                               'through py4j); under Spark Connect use engine="python"')
+            raise RuntimeError(
+                'parse_protobuf(engine="jvm") needs a classic SparkSession (it registers the decoder '
+                'through py4j); under Spark Connect use engine="python"'
+            )
         key = f"{message_name}\0{descriptor_file}\0{mode}".encode()
         function = "gazette_protobuf_" + hashlib.sha1(key).hexdigest()[:16]
         spark._jvm.io.sparkgazette.spark.protobuf.ProtobufFunctions.register(
-            spark._jsparkSession, function, message_name, descriptor_file, mode)
+            spark._jsparkSession, function, message_name, descriptor_file, mode
+        )
         from pyspark.sql.functions import call_function
+
         return df.withColumn(into, call_function(function, col(column), journal, begin))
 
     from pyspark import cloudpickle
     from pyspark.sql.functions import udf
+
     from spark_gazette import protobuf_rows
+
     # Shipped with the UDF, so that workers need the protobuf package but not this one.
     cloudpickle.register_pickle_by_value(protobuf_rows)
     with open(descriptor_file, "rb") as f:
@@ -104,6 +126,7 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
             return None
         if not worker:
             from google.protobuf import message_factory
+
             d = protobuf_rows.message_descriptor(raw, message_name, descriptor_file)
             worker.update(cls=message_factory.GetMessageClass(d), convert=protobuf_rows.row_converter(d))
         try:
@@ -111,9 +134,11 @@ def parse_protobuf(df: DataFrame, message_name: str, descriptor_file: str, colum
         except Exception as e:  # DecodeError, or a missing proto2 required field
             if permissive:
                 return None
-            raise ValueError(f"Message at offset {'?' if begin is None else begin} of journal "
-                             f"{'?' if journal is None else journal} is not a valid {full_name}: {e}. "
-                             "Use mode 'PERMISSIVE' to decode it as null.") from None
+            raise ValueError(
+                f"Message at offset {'?' if begin is None else begin} of journal "
+                f"{'?' if journal is None else journal} is not a valid {full_name}: {e}. "
+                "Use mode 'PERMISSIVE' to decode it as null."
+            ) from None
         return worker["convert"](m)
 
     return df.withColumn(into, udf(decode, schema)(col(column), journal, begin))

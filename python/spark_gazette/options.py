@@ -1,12 +1,23 @@
-"""The connector's options from Python values: one name per option, as in the project's README
-(snake_case here, camelCase on the wire), each value checked before Spark sees it."""
+"""The connector's options from Python values: each keyword's option name (snake_case here,
+camelCase on the wire), and each Python value as the string the connector reads.
+
+Nothing here checks a value: the connector does, where the DataFrame is loaded, and its error
+names the option as `docs/options.md` lists it (condition GAZETTE_INVALID_OPTION and others).
+One place decides what a value may be, so Python and the JVM cannot disagree about it.
+
+    >>> from datetime import datetime, timezone
+    >>> build(SOURCE, {"broker": "http://127.0.0.1:8080", "journals": ["a", "b"], "selector": None,
+    ...                "starting_timestamp": datetime(2026, 1, 1, tzinfo=timezone.utc)})
+    {'broker': 'http://127.0.0.1:8080', 'journals': 'a,b', 'startingTimestamp': '1767225600000'}
+"""
+
+from __future__ import annotations
 
 import json
-import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Mapping
 
-# How the client reaches the brokers: the same options for the source and the sink.
+# How the client reaches the brokers: the same options for the source, the sink and the admin helpers.
 CONNECTION = {
     "rpc_timeout": "rpcTimeout",
     "retry_timeout": "retryTimeout",
@@ -61,101 +72,49 @@ SINK = {
 }
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MILLISECOND = timedelta(milliseconds=1)
 
 
-def _millis(name: str, value) -> int:
-    """Milliseconds since 1970 from an int, or from a timezone-aware datetime."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            _fail(name, value, "a timezone-aware datetime, or milliseconds since 1970")
-        millis = (value - _EPOCH) // timedelta(milliseconds=1)
-        if millis < 0:
-            _fail(name, value, "a time from 1970 on")
-        return millis
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_MILLIS:
-        _fail(name, value, f"milliseconds since 1970 (an int from 0 to {_MAX_MILLIS}), or a timezone-aware datetime")
-    return value
+def build(table: Mapping[str, str], given: Mapping[str, object]) -> dict[str, str]:
+    """The wire options of keyword arguments: `table` names each, None leaves it unset."""
+    return {table[k]: wire(k, v) for k, v in given.items() if v is not None}
 
 
-# The last millisecond a message UUID's clock can hold (year 3409).
-_MAX_MILLIS = 45426782430342
+def wire(keyword: str, value: object) -> str:
+    """The string the connector reads for a Python value: the type decides, never the option,
+    so the same value reads the same wherever it is given.
 
-
-_DURATION = re.compile(r"^\s*\d+\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
-
-
-def _fail(name: str, value, expected: str):
-    raise ValueError(f"Gazette option '{name}' has invalid value {value!r}: expected {expected}")
-
-
-def _check(name: str, value) -> str:
-    """The option's wire value, or a ValueError naming the option."""
-    if name == "auth_token":  # never shown, not even in an error
-        if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
-            raise ValueError("Gazette option 'auth_token' has an invalid value (not shown): expected a JWT without spaces")
+        >>> wire("include_labels", True), wire("journals", ("a", "b")), wire("max_trigger_delay", 250)
+        ('true', 'a,b', '250')
+        >>> wire("rpc_timeout", timedelta(seconds=30)), wire("starting_offsets", {"a": -2, "b": 1024})
+        ('30000ms', '{"a": -2, "b": 1024}')
+    """
+    if isinstance(value, str):
         return value
-    if name == "broker":
-        brokers = [b.strip() for b in str(value).split(",") if b.strip()]
-        if not brokers or not all(re.match(r"^https?://[^/\s]+$", b) for b in brokers):
-            _fail(name, value, "http(s)://host:port, comma-separated for several")
-        return ",".join(brokers)
-    if name in ("journals",):
-        items = value if isinstance(value, (list, tuple)) else str(value).split(",")
-        items = [str(j).strip() for j in items if str(j).strip()]
-        if not items:
-            _fail(name, value, "one or more journal names")
-        return ",".join(items)
-    if name in ("starting_offsets", "ending_offsets"):
-        if isinstance(value, Mapping):
-            if not all(isinstance(v, int) and not isinstance(v, bool) and v >= -2 for v in value.values()):
-                _fail(name, value, "offsets >= 0, or -2 (earliest) or -1 (latest)")
-            return json.dumps(dict(value))
-        if value in ("earliest", "latest"):
-            return value
-        _fail(name, value, "'earliest', 'latest' or a dict of journal offsets")
-    if name in ("starting_timestamp", "ending_timestamp"):
-        return str(_millis(name, value))
-    if name in ("starting_offsets_by_timestamp", "ending_offsets_by_timestamp"):
-        if not isinstance(value, Mapping):
-            _fail(name, value, "a dict of times by journal name")
-        return json.dumps({str(j): _millis(name, t) for j, t in value.items()})
-    if name == "starting_offsets_by_timestamp_strategy" and value not in ("error", "latest"):
-        _fail(name, value, "'error' or 'latest'")
-    if name in ("read_committed", "fail_on_data_loss", "fail_on_malformed", "include_labels"):
-        if not isinstance(value, bool):
-            _fail(name, value, "True or False")
+    if isinstance(value, bool):  # before int: a bool is an int
         return "true" if value else "false"
-    if name in ("max_bytes_per_trigger", "min_bytes_per_trigger", "uuid_field", "sequencer_ring_size",
-                "sequencer_ring_bytes", "flush_bytes", "bytes_per_partition", "min_partitions"):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            _fail(name, value, "a positive int")
-        return str(value)
-    if name == "reader_ring_size":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            _fail(name, value, "an int >= 0")
-        return str(value)
-    if name in ("max_trigger_delay", "producer_prune_horizon", "rpc_timeout", "retry_timeout"):
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return f"{value}ms"
-        if not isinstance(value, str) or not _DURATION.match(value):
-            _fail(name, value, "a duration such as '250ms', '30s', '15m', '24h' or '7d', or milliseconds")
-        return value.strip()
-    if name == "mapping" and value not in ("modulo", "rendezvous", "random"):
-        _fail(name, value, "'modulo', 'rendezvous' or 'random'")
-    if name == "delivery_guarantee" and value not in ("exactly-once", "at-least-once"):
-        _fail(name, value, "'exactly-once' or 'at-least-once'")
-    if name == "uuid_pointer" and not str(value).startswith("/"):
-        _fail(name, value, "a JSON pointer such as '/_meta/uuid'")
-    if not isinstance(value, str) or not value:
-        _fail(name, value, "a non-empty string")
-    return value
+    if isinstance(value, datetime):
+        return str(_millis(keyword, value))
+    if isinstance(value, timedelta):
+        return f"{value // _MILLISECOND}ms"
+    if isinstance(value, Mapping):
+        return json.dumps({str(k): _json(keyword, v) for k, v in value.items()})
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        return ",".join(str(v) for v in value)
+    return str(value)  # an int (a bare number of milliseconds for a duration), a path, ...
 
 
-def build(table: Mapping[str, str], given: Mapping[str, object], one_of: tuple[str, ...]) -> dict[str, str]:
-    """Wire options from keyword arguments: None means unset; exactly one of `one_of` is required."""
-    present = [k for k in one_of if given.get(k) is not None]
-    if len(present) != 1:
-        raise ValueError(f"give exactly one of {', '.join(one_of)} (got {', '.join(present) or 'none'})")
-    if given.get("broker") is None:
-        raise ValueError("Gazette option 'broker' is required, e.g. broker='http://127.0.0.1:8080'")
-    return {table[k]: _check(k, v) for k, v in given.items() if v is not None}
+def _json(keyword: str, value: object) -> object:
+    """A value inside a JSON option: offsets as they are, times as milliseconds since 1970."""
+    return _millis(keyword, value) if isinstance(value, datetime) else value
+
+
+def _millis(keyword: str, value: datetime) -> int:
+    """Milliseconds since 1970 of an aware datetime. A naive one names no instant: which time
+    zone it meant is a question only the caller can answer, so it is refused here."""
+    if value.tzinfo is None:
+        raise TypeError(
+            f"{keyword}: a naive datetime ({value.isoformat()}) names no instant; give a timezone-aware one, "
+            "e.g. datetime(2026, 1, 1, tzinfo=timezone.utc), or milliseconds since 1970"
+        )
+    return (value - _EPOCH) // _MILLISECOND

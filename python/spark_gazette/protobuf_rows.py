@@ -14,17 +14,20 @@ def message_descriptor(descriptor_set: bytes, message_name: str, source: str):
     """The message `message_name` (full name, or a simple name only one message has) of a
     serialized FileDescriptorSet; imports it lacks are taken from protobuf's well-known types."""
     from google.protobuf import descriptor_pb2, descriptor_pool
+
     try:
         files = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set)
     except Exception as e:
-        raise ValueError(f"Protobuf descriptor set {source} cannot be used: it is not a FileDescriptorSet ({e})")
+        raise ValueError(f"Protobuf descriptor set {source} cannot be used: it is not a FileDescriptorSet ({e})") from e
     pool = descriptor_pool.DescriptorPool()
     held = {f.name for f in files.file}
     well_known = _well_known()
     for name in sorted({d for f in files.file for d in f.dependency} - held):
         if name not in well_known:
-            raise ValueError(f"Protobuf descriptor set {source} cannot be used: it imports {name}, which the set "
-                             "does not hold; write the set with protoc's --include_imports")
+            raise ValueError(
+                f"Protobuf descriptor set {source} cannot be used: it imports {name}, which the set "
+                "does not hold; write the set with protoc's --include_imports"
+            )
         pool.AddSerializedFile(well_known[name])
     pending = list(files.file)
     while pending:  # dependencies first
@@ -45,16 +48,28 @@ def message_descriptor(descriptor_set: bytes, message_name: str, source: str):
     wanted = message_name.lstrip(".")
     found = [d for d in messages if d.full_name == wanted] or [d for d in messages if d.name == wanted]
     if len(found) != 1:
-        raise ValueError(f"Protobuf descriptor set {source} has no message '{message_name}' (or several of that "
-                         f"simple name). It holds: {', '.join(sorted(d.full_name for d in messages)) or 'none'}")
+        raise ValueError(
+            f"Protobuf descriptor set {source} has no message '{message_name}' (or several of that "
+            f"simple name). It holds: {', '.join(sorted(d.full_name for d in messages)) or 'none'}"
+        )
     return found[0]
 
 
 def _well_known():
-    from google.protobuf import (any_pb2, duration_pb2, empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2,
-                                 wrappers_pb2)
-    return {m.DESCRIPTOR.name: m.DESCRIPTOR.serialized_pb
-            for m in (any_pb2, duration_pb2, empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2, wrappers_pb2)}
+    from google.protobuf import (
+        any_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        wrappers_pb2,
+    )
+
+    return {
+        m.DESCRIPTOR.name: m.DESCRIPTOR.serialized_pb
+        for m in (any_pb2, duration_pb2, empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2, wrappers_pb2)
+    }
 
 
 def _repeated(f):
@@ -66,8 +81,12 @@ def _has_presence(f):
     p = getattr(f, "has_presence", None)
     if isinstance(p, bool):
         return p
-    return f.type == f.TYPE_MESSAGE or f.containing_oneof is not None or f.label == f.LABEL_OPTIONAL and \
-        f.file.syntax == "proto2"
+    return (
+        f.type == f.TYPE_MESSAGE
+        or f.containing_oneof is not None
+        or f.label == f.LABEL_OPTIONAL
+        and f.file.syntax == "proto2"
+    )
 
 
 def _is_map(f):
@@ -81,11 +100,13 @@ def schema_of(message):
 
 def _struct(message, path):
     from pyspark.sql import types as T
+
     return T.StructType([T.StructField(f.name, _field(f, path)) for f in message.fields])
 
 
 def _field(f, path):
     from pyspark.sql import types as T
+
     if _is_map(f):
         entry = f.message_type
         return T.MapType(_single(entry.fields_by_number[1], path), _single(entry.fields_by_number[2], path))
@@ -96,6 +117,7 @@ def _field(f, path):
 
 def _single(f, path):
     from pyspark.sql import types as T
+
     t = f.type
     if t in (f.TYPE_INT32, f.TYPE_SINT32, f.TYPE_SFIXED32):
         return T.IntegerType()
@@ -103,8 +125,14 @@ def _single(f, path):
         return T.LongType()
     if t in (f.TYPE_UINT64, f.TYPE_FIXED64):
         return T.DecimalType(20, 0)
-    simple = {f.TYPE_FLOAT: T.FloatType(), f.TYPE_DOUBLE: T.DoubleType(), f.TYPE_BOOL: T.BooleanType(),
-              f.TYPE_STRING: T.StringType(), f.TYPE_ENUM: T.StringType(), f.TYPE_BYTES: T.BinaryType()}
+    simple = {
+        f.TYPE_FLOAT: T.FloatType(),
+        f.TYPE_DOUBLE: T.DoubleType(),
+        f.TYPE_BOOL: T.BooleanType(),
+        f.TYPE_STRING: T.StringType(),
+        f.TYPE_ENUM: T.StringType(),
+        f.TYPE_BYTES: T.BinaryType(),
+    }
     if t in simple:
         return simple[t]
     name = f.message_type.full_name
@@ -113,8 +141,10 @@ def _single(f, path):
     if name == _DURATION:
         return T.DayTimeIntervalType()
     if name in path:
-        raise ValueError(f"Protobuf message field {f.full_name} makes the message recursive "
-                         f"({' -> '.join(path + [name])}), and a recursive message has no Spark schema")
+        raise ValueError(
+            f"Protobuf message field {f.full_name} makes the message recursive "
+            f"({' -> '.join(path + [name])}), and a recursive message has no Spark schema"
+        )
     return _struct(f.message_type, path + [name])
 
 
@@ -123,14 +153,17 @@ def row_converter(message):
     fields = [(f.name, _converter(f), not _repeated(f) and _has_presence(f)) for f in message.fields]
 
     def convert(m):
-        return {name: None if present and not m.HasField(name) else c(getattr(m, name))
-                for name, c, present in fields}
+        return {name: None if present and not m.HasField(name) else c(getattr(m, name)) for name, c, present in fields}
+
     return convert
 
 
 def _converter(f):
     if _is_map(f):
-        k, v = _single_converter(f.message_type.fields_by_number[1]), _single_converter(f.message_type.fields_by_number[2])
+        k, v = (
+            _single_converter(f.message_type.fields_by_number[1]),
+            _single_converter(f.message_type.fields_by_number[2]),
+        )
         return lambda value: {k(key): v(value[key]) for key in value}
     if _repeated(f):
         one = _single_converter(f)

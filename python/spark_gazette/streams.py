@@ -1,52 +1,23 @@
 """Reading and writing journals: thin helpers that only set the connector's string options.
 
-Source options (`read_stream`, `read`):
+Each keyword is the connector's option of the same name in snake_case (`starting_offsets` is
+`startingOffsets`); `docs/options.md` documents every option once, with its default. The
+helpers convert Python values (bools, aware datetimes, timedeltas, dicts, lists of journals)
+to the option strings and check nothing themselves: the connector checks every value when the
+DataFrame is loaded, and its error names the option (`getCondition()` is
+GAZETTE_INVALID_OPTION, GAZETTE_MISSING_OPTION, GAZETTE_CONFLICTING_OPTIONS, ...).
 
-    broker                  "http://host:port[,...]" (required)
-    selector | journals     a label selector ("prefix=events/"), or journal names
-    starting_offsets        "earliest" | "latest" | {journal: offset} (-2 earliest, -1 latest)
-    ending_offsets          batch only: "latest" | {journal: offset}
-    starting_timestamp      start at each journal's first message published at or after this time
-                            (ms since 1970, or an aware datetime); wins over the two below
-    starting_offsets_by_timestamp   {journal: time}, the same per journal; wins over starting_offsets
-    starting_offsets_by_timestamp_strategy   no message at or after the time: "error" | "latest"
-    ending_timestamp, ending_offsets_by_timestamp   batch only: end before the first message at or after
-    read_committed          True (exactly-once) | False (every message, ACKs included)
-    max_bytes_per_trigger   bytes per micro-batch, split by backlog
-    min_bytes_per_trigger   wait for this many new bytes ...
-    max_trigger_delay       ... but no longer than this ("15m")
-    fail_on_data_loss       True | False (skip and count bytes removed by retention)
-    fail_on_malformed       True | False (skip and count malformed messages)
-    uuid_pointer            JSON pointer of the UUID in ndjson messages ("/_meta/uuid")
-    uuid_field              protobuf field number of the UUID in protobuf-fixed messages (1)
-    producer_prune_horizon  forget producers silent this long ("24h")
-    include_labels          add the journals' labels column
-    sequencer_ring_size / sequencer_ring_bytes   messages held per task while transactions are open
-    bytes_per_partition     journals' ranges smaller than this share tasks of about this many bytes (16 MiB)
-    min_partitions          ... spread over at least this many tasks (default: the session's parallelism)
-    rpc_timeout, retry_timeout                   deadline of each RPC attempt ("30s"); retry budget ("2m")
-    trusted_ca_file, cert_file, cert_key_file     TLS to https:// brokers: a CA to trust; a client certificate
-    auth_token                                    a bearer token (Gazette's JWT), never shown
-
-Sink options (`write_stream`, `write`):
-
-    broker                  "http://host:port[,...]" (required)
-    journal | selector      one journal, or the journals of a label selector
-    checkpoint_location     required for exactly-once streams
-    mapping                 "modulo" | "rendezvous" | "random" over the `key` column
-    delivery_guarantee      "exactly-once" | "at-least-once"
-    uuid_pointer, uuid_field, flush_bytes, rpc_timeout, retry_timeout, trusted_ca_file, cert_file,
-    cert_key_file, auth_token
-    batch_id                `write` only: re-running a job with the same id writes nothing twice
-    reader_ring_size        readers' ring (8192): larger runs are staged, so large epochs stay cheap to read
-
-The project's README documents each option once, with its default.
+    events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
+                         starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
+    query = write_stream(events.selectExpr("journal AS src", "begin"), broker="http://127.0.0.1:8080",
+                         selector="prefix=copies/", checkpoint_location="/tmp/ckpt").start()
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from spark_gazette import options as _options
 from spark_gazette.connector import explained
@@ -55,28 +26,45 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
 
-Offsets = Union[str, Mapping[str, int]]
+Offsets = str | Mapping[str, int]
 """'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
-Timestamp = Union[int, datetime]
+Timestamp = int | datetime
 """Milliseconds since 1970-01-01T00:00:00Z, or a timezone-aware datetime."""
-Duration = Union[str, int]
-"""'250ms', '30s', '15m', '24h', '7d', or milliseconds."""
+Duration = str | int | timedelta
+"""'250ms', '30s', '15m', '24h', '7d', milliseconds, or a timedelta (sent in milliseconds)."""
 
 
-def read_stream(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
-                starting_offsets: Offsets | None = None, starting_timestamp: Timestamp | None = None,
-                starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
-                starting_offsets_by_timestamp_strategy: Literal["error", "latest"] | None = None,
-                max_bytes_per_trigger: int | None = None, min_bytes_per_trigger: int | None = None,
-                max_trigger_delay: Duration | None = None, read_committed: bool | None = None,
-                fail_on_data_loss: bool | None = None,
-                fail_on_malformed: bool | None = None, uuid_pointer: str | None = None, uuid_field: int | None = None,
-                producer_prune_horizon: Duration | None = None, include_labels: bool | None = None,
-                sequencer_ring_size: int | None = None, sequencer_ring_bytes: int | None = None,
-                bytes_per_partition: int | None = None, min_partitions: int | None = None,
-                rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
-                trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
-                auth_token: str | None = None) -> DataFrame:
+def read_stream(
+    spark: SparkSession,
+    broker: str,
+    selector: str | None = None,
+    journals: str | Sequence[str] | None = None,
+    starting_offsets: Offsets | None = None,
+    starting_timestamp: Timestamp | None = None,
+    starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+    starting_offsets_by_timestamp_strategy: str | None = None,
+    max_bytes_per_trigger: int | None = None,
+    min_bytes_per_trigger: int | None = None,
+    max_trigger_delay: Duration | None = None,
+    read_committed: bool | None = None,
+    fail_on_data_loss: bool | None = None,
+    fail_on_malformed: bool | None = None,
+    uuid_pointer: str | None = None,
+    uuid_field: int | None = None,
+    producer_prune_horizon: Duration | None = None,
+    include_labels: bool | None = None,
+    sequencer_ring_size: int | None = None,
+    sequencer_ring_bytes: int | None = None,
+    bytes_per_partition: int | None = None,
+    min_partitions: int | None = None,
+    rpc_timeout: Duration | None = None,
+    retry_timeout: Duration | None = None,
+    trusted_ca_file: str | None = None,
+    cert_file: str | None = None,
+    cert_key_file: str | None = None,
+    auth_token: str | None = None,
+    fragment_root: str | None = None,
+) -> DataFrame:
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
 
@@ -89,22 +77,37 @@ def read_stream(spark: SparkSession, broker: str, selector: str | None = None, j
         events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
                              starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark"))
     return _loaded(spark.readStream.format("gazette").options(**opts))
 
 
-def read(spark: SparkSession, broker: str, selector: str | None = None, journals: str | Sequence[str] | None = None,
-         starting_offsets: Offsets | None = None,
-         ending_offsets: Offsets | None = None, starting_timestamp: Timestamp | None = None,
-         starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
-         starting_offsets_by_timestamp_strategy: Literal["error", "latest"] | None = None,
-         ending_timestamp: Timestamp | None = None, ending_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
-         read_committed: bool | None = None, fail_on_malformed: bool | None = None,
-         uuid_pointer: str | None = None, uuid_field: int | None = None, include_labels: bool | None = None,
-         bytes_per_partition: int | None = None, min_partitions: int | None = None,
-         rpc_timeout: Duration | None = None, retry_timeout: Duration | None = None,
-         trusted_ca_file: str | None = None, cert_file: str | None = None, cert_key_file: str | None = None,
-         auth_token: str | None = None) -> DataFrame:
+def read(
+    spark: SparkSession,
+    broker: str,
+    selector: str | None = None,
+    journals: str | Sequence[str] | None = None,
+    starting_offsets: Offsets | None = None,
+    ending_offsets: Offsets | None = None,
+    starting_timestamp: Timestamp | None = None,
+    starting_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+    starting_offsets_by_timestamp_strategy: str | None = None,
+    ending_timestamp: Timestamp | None = None,
+    ending_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
+    read_committed: bool | None = None,
+    fail_on_malformed: bool | None = None,
+    uuid_pointer: str | None = None,
+    uuid_field: int | None = None,
+    include_labels: bool | None = None,
+    bytes_per_partition: int | None = None,
+    min_partitions: int | None = None,
+    rpc_timeout: Duration | None = None,
+    retry_timeout: Duration | None = None,
+    trusted_ca_file: str | None = None,
+    cert_file: str | None = None,
+    cert_key_file: str | None = None,
+    auth_token: str | None = None,
+    fragment_root: str | None = None,
+) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"), or between the first messages published
     at or after `starting_timestamp` and `ending_timestamp`; same columns as `read_stream`.
@@ -113,41 +116,64 @@ def read(spark: SparkSession, broker: str, selector: str | None = None, journals
         today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
                      starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark"), ("selector", "journals"))
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark"))
     return _loaded(spark.read.format("gazette").options(**opts))
 
 
-def write_stream(df: DataFrame, broker: str, journal: str | None = None, selector: str | None = None,
-                 checkpoint_location: str | None = None, mapping: str | None = None,
-                 delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-                 uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
-                 retry_timeout: Duration | None = None, trusted_ca_file: str | None = None,
-                 cert_file: str | None = None, cert_key_file: str | None = None,
-                 auth_token: str | None = None, reader_ring_size: int | None = None) -> DataStreamWriter:
+def write_stream(
+    df: DataFrame,
+    broker: str,
+    journal: str | None = None,
+    selector: str | None = None,
+    checkpoint_location: str | None = None,
+    mapping: str | None = None,
+    delivery_guarantee: str | None = None,
+    uuid_pointer: str | None = None,
+    uuid_field: int | None = None,
+    flush_bytes: int | None = None,
+    rpc_timeout: Duration | None = None,
+    retry_timeout: Duration | None = None,
+    trusted_ca_file: str | None = None,
+    cert_file: str | None = None,
+    cert_key_file: str | None = None,
+    auth_token: str | None = None,
+    reader_ring_size: int | None = None,
+) -> DataStreamWriter:
     """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
     (rows mapped by their `key` column, or their own `journal` column), exactly once.
 
     `df` has a `value` column (string or binary) and optionally `journal` and `key`; without
     `value`, rows are written as JSON objects of all their columns. Exactly-once streams need
-    `checkpoint_location`. Call `.start()` on the result.
+    `checkpoint_location` (Spark does not show the session-wide
+    spark.sql.streaming.checkpointLocation to sinks). Call `.start()` on the result.
 
         write_stream(rollups, broker=b, selector="prefix=rollups/", checkpoint_location="/ckpt").start()
     """
-    opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
-    if opts.get("deliveryGuarantee", "exactly-once") == "exactly-once" and "checkpointLocation" not in opts:
-        raise ValueError("write_stream needs checkpoint_location for exactly-once delivery: Spark does not show "
-                         "the session-wide spark.sql.streaming.checkpointLocation to sinks")
+    opts = _options.build(_options.SINK, _without(locals(), "df"))
     _loaded(df.sparkSession.read.format("gazette").options(**opts))
     return df.writeStream.format("gazette").options(**opts)
 
 
-def write(df: DataFrame, broker: str, journal: str | None = None, selector: str | None = None,
-          checkpoint_location: str | None = None, mapping: str | None = None,
-          delivery_guarantee: str | None = None, uuid_pointer: str | None = None,
-          uuid_field: int | None = None, flush_bytes: int | None = None, rpc_timeout: Duration | None = None,
-          retry_timeout: Duration | None = None, trusted_ca_file: str | None = None, cert_file: str | None = None,
-          cert_key_file: str | None = None, auth_token: str | None = None, batch_id: str | None = None,
-          reader_ring_size: int | None = None) -> None:
+def write(
+    df: DataFrame,
+    broker: str,
+    journal: str | None = None,
+    selector: str | None = None,
+    checkpoint_location: str | None = None,
+    mapping: str | None = None,
+    delivery_guarantee: str | None = None,
+    uuid_pointer: str | None = None,
+    uuid_field: int | None = None,
+    flush_bytes: int | None = None,
+    rpc_timeout: Duration | None = None,
+    retry_timeout: Duration | None = None,
+    trusted_ca_file: str | None = None,
+    cert_file: str | None = None,
+    cert_key_file: str | None = None,
+    auth_token: str | None = None,
+    batch_id: str | None = None,
+    reader_ring_size: int | None = None,
+) -> None:
     """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
     commits, one ACK per journal, appended journal by journal (with `batch_id`, tasks' large runs
     are staged and appended after the ACKs, one append each).
@@ -156,8 +182,12 @@ def write(df: DataFrame, broker: str, journal: str | None = None, selector: str 
     journals' rows visible and the others' not. With `batch_id` (and `checkpoint_location`) the
     job is recorded under that id first, and running it again with the same id, after a failure
     or not, completes it without writing any row twice. Without `batch_id` every call is a new
-    write."""
-    opts = _options.build(_options.SINK, _without(locals(), "df"), ("journal", "selector"))
+    write.
+
+        write(daily, broker="http://127.0.0.1:8080", journal="reports/daily",
+              checkpoint_location="/ckpt/reports", batch_id="day-2026-01-01")
+    """
+    opts = _options.build(_options.SINK, _without(locals(), "df"))
     with explained():
         df.write.format("gazette").options(**opts).mode("append").save()
 
@@ -167,7 +197,7 @@ def _loaded(reader: DataFrameReader | DataStreamReader) -> DataFrame:
     options where they are given, and a session without it says what to do."""
     with explained():
         df = reader.load()
-        df.schema
+        _ = df.schema  # analysis, which Spark Connect defers until a DataFrame is used
     return df
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
+import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
-import judge  # noqa: E402
 
 
 def main() -> None:
@@ -35,16 +35,27 @@ def main() -> None:
         cluster.apply(journal_specs("bench/", ["raw"], length=1 << 30, codec="NONE"))
         size = 0
         for _ in range(max(1, args.mib // 8)):
-            urllib.request.urlopen(urllib.request.Request(f"{cluster.broker}/bench/raw", data=block, method="PUT"),
-                                   timeout=120).read()
+            urllib.request.urlopen(
+                urllib.request.Request(f"{cluster.broker}/bench/raw", data=block, method="PUT"), timeout=120
+            ).read()
             size += len(block)
         print(f"journal: {size >> 20} MiB", flush=True)
         main_class = "io.sparkgazette.bench.ClientReadBench"
         command = f"connector/Test/runMain {main_class} {cluster.broker} bench/raw {size} {args.rounds} {judge.BINARY}"
-        profile = [f'set connector / Test / javaOptions += "-XX:StartFlightRecording=filename={Path(args.jfr).resolve()},'
-                   'settings=profile"'] if args.jfr else []
-        run = subprocess.run([str(ROOT / "build" / "sbt"), "-Dsbt.log.noformat=true", "-Dsbt.supershell=false", *profile, command],
-                             cwd=ROOT, capture_output=True, text=True)
+        profile = (
+            [
+                f'set connector / Test / javaOptions += "-XX:StartFlightRecording=filename={Path(args.jfr).resolve()},'
+                'settings=profile"'
+            ]
+            if args.jfr
+            else []
+        )
+        run = subprocess.run(
+            [str(ROOT / "build" / "sbt"), "-Dsbt.log.noformat=true", "-Dsbt.supershell=false", *profile, command],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         found = (line.removeprefix("[info] ") for line in run.stdout.splitlines())  # sbt's log prefix
         lines = [line for line in found if line.startswith(("  round", "ratio"))]
         print("\n".join(lines))

@@ -17,7 +17,8 @@ after them it prints the medians of:
 
 Numbers are printed, never asserted: the machine decides them.
 
-    python tests/bench/bench_journals.py [--journals 10000] [--rounds 8] [--warm-up 12] [--jar spark-gazette-assembly.jar]
+    python tests/bench/bench_journals.py [--journals 10000] [--rounds 8] [--warm-up 12] \\
+        [--jar spark-gazette-assembly.jar]
 """
 
 import argparse
@@ -64,12 +65,14 @@ class ManyReplicas:
 
 def append_round(broker: str, names: list[str], round_: int, pool: ThreadPoolExecutor) -> int:
     """One committed message (OUTSIDE_TXN) to every journal; returns the bytes appended."""
+
     def one(i_name):
         i, name = i_name
         uuid = gazette_uuid(0x020000000000 + i, 0x1EF0000000000000 + (round_ + 1) * 16, 0)
         line = f'{{"_meta":{{"uuid":"{uuid}"}},"journal":{i},"round":{round_}}}\n'.encode()
         urllib.request.urlopen(urllib.request.Request(f"{broker}/{name}", data=line, method="PUT"), timeout=60).read()
         return len(line)
+
     return sum(pool.map(one, enumerate(names)))
 
 
@@ -82,12 +85,15 @@ def wait_writable(broker: str, names: list[str], timeout: float = 900.0) -> None
     def one(name):
         while not stop.is_set():
             try:
-                urllib.request.urlopen(urllib.request.Request(f"{broker}/{name}", data=b"", method="PUT"), timeout=10).read()
+                urllib.request.urlopen(
+                    urllib.request.Request(f"{broker}/{name}", data=b"", method="PUT"), timeout=10
+                ).read()
                 return
             except OSError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"journal {name} takes no appends")
+                    raise TimeoutError(f"journal {name} takes no appends") from None
                 time.sleep(0.2)
+
     pool = ThreadPoolExecutor(16)
     try:
         list(pool.map(one, names))
@@ -116,8 +122,13 @@ def main() -> None:
     parser.add_argument("--jar", help="the connector's assembly jar (default: the one spark_gazette bundles)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--jfr", help="record the driver with Java Flight Recorder into this file")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a source option to add, e.g. bytesPerPartition=1048576")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a source option to add, e.g. bytesPerPartition=1048576",
+    )
     args = parser.parse_args()
     if args.warm_up < 1:
         parser.error("--warm-up must be at least 1: the first batch reads the journals' first round")
@@ -128,22 +139,44 @@ def main() -> None:
     with LocalCluster(brokers=1, security=ManyReplicas(args.journals)) as cluster:
         t = time.monotonic()
         # Etcd takes at most 128 operations a transaction: gazctl splits the apply.
-        specs = journal_specs(PREFIX, [n[len(PREFIX):] for n in names], labels={"app": "bench-journals"})
-        subprocess.run([cluster.gazctl_bin, "journals", "apply", "--broker.address", cluster.broker, "--specs", "-",
-                        "--max-txn-size", "100", "--log.level", "warn"], input=specs, text=True, check=True)
+        specs = journal_specs(PREFIX, [n[len(PREFIX) :] for n in names], labels={"app": "bench-journals"})
+        subprocess.run(
+            [
+                cluster.gazctl_bin,
+                "journals",
+                "apply",
+                "--broker.address",
+                cluster.broker,
+                "--specs",
+                "-",
+                "--max-txn-size",
+                "100",
+                "--log.level",
+                "warn",
+            ],
+            input=specs,
+            text=True,
+            check=True,
+        )
         wait_writable(cluster.broker, names)
         print(f"{args.journals} journals created in {time.monotonic() - t:.1f} s", flush=True)
 
-        builder = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
-                   .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
-                   .config("spark.sql.shuffle.partitions", "2"))
+        builder = (
+            SparkSession.builder.master(args.master)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.log.level", "ERROR")
+            .config("spark.sql.shuffle.partitions", "2")
+        )
         if args.jfr:
-            builder = builder.config("spark.driver.extraJavaOptions",
-                                     f"-XX:StartFlightRecording=filename={args.jfr},settings=profile")
+            builder = builder.config(
+                "spark.driver.extraJavaOptions", f"-XX:StartFlightRecording=filename={args.jfr},settings=profile"
+            )
         if args.jar:
             builder = builder.config("spark.jars", args.jar)
         else:
             from spark_gazette import configure_spark_with_gazette
+
             builder = configure_spark_with_gazette(builder)
         spark = builder.getOrCreate()
 
@@ -162,13 +195,23 @@ def main() -> None:
         pool = ThreadPoolExecutor(16)
         # A round of appends takes a while: a batch waits until every journal has its message.
         round_bytes = append_round(cluster.broker, names, 0, pool)
-        reader = (spark.readStream.format("gazette").option("broker", cluster.broker)
-                  .option("selector", "app=bench-journals").option("startingOffsets", "earliest")
-                  .option("minBytesPerTrigger", str(round_bytes)).option("maxTriggerDelay", "60s")
-                  .options(**options))
+        reader = (
+            spark.readStream.format("gazette")
+            .option("broker", cluster.broker)
+            .option("selector", "app=bench-journals")
+            .option("startingOffsets", "earliest")
+            .option("minBytesPerTrigger", str(round_bytes))
+            .option("maxTriggerDelay", "60s")
+            .options(**options)
+        )
         expected_rows[0] = args.journals
-        query = (reader.load().writeStream.option("checkpointLocation", ckpt).trigger(processingTime="200 milliseconds")
-                 .foreachBatch(each).start())
+        query = (
+            reader.load()
+            .writeStream.option("checkpointLocation", ckpt)
+            .trigger(processingTime="200 milliseconds")
+            .foreachBatch(each)
+            .start()
+        )
         try:
             if not done.wait(600):
                 raise RuntimeError(f"the first batch did not come: {query.lastProgress}")
@@ -187,7 +230,7 @@ def main() -> None:
                     deleted.append(len(before - after))
                 before = after
             query.processAllAvailable()
-            progress = [p for p in query.recentProgress if p["numInputRows"] > 0][-args.rounds:]
+            progress = [p for p in query.recentProgress if p["numInputRows"] > 0][-args.rounds :]
         finally:
             query.stop()
             spark.stop()
@@ -201,24 +244,34 @@ def main() -> None:
         return float(v) if v is not None else None
 
     own = [p for p in progress if m(p, "latestOffsetMs") is not None]
-    print(f"\n{args.journals} journals, one message each per batch ({round_bytes / args.journals:.0f} bytes), "
-          f"{len(progress)} batches measured, master {args.master}")
+    print(
+        f"\n{args.journals} journals, one message each per batch ({round_bytes / args.journals:.0f} bytes), "
+        f"{len(progress)} batches measured, master {args.master}"
+    )
     if own:
         lo = [m(p, "latestOffsetMs") for p in own]
         pl = [m(p, "planMs") for p in own]
         co = [m(p, "commitMs") for p in own]
-        tot = [a + b + c for a, b, c in zip(lo, pl, co)]
-        print(f"  driver latestOffset+plan+commit  median {median(tot):7.0f} ms  "
-              f"(latestOffset {median(lo):.0f}, plan {median(pl):.0f}, commit {median(co):.0f})")
+        tot = [a + b + c for a, b, c in zip(lo, pl, co, strict=True)]
+        print(
+            f"  driver latestOffset+plan+commit  median {median(tot):7.0f} ms  "
+            f"(latestOffset {median(lo):.0f}, plan {median(pl):.0f}, commit {median(co):.0f})"
+        )
         print(f"  tasks per batch                  median {median([m(p, 'tasks') or 0 for p in own]):7.0f}")
-        print(f"result driver per trigger: {median(tot):.0f} ms (latestOffset + plan + commit over {args.journals} journals; "
-              f"goal 200 over 1,000, 2,000 over 10,000)")
+        print(
+            f"result driver per trigger: {median(tot):.0f} ms "
+            f"(latestOffset + plan + commit over {args.journals} journals; goal 200 over 1,000, 2,000 over 10,000)"
+        )
     for k in ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets", "triggerExecution"):
         print(f"  spark {k:<26} median {median([d(p, k) for p in progress]):7.0f} ms")
-    print(f"result batch end to end: {median([d(p, 'triggerExecution') for p in progress]):.0f} ms "
-          f"(1 message from each of {args.journals} journals; goal 1,000 over 1,000)")
-    print(f"  checkpoint files written per batch median {median(written):.0f} (max {max(written, default=0)}), "
-          f"deleted median {median(deleted):.0f}")
+    print(
+        f"result batch end to end: {median([d(p, 'triggerExecution') for p in progress]):.0f} ms "
+        f"(1 message from each of {args.journals} journals; goal 1,000 over 1,000)"
+    )
+    print(
+        f"  checkpoint files written per batch median {median(written):.0f} (max {max(written, default=0)}), "
+        f"deleted median {median(deleted):.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -51,16 +51,19 @@ def main() -> None:
     args = parser.parse_args()
 
     from pyspark.sql import SparkSession
+
     from spark_gazette import configure_spark_with_gazette, read_stream
 
     names = [f"j{i:04d}" for i in range(args.journals)]
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
         cluster.apply(journal_specs(PREFIX, names, labels={"app": "bench-latency"}))
-        spark = configure_spark_with_gazette(SparkSession.builder.master(args.master)
-                                             .config("spark.ui.enabled", "false")
-                                             .config("spark.ui.showConsoleProgress", "false")
-                                             .config("spark.sql.shuffle.partitions", "2")
-                                             .config("spark.log.level", "ERROR")).getOrCreate()
+        spark = configure_spark_with_gazette(
+            SparkSession.builder.master(args.master)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.log.level", "ERROR")
+        ).getOrCreate()
         latencies, seen = [], [0]
         started = time.time()
 
@@ -80,8 +83,9 @@ def main() -> None:
             journal = PREFIX + names[i % len(names)]
             uuid = gazette_uuid(0x030000000000 + i % len(names), 0x1EF0000000000000 + (i + 1) * 16, 0)
             line = f'{{"_meta":{{"uuid":"{uuid}"}},"t":{time.time():.6f}}}\n'.encode()
-            urllib.request.urlopen(urllib.request.Request(f"{cluster.broker}/{journal}", data=line, method="PUT"),
-                                   timeout=30).read()
+            urllib.request.urlopen(
+                urllib.request.Request(f"{cluster.broker}/{journal}", data=line, method="PUT"), timeout=30
+            ).read()
 
         def traffic() -> None:
             # Appends at a steady rate, whatever each one takes: a pool sends them.
@@ -115,9 +119,14 @@ def main() -> None:
             spark.stop()
 
     durations = [p["durationMs"]["triggerExecution"] for p in progress]
-    print(f"{args.journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s "
-          f"({sent[0]} appended, {seen[0]} read), master {args.master}")
-    print(f"  batches with rows (last {len(progress)} reported): median {statistics.median(durations) if durations else 0:.0f} ms")
+    print(
+        f"{args.journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s "
+        f"({sent[0]} appended, {seen[0]} read), master {args.master}"
+    )
+    print(
+        f"  batches with rows (last {len(progress)} reported): "
+        f"median {statistics.median(durations) if durations else 0:.0f} ms"
+    )
     for k in ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets"):
         print(f"    {k:<14} median {statistics.median([p['durationMs'].get(k, 0) for p in progress] or [0]):5.0f} ms")
     metrics = [p["sources"][0].get("metrics", {}) for p in progress]
@@ -126,11 +135,16 @@ def main() -> None:
         if values:
             print(f"    source {k:<14} median {statistics.median(values):5.0f} ms")
     ref_lat, ref_durations = reference
-    print(f"  Spark's rate source, same rate and foreachBatch: batches median {statistics.median(ref_durations or [0]):.0f} ms, "
-          f"latency p50 {percentile(ref_lat, 50) * 1000:.0f} ms, p99 {percentile(ref_lat, 99) * 1000:.0f} ms")
+    print(
+        "  Spark's rate source, same rate and foreachBatch: "
+        f"batches median {statistics.median(ref_durations or [0]):.0f} ms, "
+        f"latency p50 {percentile(ref_lat, 50) * 1000:.0f} ms, p99 {percentile(ref_lat, 99) * 1000:.0f} ms"
+    )
     ours = statistics.median(durations) if durations else float("nan")
-    print(f"ratio median micro-batch, rate source / source: {statistics.median(ref_durations or [0]) / ours:.2f} "
-          "(Spark's own cost of a batch against ours: 1 is as fast as Spark goes)")
+    print(
+        f"ratio median micro-batch, rate source / source: {statistics.median(ref_durations or [0]) / ours:.2f} "
+        "(Spark's own cost of a batch against ours: 1 is as fast as Spark goes)"
+    )
     print(f"result latency p50: {percentile(latencies, 50) * 1000:.0f} ms (append to foreachBatch, goal 200)")
     print(f"result latency p99: {percentile(latencies, 99) * 1000:.0f} ms (goal 1000)")
     print(f"result latency max: {max(latencies, default=float('nan')) * 1000:.0f} ms")
@@ -147,8 +161,14 @@ def spark_floor(spark, args, checkpoint) -> tuple[list, list]:
         now = time.time()
         latencies.extend(now - t for t in times if t >= started + args.warm_up)
 
-    query = (spark.readStream.format("rate").option("rowsPerSecond", max(1, int(args.rate))).load()
-             .writeStream.option("checkpointLocation", str(checkpoint)).foreachBatch(each).start())
+    query = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", max(1, int(args.rate)))
+        .load()
+        .writeStream.option("checkpointLocation", str(checkpoint))
+        .foreachBatch(each)
+        .start()
+    )
     try:
         time.sleep(args.seconds)
         durations = [p["durationMs"]["triggerExecution"] for p in query.recentProgress if p["numInputRows"] > 0]

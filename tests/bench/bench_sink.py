@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
+import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
-import judge  # noqa: E402
 from timing import timed  # noqa: E402
 
 SIZE = 1024
@@ -49,6 +49,7 @@ def main() -> None:
     journals = [f"part-{i}" for i in range(args.journals)]
 
     from pyspark.sql import SparkSession
+
     from spark_gazette import configure_spark_with_gazette, write, write_stream
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
@@ -56,41 +57,76 @@ def main() -> None:
             cluster.apply(journal_specs(prefix, journals, length=1 << 30, codec="NONE"))
 
         def go_publisher():
-            out = subprocess.run([str(judge.BINARY), "publish-bench", "--broker", cluster.broker,
-                                  "--journals", ",".join(f"bench/go/{j}" for j in journals), "--n", str(args.rows),
-                                  "--size", str(SIZE), "--producers", str(args.partitions)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [
+                    str(judge.BINARY),
+                    "publish-bench",
+                    "--broker",
+                    cluster.broker,
+                    "--journals",
+                    ",".join(f"bench/go/{j}" for j in journals),
+                    "--n",
+                    str(args.rows),
+                    "--size",
+                    str(SIZE),
+                    "--producers",
+                    str(args.partitions),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             return float(out.stdout.split()[0])
 
-        spark = configure_spark_with_gazette(SparkSession.builder.master("local[2]")
-                                             .config("spark.ui.enabled", "false")
-                                             .config("spark.ui.showConsoleProgress", "false")
-                                             .config("spark.sql.shuffle.partitions", str(args.partitions))
-                                             # One task per input file: an epoch of the stream has PARTITIONS writers.
-                                             .config("spark.sql.files.maxPartitionBytes",
-                                                     str(args.rows * SIZE // (args.epochs * args.partitions) + (1 << 20)))
-                                             .config("spark.log.level", "ERROR")).getOrCreate()
+        spark = configure_spark_with_gazette(
+            SparkSession.builder.master("local[2]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", str(args.partitions))
+            # One task per input file: an epoch of the stream has PARTITIONS writers.
+            .config(
+                "spark.sql.files.maxPartitionBytes",
+                str(args.rows * SIZE // (args.epochs * args.partitions) + (1 << 20)),
+            )
+            .config("spark.log.level", "ERROR")
+        ).getOrCreate()
         try:
             pad = SIZE - len('{"_meta":{"uuid":"00000000-0000-0000-0000-000000000000"},"n":0000000,"pad":""}') - 1
+
             def rows(n: int):
                 return spark.range(0, n, 1, args.partitions).selectExpr(
-                    f"to_json(named_struct('n', id, 'pad', repeat('x', {pad}))) AS value", "cast(id AS string) AS key")
+                    f"to_json(named_struct('n', id, 'pad', repeat('x', {pad}))) AS value", "cast(id AS string) AS key"
+                )
+
             # The stream's input: EPOCHS × PARTITIONS text files of the same rows, one epoch per trigger.
             inputs = Path(tmp, "in")
             rows(args.rows).select("value").repartition(args.epochs * args.partitions).write.text(str(inputs))
             write(rows(args.partitions * 100), broker=cluster.broker, selector="prefix=bench/warm-up/")
 
             def batch(run: int):
-                write(rows(args.rows), broker=cluster.broker, selector="prefix=bench/batch/",
-                      checkpoint_location=str(Path(tmp, "batch")), batch_id=f"bench-{run}",
-                      reader_ring_size=args.reader_ring_size)
+                write(
+                    rows(args.rows),
+                    broker=cluster.broker,
+                    selector="prefix=bench/batch/",
+                    checkpoint_location=str(Path(tmp, "batch")),
+                    batch_id=f"bench-{run}",
+                    reader_ring_size=args.reader_ring_size,
+                )
 
             def stream(run: int):
-                stream = (spark.readStream.schema("value STRING").option("maxFilesPerTrigger", args.partitions)
-                          .text(str(inputs)).selectExpr("value", "md5(value) AS key"))
-                write_stream(stream, broker=cluster.broker, selector="prefix=bench/stream/",
-                             checkpoint_location=str(Path(tmp, f"stream-{run}")),
-                             reader_ring_size=args.reader_ring_size).trigger(availableNow=True).start().awaitTermination()
+                stream = (
+                    spark.readStream.schema("value STRING")
+                    .option("maxFilesPerTrigger", args.partitions)
+                    .text(str(inputs))
+                    .selectExpr("value", "md5(value) AS key")
+                )
+                write_stream(
+                    stream,
+                    broker=cluster.broker,
+                    selector="prefix=bench/stream/",
+                    checkpoint_location=str(Path(tmp, f"stream-{run}")),
+                    reader_ring_size=args.reader_ring_size,
+                ).trigger(availableNow=True).start().awaitTermination()
 
             def fair(f):
                 # The writers before it left dirty pages (input files, staged runs, fragments): each
@@ -101,37 +137,49 @@ def main() -> None:
             took = {"go": [], "batch": [], "stream": []}
             for run in range(args.runs):
                 took["go"].append(fair(go_publisher))
-                took["batch"].append(fair(lambda: timed(lambda: batch(run), runs=1)[0]))
-                took["stream"].append(fair(lambda: timed(lambda: stream(run), runs=1)[0]))
+                took["batch"].append(fair(lambda run=run: timed(lambda: batch(run), runs=1)[0]))
+                took["stream"].append(fair(lambda run=run: timed(lambda: stream(run), runs=1)[0]))
             go_took, batch_took, stream_took = (min(took[k]) for k in ("go", "batch", "stream"))
         finally:
             spark.stop()
 
         def read_cost(journal: str):
             def go(mode: str):
-                out = subprocess.run([str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", journal,
-                                      mode, "--count"], capture_output=True, text=True, check=True)
+                out = subprocess.run(
+                    [str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", journal, mode, "--count"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 n, _, fetched = out.stdout.split()
                 return int(n), int(fetched)
+
             committed, (n, committed_bytes) = timed(lambda: go("--committed"))
             uncommitted, (_, uncommitted_bytes) = timed(lambda: go("--uncommitted"))
             return committed, uncommitted, n, committed_bytes / uncommitted_bytes
 
         costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "batch", "stream")}
 
-    print(f"{args.rows} rows of {SIZE} bytes from {args.partitions} writers into {len(journals)} journals, "
-          f"fastest of {args.runs} runs each: " + ", ".join(f"{k} {' '.join(f'{t:.2f}' for t in ts)} s" for k, ts in took.items()))
+    print(
+        f"{args.rows} rows of {SIZE} bytes from {args.partitions} writers into {len(journals)} journals, "
+        f"fastest of {args.runs} runs each: "
+        + ", ".join(f"{k} {' '.join(f'{t:.2f}' for t in ts)} s" for k, ts in took.items())
+    )
     print(f"  go-publisher  {go_took:7.2f} s  {args.rows / go_took:10.0f} rows/s")
     print(f"  spark-batch   {batch_took:7.2f} s  {args.rows / batch_took:10.0f} rows/s")
     print(f"  spark-stream  {stream_took:7.2f} s  {args.rows / stream_took:10.0f} rows/s  ({args.epochs} epochs)")
     print(f"ratio spark-batch/go-publisher: {go_took / batch_took:.2f} (throughput, >1 is faster)")
     print(f"ratio spark-stream/go-publisher: {go_took / stream_took:.2f} (throughput, >1 is faster)")
     for name, (committed, uncommitted, n, fetched) in costs.items():
-        print(f"read cost of {name} output ({n} messages in bench/{name}/{journals[0]}): committed {committed:.2f} s, "
-              f"uncommitted {uncommitted:.2f} s, ratio {committed / uncommitted:.2f} (bytes fetched: {fetched:.2f})")
+        print(
+            f"read cost of {name} output ({n} messages in bench/{name}/{journals[0]}): committed {committed:.2f} s, "
+            f"uncommitted {uncommitted:.2f} s, ratio {committed / uncommitted:.2f} (bytes fetched: {fetched:.2f})"
+        )
     for name, (_, _, _, fetched) in costs.items():
-        print(f"result read-committed cost of {name} output: {fetched:.2f} x uncommitted (bytes fetched by Go's "
-              f"ReadCommittedIter; goal for the sink's outputs 1.5)")
+        print(
+            f"result read-committed cost of {name} output: {fetched:.2f} x uncommitted (bytes fetched by Go's "
+            f"ReadCommittedIter; goal for the sink's outputs 1.5)"
+        )
 
 
 if __name__ == "__main__":

@@ -41,15 +41,26 @@ from uuid import UUID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
+import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
 from specs import NDJSON, journal_specs  # noqa: E402
-import judge  # noqa: E402
 from timing import timed  # noqa: E402
 
 SIZES = (100, 1024, 65536)
-ROWS = ("go-raw", "go-uncommitted", "go-committed", "source-committed", "source-uncommitted", "text",
-        "source+from_json", "text+from_json", "store-committed", "store+from_json", "source-split")
+ROWS = (
+    "go-raw",
+    "go-uncommitted",
+    "go-committed",
+    "source-committed",
+    "source-uncommitted",
+    "text",
+    "source+from_json",
+    "text+from_json",
+    "store-committed",
+    "store+from_json",
+    "source-split",
+)
 # Rows measured unless --only names others: the store-* rows need --store.
 DEFAULT_ROWS = ROWS[:8]
 
@@ -68,6 +79,7 @@ def message(framing: str, uuid: str, user: str, size: int) -> bytes:
 
     def field(number: int, value: bytes) -> bytes:  # a protobuf bytes field
         return bytes([number << 3 | 2]) + _varint(len(value)) + value
+
     head = field(1, UUID(uuid).bytes) + field(2, user.encode())
     payload = head + field(3, b"x" * max(0, size - len(head) - 8 - 4))
     return b"\x66\x33\x93\x36" + struct.pack("<I", len(payload)) + payload
@@ -81,7 +93,9 @@ def _varint(n: int) -> bytes:
     return bytes(out + bytes([n]))
 
 
-def write(broker: str, journal: str, mib: int, line_size: int, copy_to, framing: str = "ndjson") -> tuple[int, int, int]:
+def write(
+    broker: str, journal: str, mib: int, line_size: int, copy_to, framing: str = "ndjson"
+) -> tuple[int, int, int]:
     """Appends about mib MiB of messages of line_size bytes to the journal, and the same bytes to
     copy_to; returns (bytes, messages, committed data messages)."""
     n = max(1, mib * 1024 * 1024 // line_size)
@@ -101,8 +115,9 @@ def write(broker: str, journal: str, mib: int, line_size: int, copy_to, framing:
         size += len(line)
         if size >= 16 << 20 or i == n - 1:
             body = b"".join(batch)
-            urllib.request.urlopen(urllib.request.Request(f"{broker}/{journal}", data=body, method="PUT"),
-                                   timeout=120).read()
+            urllib.request.urlopen(
+                urllib.request.Request(f"{broker}/{journal}", data=body, method="PUT"), timeout=120
+            ).read()
             copy_to.write(body)
             total += len(body)
             batch, size = [], 0
@@ -127,8 +142,12 @@ def persisted(root: str, journal: str, through: int, timeout: float = 120) -> No
     (their file names begin with their first and last offsets, in hex)."""
     deadline = time.monotonic() + timeout
     while True:
-        ends = [int(name.split("-")[1], 16) for _, _, names in os.walk(os.path.join(root, journal))
-                for name in names if name.count("-") >= 2]
+        ends = [
+            int(name.split("-")[1], 16)
+            for _, _, names in os.walk(os.path.join(root, journal))
+            for name in names
+            if name.count("-") >= 2
+        ]
         if max(ends, default=0) >= through:
             return
         if time.monotonic() > deadline:
@@ -144,28 +163,50 @@ def main() -> None:
     parser.add_argument("--only", default=None, help=f"comma-separated rows to measure, of {', '.join(ROWS)}")
     parser.add_argument("--store", action="store_true", help="also read persisted fragments from the store")
     parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark row")
-    parser.add_argument("--framing", choices=sorted(FRAMINGS), default="ndjson",
-                        help="the messages' framing; text and from_json rows are for ndjson (and text for csv) only")
-    parser.add_argument("--cores", type=int, default=1, help="Spark's local cores; source-split reads the journal "
-                        "uncommitted in this many pieces (minPartitions)")
+    parser.add_argument(
+        "--framing",
+        choices=sorted(FRAMINGS),
+        default="ndjson",
+        help="the messages' framing; text and from_json rows are for ndjson (and text for csv) only",
+    )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        default=1,
+        help="Spark's local cores; source-split reads the journal uncommitted in this many pieces (minPartitions)",
+    )
     args = parser.parse_args()
-    rows = [r.strip() for r in args.only.split(",") if r.strip()] if args.only else \
-        list(DEFAULT_ROWS) + (["store-committed", "store+from_json"] if args.store else [])
+    rows = (
+        [r.strip() for r in args.only.split(",") if r.strip()]
+        if args.only
+        else list(DEFAULT_ROWS) + (["store-committed", "store+from_json"] if args.store else [])
+    )
     unknown = set(rows) - set(ROWS)
     if unknown:
         parser.error(f"unknown rows {sorted(unknown)}; known: {', '.join(ROWS)}")
     if args.framing != "ndjson":  # from_json needs JSON; a protobuf journal is no text file
-        rows = [r for r in rows if "from_json" not in r and r != "source-split"
-                and not (r == "text" and args.framing == "protobuf")]
+        rows = [
+            r
+            for r in rows
+            if "from_json" not in r and r != "source-split" and not (r == "text" and args.framing == "protobuf")
+        ]
 
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
+
     from spark_gazette import configure_spark_with_gazette, read
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
         store = args.store or any(r.startswith("store") for r in rows)
-        cluster.apply(journal_specs("bench/", ["events"], content_type=FRAMINGS[args.framing],
-                                    length=(16 << 20) if store else 1 << 30, codec="NONE"))
+        cluster.apply(
+            journal_specs(
+                "bench/",
+                ["events"],
+                content_type=FRAMINGS[args.framing],
+                length=(16 << 20) if store else 1 << 30,
+                codec="NONE",
+            )
+        )
         local = os.path.join(tmp, f"events.{args.framing}")
         with open(local, "wb") as f:
             size, messages, expected = write(cluster.broker, "bench/events", args.mib, args.size, f, args.framing)
@@ -173,23 +214,34 @@ def main() -> None:
             persisted(cluster.fragment_root, "bench/events", size - (16 << 20))
 
         def go(*mode: str) -> list[int]:
-            out = subprocess.run([str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", "bench/events",
-                                  *mode], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", "bench/events", *mode],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             return [int(x) for x in out.stdout.split()]
 
-        spark = configure_spark_with_gazette(SparkSession.builder.master(f"local[{args.cores}]")
-                                             .config("spark.ui.enabled", "false")
-                                             .config("spark.ui.showConsoleProgress", "false")
-                                             .config("spark.sql.files.maxPartitionBytes", str(4 << 30))
-                                             .config("spark.log.level", "ERROR")).getOrCreate()
+        spark = configure_spark_with_gazette(
+            SparkSession.builder.master(f"local[{args.cores}]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.files.maxPartitionBytes", str(4 << 30))
+            .config("spark.log.level", "ERROR")
+        ).getOrCreate()
         jvm = spark.sparkContext._jvm
 
         def source(committed: bool):
             return read(spark, broker=cluster.broker, journals="bench/events", read_committed=committed)
 
         def from_store():
-            return spark.read.format("gazette").option("broker", cluster.broker).option("journals", "bench/events") \
-                .option("fragmentRoot", cluster.fragment_root).load()
+            return (
+                spark.read.format("gazette")
+                .option("broker", cluster.broker)
+                .option("journals", "bench/events")
+                .option("fragmentRoot", cluster.fragment_root)
+                .load()
+            )
 
         def text():
             return spark.read.text(local)
@@ -215,6 +267,7 @@ def main() -> None:
                     recording.stop()
                     recording.dump(jvm.java.io.File(os.path.join(args.jfr, f"{name}.jfr")).toPath())
                     recording.close()
+
             return run
 
         readers = {
@@ -223,16 +276,24 @@ def main() -> None:
             "go-committed": lambda: go("--committed", "--count")[0],
             "source-committed": lambda: total(source(True), "value"),
             "source-uncommitted": lambda: total(source(False), "value"),
-            "source-split": lambda: total(spark.read.format("gazette").option("broker", cluster.broker)
-                                          .option("journals", "bench/events").option("readCommitted", "false")
-                                          .option("minPartitions", str(args.cores)).load(), "value"),
+            "source-split": lambda: total(
+                spark.read.format("gazette")
+                .option("broker", cluster.broker)
+                .option("journals", "bench/events")
+                .option("readCommitted", "false")
+                .option("minPartitions", str(args.cores))
+                .load(),
+                "value",
+            ),
             "text": lambda: total(text(), "value"),
-            "source+from_json": lambda: total(source(True).select(
-                F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
+            "source+from_json": lambda: total(
+                source(True).select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
+            ),
             "text+from_json": lambda: total(text().select(F.from_json("value", schema).alias("m")), "m.user"),
             "store-committed": lambda: total(from_store(), "value"),
-            "store+from_json": lambda: total(from_store().select(
-                F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"),
+            "store+from_json": lambda: total(
+                from_store().select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
+            ),
         }
         try:
             # The JVM compiles the hot paths of the Spark rows as they run: the first to run would
@@ -254,13 +315,18 @@ def main() -> None:
         finally:
             spark.stop()
 
-    print(f"journal: {size / 2**20:.0f} MiB, {messages} {args.framing} messages of {args.size} bytes, {expected} committed")
+    print(
+        f"journal: {size / 2**20:.0f} MiB, {messages} {args.framing} messages of {args.size} bytes, "
+        f"{expected} committed"
+    )
     what = {"go-raw": "bytes", "go-uncommitted": "messages", "go-committed": "messages"}
     print(f"  {'reader':<19} {'read':>11} {'':<16} {'fastest':>9}  {'MiB/s':>8}   CPU s per GiB: broker, reader")
     for name, (took, n) in results.items():
         broker_cpu, reader_cpu = (x * 2**30 / size for x in cpu[name])
-        print(f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f}"
-              f"   {broker_cpu:6.2f} {reader_cpu:6.2f}")
+        print(
+            f"  {name:<19} {n:>11} {what.get(name, 'bytes of values'):<16} {took:7.2f} s  {size / took / 2**20:8.1f}"
+            f"   {broker_cpu:6.2f} {reader_cpu:6.2f}"
+        )
 
     def ratio(ours: str, reference: str, label: str) -> None:
         if ours in results and reference in results:

@@ -12,16 +12,27 @@ import collections
 import json
 import subprocess
 
-
 # Layers by the prefixes of their classes, the first match nearest the leaf wins.
 LAYERS = [
-    ("framing", ("io.sparkgazette.message.Json", "io.sparkgazette.message.ByteScan", "io.sparkgazette.message.Csv",
-                 "io.sparkgazette.message.Fixed", "io.sparkgazette.message.ProtoWire", "io.sparkgazette.message.Uuid",
-                 "io.sparkgazette.message.MessageIterator", "io.sparkgazette.message.Framing")),
+    (
+        "framing",
+        (
+            "io.sparkgazette.message.Json",
+            "io.sparkgazette.message.ByteScan",
+            "io.sparkgazette.message.Csv",
+            "io.sparkgazette.message.Fixed",
+            "io.sparkgazette.message.ProtoWire",
+            "io.sparkgazette.message.Uuid",
+            "io.sparkgazette.message.MessageIterator",
+            "io.sparkgazette.message.Framing",
+        ),
+    ),
     ("sequencer", ("io.sparkgazette.message.Sequencer", "io.sparkgazette.message.ReadCommitted")),
     ("rows (ours)", ("io.sparkgazette.spark.MessageToRow", "io.sparkgazette.spark.protobuf")),
-    ("client (ours, gRPC, netty, protobuf)", ("io.sparkgazette.client", "io.grpc", "io.netty", "com.google.protobuf",
-                                              "scalapb")),
+    (
+        "client (ours, gRPC, netty, protobuf)",
+        ("io.sparkgazette.client", "io.grpc", "io.netty", "com.google.protobuf", "scalapb"),
+    ),
     ("source reader (ours)", ("io.sparkgazette.spark",)),
     ("Spark (generated code, operators, tasks)", ("org.apache.spark", "GeneratedClass")),
 ]
@@ -44,8 +55,9 @@ def thread_kind(name: str) -> str:
 
 
 def samples(path: str, thread: str | None):
-    out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", path],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["jfr", "print", "--json", "--events", "jdk.ExecutionSample", path], capture_output=True, text=True, check=True
+    ).stdout
     for event in json.loads(out)["recording"]["events"]:
         values = event["values"]
         name = (values.get("sampledThread") or {}).get("javaName") or ""

@@ -48,8 +48,11 @@ def main() -> None:
         script, full, tiny = BENCHMARKS[name]
         print(f"== {name}: {script} {' '.join(tiny if args.tiny else full)}", flush=True)
         t = time.monotonic()
-        run = subprocess.run([sys.executable, str(HERE / script), *(tiny if args.tiny else full)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.run(
+            [sys.executable, str(HERE / script), *(tiny if args.tiny else full)],
+            capture_output=True,
+            text=True,
+        )
         sys.stdout.write(run.stdout)
         if run.returncode != 0:
             failed.append(name)

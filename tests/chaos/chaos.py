@@ -64,14 +64,19 @@ class Summary:
 
     def __str__(self) -> str:
         per = self.seconds / max(self.cycles, 1)
-        return "\n".join([
-            f"chaos: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
-            "kills: " + ", ".join(f"{k} {self.kills[k]}" for k in KINDS)
-            + f"; the query also failed by itself {self.failures} times and stalled {self.stalls} times",
-            f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
-            f"{self.written} committed output messages",
-            f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}: {'OK' if self.ok else 'FAILED'}",
-            *(f"  e.g. {e}" for e in self.examples[:10])])
+        return "\n".join(
+            [
+                f"chaos: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
+                "kills: "
+                + ", ".join(f"{k} {self.kills[k]}" for k in KINDS)
+                + f"; the query also failed by itself {self.failures} times and stalled {self.stalls} times",
+                f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
+                f"{self.written} committed output messages",
+                f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}: "
+                f"{'OK' if self.ok else 'FAILED'}",
+                *(f"  e.g. {e}" for e in self.examples[:10]),
+            ]
+        )
 
 
 def assembly_jar() -> str:
@@ -90,8 +95,13 @@ class Query:
 
     def start(self, drain: bool = False) -> None:
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.args + (["--drain"] if drain else []), stdout=log,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.args + (["--drain"] if drain else []),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
 
     def kill(self) -> None:
         if self.proc:
@@ -112,7 +122,9 @@ class Query:
     def batches(self) -> int:
         """Batches committed: the last one's id and one (Spark keeps only the last 100 files)."""
         commits = Path(self.checkpoint, "commits")
-        return max((int(p.name) + 1 for p in commits.iterdir() if p.name.isdigit()), default=0) if commits.exists() else 0
+        return (
+            max((int(p.name) + 1 for p in commits.iterdir() if p.name.isdigit()), default=0) if commits.exists() else 0
+        )
 
 
 def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, kinds=KINDS) -> Summary:
@@ -122,16 +134,29 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, k
     ins = [f"chaos/in/part-{i}" for i in range(JOURNALS)]
     outs = [f"chaos/out/part-{i}" for i in range(JOURNALS)]
     traffic = query = None
-    with LocalCluster(brokers=3, root=os.path.join(work, "gazette")) as gazette, \
-            SparkStandalone(workers=2) as spark:
+    with LocalCluster(brokers=3, root=os.path.join(work, "gazette")) as gazette, SparkStandalone(workers=2) as spark:
         try:
             for prefix in ("chaos/in/", "chaos/out/"):
                 gazette.apply(journal_specs(prefix, [f"part-{i}" for i in range(JOURNALS)], replication=2))
             brokers = ",".join(b.endpoint for b in gazette.state.brokers)
             with open(os.path.join(work, "traffic.log"), "ab") as log:
-                traffic = subprocess.Popen([str(judge.BINARY), "traffic", "--broker", gazette.broker, "--journals",
-                                            ",".join(ins), "--random", str(seed), "--rate", str(rate)],
-                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                traffic = subprocess.Popen(
+                    [
+                        str(judge.BINARY),
+                        "traffic",
+                        "--broker",
+                        gazette.broker,
+                        "--journals",
+                        ",".join(ins),
+                        "--random",
+                        str(seed),
+                        "--rate",
+                        str(rate),
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             query = Query(spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"))
             query.start()
             schedule: list[str] = []
@@ -147,8 +172,10 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, k
                 what = _kill(kind, pick, query, spark, gazette, rng)
                 summary.kills[kind] += what is not None
                 summary.cycles = cycle
-                out(f"cycle {cycle} at {time.monotonic() - started:.0f}s: {what or f'no {kind} to kill'}"
-                    f" {delay:.2f}s after batch {batch} committed")
+                out(
+                    f"cycle {cycle} at {time.monotonic() - started:.0f}s: {what or f'no {kind} to kill'}"
+                    f" {delay:.2f}s after batch {batch} committed"
+                )
             out("stopping traffic")
             traffic.send_signal(signal.SIGTERM)
             if traffic.wait(timeout=180) != 0:
@@ -252,11 +279,29 @@ def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float
 
 
 def _gap(gazette: LocalCluster, journal: str) -> bool:
-    listed = subprocess.run([gazette.gazctl_bin, "journals", "fragments", "--broker.address", gazette.broker,
-                             "--selector", f"name={journal}", "--format", "json", "--log.level", "warn"],
-                            capture_output=True, text=True, check=True).stdout
-    spans = sorted((int(f["spec"].get("begin", 0)), int(f["spec"].get("end", 0)))
-                   for f in map(json.loads, listed.splitlines()) if f.get("spec"))
+    listed = subprocess.run(
+        [
+            gazette.gazctl_bin,
+            "journals",
+            "fragments",
+            "--broker.address",
+            gazette.broker,
+            "--selector",
+            f"name={journal}",
+            "--format",
+            "json",
+            "--log.level",
+            "warn",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    spans = sorted(
+        (int(f["spec"].get("begin", 0)), int(f["spec"].get("end", 0)))
+        for f in map(json.loads, listed.splitlines())
+        if f.get("spec")
+    )
     reach = spans[0][1] if spans else 0
     for begin, end in spans[1:]:
         if begin > reach:
@@ -279,9 +324,11 @@ def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary) -> No
     summary.lost = len(lost)
     summary.duplicated = sum(got[k] - 1 for k in dups)
     summary.phantom = sum(got[k] for k in phantoms)
-    summary.examples = ([f"lost {k} (uuid {want[k] or 'none'})" for k in lost[:4]]
-                        + [f"duplicated {k} x{got[k]} (uuid {want[k] or 'none'})" for k in dups[:4]]
-                        + [f"phantom {k}" for k in phantoms[:4]])
+    summary.examples = (
+        [f"lost {k} (uuid {want[k] or 'none'})" for k in lost[:4]]
+        + [f"duplicated {k} x{got[k]} (uuid {want[k] or 'none'})" for k in dups[:4]]
+        + [f"phantom {k}" for k in phantoms[:4]]
+    )
 
 
 def main() -> None:
@@ -296,8 +343,9 @@ def main() -> None:
     if not kinds or set(kinds) - set(KINDS):
         p.error(f"--kinds {args.kinds}: each must be one of {', '.join(KINDS)}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the processes it started, as Ctrl-C does
-    summary = run(args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True),
-                  minutes=args.minutes, kinds=kinds)
+    summary = run(
+        args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True), minutes=args.minutes, kinds=kinds
+    )
     print(summary, flush=True)
     sys.exit(0 if summary.ok else 1)
 

@@ -66,7 +66,7 @@ class State:
     watchdog_pid: int = 0
 
     @staticmethod
-    def load(path: Path) -> "State":
+    def load(path: Path) -> State:
         raw = json.loads(path.read_text())
         raw["brokers"] = [Broker(**b) for b in raw["brokers"]]
         return State(**raw)
@@ -121,8 +121,9 @@ def _reap(pid: int) -> None:
 class LocalCluster:
     """etcd and `brokers` Gazette brokers, started by `start()` and stopped by `stop()`."""
 
-    def __init__(self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None,
-                 etcd_lease: str = "5s"):
+    def __init__(
+        self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None, etcd_lease: str = "5s"
+    ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`."""
         self.log_level = log_level
@@ -133,8 +134,9 @@ class LocalCluster:
         self.state = State(
             root=root,
             etcd_endpoint=f"http://127.0.0.1:{free_port()}",
-            brokers=[Broker(i, free_port(), scheme="https" if security and security.tls else "http")
-                     for i in range(brokers)],
+            brokers=[
+                Broker(i, free_port(), scheme="https" if security and security.tls else "http") for i in range(brokers)
+            ],
         )
         self.etcd_bin = find_binary("etcd")
         self.gazette_bin = find_binary("gazette")
@@ -142,7 +144,7 @@ class LocalCluster:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         try:
             self._start_etcd()
             for b in self.state.brokers:
@@ -162,7 +164,7 @@ class LocalCluster:
         if self._own_root:
             shutil.rmtree(self.state.root, ignore_errors=True)
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -182,8 +184,9 @@ class LocalCluster:
     def _spawn(self, args: list[str], log_name: str) -> int:
         log = open(os.path.join(self.state.root, log_name), "ab")
         # A new session keeps a terminal's Ctrl-C from racing our own orderly shutdown.
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
         log.close()
         return proc.pid
 
@@ -191,15 +194,34 @@ class LocalCluster:
         os.makedirs(self.fragment_root, exist_ok=True)
         # The same peer address on a restart: the data directory remembers the member by it.
         peer = self._etcd_peer = getattr(self, "_etcd_peer", None) or f"http://127.0.0.1:{free_port()}"
-        self.state.etcd_pid = self._spawn([
-            self.etcd_bin, "--name", "etcd", "--data-dir", os.path.join(self.state.root, "etcd"),
-            "--listen-client-urls", self.state.etcd_endpoint,
-            "--advertise-client-urls", self.state.etcd_endpoint,
-            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", f"etcd={peer}", "--log-level", "error",
-        ], "etcd.log")
-        self._wait(lambda: self._http_ok(self.state.etcd_endpoint + "/health"), "etcd to be healthy",
-                   self.state.etcd_pid, "etcd.log")
+        self.state.etcd_pid = self._spawn(
+            [
+                self.etcd_bin,
+                "--name",
+                "etcd",
+                "--data-dir",
+                os.path.join(self.state.root, "etcd"),
+                "--listen-client-urls",
+                self.state.etcd_endpoint,
+                "--advertise-client-urls",
+                self.state.etcd_endpoint,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                f"etcd={peer}",
+                "--log-level",
+                "error",
+            ],
+            "etcd.log",
+        )
+        self._wait(
+            lambda: self._http_ok(self.state.etcd_endpoint + "/health"),
+            "etcd to be healthy",
+            self.state.etcd_pid,
+            "etcd.log",
+        )
 
     def restart_etcd(self, down: float = 0.0) -> None:
         """Kills etcd (SIGKILL, as a crash) and starts it again on the same data directory after
@@ -213,15 +235,31 @@ class LocalCluster:
         b = self.state.brokers[index]
         if alive(b.pid):
             return
-        b.pid = self._spawn([
-            self.gazette_bin, "serve",
-            "--broker.host", "127.0.0.1", "--broker.port", str(b.port),
-            "--broker.id", f"broker-{index}", "--broker.file-root", self.fragment_root,
-            "--etcd.address", self.state.etcd_endpoint, "--etcd.lease", getattr(self, "etcd_lease", "5s"),
-            "--log.level", self.log_level, *self._flags("broker_flags"),
-        ], f"broker-{index}.log")
-        self._wait(lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve",
-                   b.pid, f"broker-{index}.log")
+        b.pid = self._spawn(
+            [
+                self.gazette_bin,
+                "serve",
+                "--broker.host",
+                "127.0.0.1",
+                "--broker.port",
+                str(b.port),
+                "--broker.id",
+                f"broker-{index}",
+                "--broker.file-root",
+                self.fragment_root,
+                "--etcd.address",
+                self.state.etcd_endpoint,
+                "--etcd.lease",
+                getattr(self, "etcd_lease", "5s"),
+                "--log.level",
+                self.log_level,
+                *self._flags("broker_flags"),
+            ],
+            f"broker-{index}.log",
+        )
+        self._wait(
+            lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve", b.pid, f"broker-{index}.log"
+        )
 
     def stop_broker(self, index: int) -> None:
         b = self.state.brokers[index]
@@ -240,33 +278,74 @@ class LocalCluster:
 
     def _wait_members(self, n: int) -> None:
         """Waits until etcd lists `n` brokers, so that journals applied next get assigned."""
+
         def members() -> bool:
             out = subprocess.run(
-                [self.gazctl_bin, "journals", "list", "--broker.address", self.broker, "--format", "json",
-                 *self._flags("gazctl_flags")],
-                capture_output=True, text=True)
+                [
+                    self.gazctl_bin,
+                    "journals",
+                    "list",
+                    "--broker.address",
+                    self.broker,
+                    "--format",
+                    "json",
+                    *self._flags("gazctl_flags"),
+                ],
+                capture_output=True,
+                text=True,
+            )
             return out.returncode == 0
+
         self._wait(members, "brokers to answer List", self.state.brokers[0].pid, "broker-0.log")
 
     # -- journals ------------------------------------------------------------------------------
 
     def apply(self, specs_yaml: str) -> None:
         """Applies journal specs in gazctl's YAML form and waits until every journal is writable."""
-        out = subprocess.run([self.gazctl_bin, "journals", "apply", "--broker.address", self.broker,
-                              "--specs", "-", "--log.level", "warn", *self._flags("gazctl_flags")],
-                             input=specs_yaml, capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                self.gazctl_bin,
+                "journals",
+                "apply",
+                "--broker.address",
+                self.broker,
+                "--specs",
+                "-",
+                "--log.level",
+                "warn",
+                *self._flags("gazctl_flags"),
+            ],
+            input=specs_yaml,
+            capture_output=True,
+            text=True,
+        )
         if out.returncode != 0:
             raise RuntimeError(f"gazctl journals apply failed: {out.stderr.strip()}")
         self.wait_writable()
 
     def journals(self) -> list[dict]:
-        out = subprocess.run([self.gazctl_bin, "journals", "list", "--broker.address", self.broker,
-                              "--format", "json", "--log.level", "warn", *self._flags("gazctl_flags")],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                self.gazctl_bin,
+                "journals",
+                "list",
+                "--broker.address",
+                self.broker,
+                "--format",
+                "json",
+                "--log.level",
+                "warn",
+                *self._flags("gazctl_flags"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return json.loads(out.stdout or "{}").get("journals", [])
 
     def wait_writable(self, timeout: float = 60.0) -> None:
         """Waits until every journal has a full route, then proves it with a zero-byte append."""
+
         def assigned() -> bool:
             for j in self.journals():
                 route = j.get("route", {})
@@ -274,11 +353,17 @@ class LocalCluster:
                 if route.get("primary", -1) < 0 or len(route.get("members", [])) < want:
                     return False
             return True
+
         self._wait(assigned, "journals to be assigned", None, None, timeout)
         for j in self.journals():
             name = j["spec"]["name"]
-            self._wait(lambda: self._http_ok(f"{self.broker}/{name}", method="PUT"),
-                       f"journal {name} to accept appends", None, None, timeout)
+            self._wait(
+                lambda name=name: self._http_ok(f"{self.broker}/{name}", method="PUT"),
+                f"journal {name} to accept appends",
+                None,
+                None,
+                timeout,
+            )
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -289,8 +374,12 @@ class LocalCluster:
     def _http_ok(self, url: str, method: str = "GET") -> bool:
         security = getattr(self, "security", None)
         try:
-            req = urllib.request.Request(url, method=method, data=b"" if method == "PUT" else None,
-                                         headers=security.http_headers() if security else {})
+            req = urllib.request.Request(
+                url,
+                method=method,
+                data=b"" if method == "PUT" else None,
+                headers=security.http_headers() if security else {},
+            )
             context = security.ssl_context() if security else None
             with urllib.request.urlopen(req, timeout=2, context=context) as r:
                 return 200 <= r.status < 300
@@ -317,6 +406,7 @@ class LocalCluster:
 
 
 # -- CLI -----------------------------------------------------------------------------------------
+
 
 def _cluster_from(state_file: Path) -> LocalCluster:
     c = LocalCluster.__new__(LocalCluster)
@@ -391,10 +481,12 @@ def main(argv: list[str]) -> None:
             shutil.rmtree(cluster.state.root, ignore_errors=True)
             state_file.unlink(missing_ok=True)
             raise
-        env = (f"GAZETTE_BROKER={cluster.broker}\n"
-               f"GAZETTE_BROKERS={','.join(b.endpoint for b in cluster.state.brokers)}\n"
-               f"GAZETTE_FRAGMENT_ROOT={cluster.fragment_root}\n"
-               f"ETCD_ENDPOINT={cluster.state.etcd_endpoint}\n")
+        env = (
+            f"GAZETTE_BROKER={cluster.broker}\n"
+            f"GAZETTE_BROKERS={','.join(b.endpoint for b in cluster.state.brokers)}\n"
+            f"GAZETTE_FRAGMENT_ROOT={cluster.fragment_root}\n"
+            f"ETCD_ENDPOINT={cluster.state.etcd_endpoint}\n"
+        )
         (d / "env").write_text(env)
         print(env, end="")
     elif args.cmd == "down":

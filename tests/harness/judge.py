@@ -25,4 +25,6 @@ def publish(broker: str, journal: str, scenario: str | None = None, seed: int | 
 def read(broker: str, journal: str, committed: bool = True) -> list[dict]:
     """What Gazette's ReadCommittedIter yields (ACKs left out): {journal, begin, end, uuid, flags, payload}."""
     mode = ["--committed"] if committed else ["--uncommitted", "--acks"]
-    return [json.loads(line) for line in _run("read", "--broker", broker, "--journal", journal, *mode).splitlines() if line]
+    return [
+        json.loads(line) for line in _run("read", "--broker", broker, "--journal", journal, *mode).splitlines() if line
+    ]

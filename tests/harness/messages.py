@@ -8,5 +8,8 @@ def gazette_uuid(producer: int, clock: int, flags: int) -> str:
     (0 OUTSIDE_TXN, 1 CONTINUE_TXN, 2 ACK_TXN) in the low 10 bits, the producer in the node."""
     t = clock >> 4
     seq = 0x8000 | ((clock & 0xF) << 10) | flags
-    return str(uuid.UUID(fields=(t & 0xFFFFFFFF, (t >> 32) & 0xFFFF, ((t >> 48) & 0x0FFF) | 0x1000,
-                                 seq >> 8, seq & 0xFF, producer)))
+    return str(
+        uuid.UUID(
+            fields=(t & 0xFFFFFFFF, (t >> 32) & 0xFFFF, ((t >> 48) & 0x0FFF) | 0x1000, seq >> 8, seq & 0xFF, producer)
+        )
+    )

@@ -17,8 +17,12 @@ def event_set() -> descriptor_pb2.FileDescriptorSet:
     each kind. Timestamp's file is included, Duration's is not: it comes from the well-known types."""
     files = descriptor_pb2.FileDescriptorSet()
     files.file.add().CopyFrom(descriptor_pb2.FileDescriptorProto.FromString(timestamp_pb2.DESCRIPTOR.serialized_pb))
-    f = files.file.add(name="event.proto", package="demo", syntax="proto3",
-                       dependency=["google/protobuf/timestamp.proto", "google/protobuf/duration.proto"])
+    f = files.file.add(
+        name="event.proto",
+        package="demo",
+        syntax="proto3",
+        dependency=["google/protobuf/timestamp.proto", "google/protobuf/duration.proto"],
+    )
     e = f.message_type.add(name="Event")
     buyer = e.nested_type.add(name="Buyer")
     _field(buyer, "id", 1, _F.TYPE_UINT64)
@@ -57,6 +61,7 @@ def event_class():
     """The generated message class of `demo.Event`."""
     pool = descriptor_pool.DescriptorPool()
     from google.protobuf import duration_pb2
+
     pool.AddSerializedFile(duration_pb2.DESCRIPTOR.serialized_pb)
     for f in event_set().file:
         pool.Add(f)

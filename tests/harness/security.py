@@ -43,7 +43,7 @@ class Security:
         return Path(self.directory, "auth.key").read_text().strip()
 
     @staticmethod
-    def generate(directory: str, tls: bool = True, auth: bool = True) -> "Security":
+    def generate(directory: str, tls: bool = True, auth: bool = True) -> Security:
         os.makedirs(directory, exist_ok=True)
         s = Security(directory, tls, auth)
         if tls:
@@ -55,20 +55,47 @@ class Security:
     def _certificates(self) -> None:
         d = self.directory
         ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        _openssl("req", "-x509", *ec, "-keyout", f"{d}/ca.key", "-out", self.ca_file, "-days", "2", "-subj", "/CN=test-ca")
+        _openssl(
+            "req", "-x509", *ec, "-keyout", f"{d}/ca.key", "-out", self.ca_file, "-days", "2", "-subj", "/CN=test-ca"
+        )
         for name, usage in (("server", "serverAuth,clientAuth"), ("client", "clientAuth")):
             Path(d, f"{name}.ext").write_text(f"subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage={usage}\n")
             _openssl("req", *ec, "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr", "-subj", f"/CN={name}")
-            _openssl("x509", "-req", "-in", f"{d}/{name}.csr", "-CA", self.ca_file, "-CAkey", f"{d}/ca.key",
-                     "-CAcreateserial", "-out", f"{d}/{name}.pem", "-days", "2", "-extfile", f"{d}/{name}.ext")
+            _openssl(
+                "x509",
+                "-req",
+                "-in",
+                f"{d}/{name}.csr",
+                "-CA",
+                self.ca_file,
+                "-CAkey",
+                f"{d}/ca.key",
+                "-CAcreateserial",
+                "-out",
+                f"{d}/{name}.pem",
+                "-days",
+                "2",
+                "-extfile",
+                f"{d}/{name}.ext",
+            )
 
     def broker_flags(self) -> list[str]:
         d, flags = self.directory, []
         if self.tls:
-            flags += ["--broker.server-cert-file", f"{d}/server.pem", "--broker.server-cert-key-file", f"{d}/server.key",
-                      "--broker.server-ca-file", self.ca_file,  # client certificates are required
-                      "--broker.peer-cert-file", f"{d}/server.pem", "--broker.peer-cert-key-file", f"{d}/server.key",
-                      "--broker.peer-ca-file", self.ca_file]
+            flags += [
+                "--broker.server-cert-file",
+                f"{d}/server.pem",
+                "--broker.server-cert-key-file",
+                f"{d}/server.key",
+                "--broker.server-ca-file",
+                self.ca_file,  # client certificates are required
+                "--broker.peer-cert-file",
+                f"{d}/server.pem",
+                "--broker.peer-cert-key-file",
+                f"{d}/server.key",
+                "--broker.peer-ca-file",
+                self.ca_file,
+            ]
         if self.auth:
             flags += ["--broker.auth-keys", self.auth_key]
         return flags
@@ -76,8 +103,14 @@ class Security:
     def gazctl_flags(self) -> list[str]:
         flags = []
         if self.tls:
-            flags += ["--broker.trusted-ca-file", self.ca_file, "--broker.cert-file", self.client_cert,
-                      "--broker.cert-key-file", self.client_key]
+            flags += [
+                "--broker.trusted-ca-file",
+                self.ca_file,
+                "--broker.cert-file",
+                self.client_cert,
+                "--broker.cert-key-file",
+                self.client_key,
+            ]
         if self.auth:
             flags += ["--broker.auth-keys", self.auth_key]
         return flags

@@ -39,20 +39,47 @@ class SparkStandalone:
     def master(self) -> str:
         return f"spark://127.0.0.1:{self.port}"
 
-    def start(self) -> "SparkStandalone":
+    def start(self) -> SparkStandalone:
         try:
-            self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-                        "--webui-port", str(self.ui_port))
+            self._spawn(
+                "master",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui_port),
+            )
             self._wait(lambda: self._status() is not None, "the master")
             for i in range(self.workers):
                 host = f"127.0.0.{i + 2}"
                 work = Path(self.root, f"worker-{i}")
                 work.mkdir()
-                self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", host, "--port", "0",
-                            "--webui-port", str(free_port()), "--cores", str(self.cores), "--memory", self.memory,
-                            "--work-dir", str(work), self.master)
-            self._wait(lambda: len([w for w in (self._status() or {}).get("workers", []) if w.get("state") == "ALIVE"])
-                       == self.workers, f"{self.workers} workers")
+                self._spawn(
+                    f"worker-{i}",
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    host,
+                    "--port",
+                    "0",
+                    "--webui-port",
+                    str(free_port()),
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.memory,
+                    "--work-dir",
+                    str(work),
+                    self.master,
+                )
+            self._wait(
+                lambda: (
+                    len([w for w in (self._status() or {}).get("workers", []) if w.get("state") == "ALIVE"])
+                    == self.workers
+                ),
+                f"{self.workers} workers",
+            )
         except BaseException:
             self.stop()
             raise
@@ -81,18 +108,28 @@ class SparkStandalone:
                 pass
         return sorted(found)
 
-    def __enter__(self) -> "SparkStandalone":
+    def __enter__(self) -> SparkStandalone:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     def _spawn(self, name: str, main: str, *args: str) -> None:
-        env = dict(os.environ, SPARK_HOME=spark_home(), SPARK_LOG_DIR=self.root, SPARK_LOCAL_DIRS=self.root,
-                   SPARK_NO_DAEMONIZE="1")
+        env = dict(
+            os.environ,
+            SPARK_HOME=spark_home(),
+            SPARK_LOG_DIR=self.root,
+            SPARK_LOCAL_DIRS=self.root,
+            SPARK_NO_DAEMONIZE="1",
+        )
         log = open(Path(self.root, f"{name}.log"), "wb")
-        proc = subprocess.Popen([os.path.join(spark_home(), "bin", "spark-class"), main, *args], env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [os.path.join(spark_home(), "bin", "spark-class"), main, *args],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.pids.append(proc.pid)
 
     def _status(self) -> dict | None:
@@ -108,5 +145,7 @@ class SparkStandalone:
             if ready():
                 return
             time.sleep(0.2)
-        logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in Path(self.root).glob("*.log"))
+        logs = "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in Path(self.root).glob("*.log")
+        )
         raise TimeoutError(f"Spark standalone: {what} did not come up within {timeout:.0f}s\n{logs}")

@@ -1,18 +1,58 @@
-"""Journal specs in gazctl's YAML form, for tests, the demo and benchmarks."""
+"""Journal specs for the tests, the demo and the benchmarks: one builder with one set of defaults.
+
+`journal_tree` makes gazctl's hierarchical spec as a dict, which `spark_gazette.admin.apply_specs`
+takes as it is; `journal_specs` is the same tree as YAML text, for `LocalCluster.apply` (gazctl)
+and `apply_specs`. tests/specs/examples.yaml, which docker-compose applies, is pinned to it by
+tests/test_specs.py.
+
+    >>> journal_tree("events/", ["a"])["children"]
+    [{'name': 'events/a', 'labels': [{'name': 'content-type', 'value': 'application/x-ndjson'}]}]
+"""
+
+from __future__ import annotations
+
+import yaml
 
 NDJSON = "application/x-ndjson"
 
 
-def journal_specs(prefix: str, children, content_type: str = NDJSON, labels: dict | None = None,
-                  length: int = 1 << 20, codec: str = "SNAPPY", replication: int = 1, refresh: str = "1m0s") -> str:
-    """A tree of journals under `prefix` (which ends in "/"), sharing `labels` and fragment
-    settings (`refresh`: how often brokers list the fragment store): `children` names them, as a list, or as a dict of name -> content type."""
+def journal_tree(
+    prefix: str,
+    children: list[str] | dict[str, str],
+    content_type: str = NDJSON,
+    labels: dict[str, str] | None = None,
+    length: int = 1 << 20,
+    codec: str = "SNAPPY",
+    replication: int = 1,
+    refresh: str = "1m0s",
+    child_labels: dict[str, dict[str, str]] | None = None,
+) -> dict:
+    """Journals under `prefix` (which ends in "/") sharing `labels` and the fragment settings
+    (`refresh`: how often brokers list the `file:///` fragment store). `children` names them, as
+    a list, or as a dict of name -> content type; `child_labels` adds labels to some of them."""
     per_child = children if isinstance(children, dict) else dict.fromkeys(children, content_type)
-    lines = [f"name: {prefix}", f"replication: {replication}"]
+    extra = child_labels or {}
+    tree: dict = {"name": prefix, "replication": replication}
     if labels:
-        lines += ["labels:"] + [f"  - name: {k}\n    value: {v}" for k, v in labels.items()]
-    lines += ["fragment:", f"  length: {length}", f"  compression_codec: {codec}", '  stores: ["file:///"]',
-              f"  refresh_interval: {refresh}", "children:"]
-    for name, ct in per_child.items():
-        lines += [f"  - name: {prefix}{name}", "    labels:", f"      - name: content-type\n        value: {ct}"]
-    return "\n".join(lines) + "\n"
+        tree["labels"] = _labels(labels)
+    tree["fragment"] = {
+        "length": length,
+        "compression_codec": codec,
+        "stores": ["file:///"],
+        "refresh_interval": refresh,
+    }
+    tree["children"] = [
+        {"name": prefix + name, "labels": _labels({"content-type": ct, **extra.get(name, {})})}
+        for name, ct in per_child.items()
+    ]
+    return tree
+
+
+def journal_specs(prefix: str, children: list[str] | dict[str, str], **settings) -> str:
+    """`journal_tree(prefix, children, **settings)` in gazctl's YAML form."""
+    return yaml.safe_dump(journal_tree(prefix, children, **settings), sort_keys=False)
+
+
+def _labels(labels: dict[str, str]) -> list[dict[str, str]]:
+    # Label values are strings: a number stays one in YAML only quoted, which safe_dump does for str.
+    return [{"name": k, "value": str(v)} for k, v in labels.items()]

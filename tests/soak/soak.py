@@ -62,9 +62,12 @@ def jvm_sample(pid: int) -> dict:
     # Threads by name, numbers taken out, so that a pool that grows shows as one name.
     names = Counter(re.sub(r"\d+", "N", m) for m in re.findall(r'^"([^"]*)"', dump, re.M))
     status = Path(f"/proc/{pid}/status").read_text()
-    return {"heap": int(used.group(1)) * 1024 if used else -1,
-            "threads": int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1)),
-            "fds": len(os.listdir(f"/proc/{pid}/fd")), "names": names}
+    return {
+        "heap": int(used.group(1)) * 1024 if used else -1,
+        "threads": int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1)),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "names": names,
+    }
 
 
 def executor_pids(app_id: str) -> list[int]:
@@ -97,9 +100,25 @@ class Publisher:
     """`judge publish-rate` in the background; `last` is its latest (seconds, messages, bytes)."""
 
     def __init__(self, broker: str, journals: list[str], rate: float):
-        self.proc = subprocess.Popen([str(JUDGE), "publish-rate", "--broker", broker, "--journals", ",".join(journals),
-                                      "--rate", str(rate), "--size", "1024", "--every", "1"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [
+                str(JUDGE),
+                "publish-rate",
+                "--broker",
+                broker,
+                "--journals",
+                ",".join(journals),
+                "--rate",
+                str(rate),
+                "--size",
+                "1024",
+                "--every",
+                "1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.last = (0.0, 0, 0)
         self.thread = threading.Thread(target=self._follow, daemon=True)
         self.thread.start()
@@ -140,21 +159,30 @@ def start_spark(args, tmp: str):
     jars = glob.glob(str(HARNESS.parents[1] / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
     if not jars:
         raise SystemExit("the assembly jar is missing: run `make assembly`")
-    builder = (SparkSession.builder.appName("soak").config("spark.jars", max(jars, key=os.path.getmtime))
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               # Spark's own logs of the last 20 batches, not 100: the checkpoint reaches its
-               # steady size within the warm-up, so that what grows after it is the connector's.
-               .config("spark.sql.streaming.minBatchesToRetain", "20")
-               .config("spark.log.level", "ERROR"))
+    builder = (
+        SparkSession.builder.appName("soak")
+        .config("spark.jars", max(jars, key=os.path.getmtime))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        # Spark's own logs of the last 20 batches, not 100: the checkpoint reaches its
+        # steady size within the warm-up, so that what grows after it is the connector's.
+        .config("spark.sql.streaming.minBatchesToRetain", "20")
+        .config("spark.log.level", "ERROR")
+    )
     standalone = None
     if args.local:
         builder = builder.master("local[2]")
     else:
         standalone = SparkStandalone(workers=2, cores=1, memory="1g").start()
-        builder = (builder.master(standalone.master).config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.pyspark.python", sys.executable)
-                   .config("spark.executor.memory", "768m").config("spark.cores.max", "2"))
+        builder = (
+            builder.master(standalone.master)
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.pyspark.python", sys.executable)
+            .config("spark.executor.memory", "768m")
+            .config("spark.cores.max", "2")
+        )
     return builder.getOrCreate(), standalone
 
 
@@ -162,8 +190,21 @@ def row(cells) -> str:
     return "  ".join(f"{c:>{w}}" for c, w in cells)
 
 
-HEADER = [("min", 5), ("in MiB/s", 8), ("out rows/s", 10), ("batches", 7), ("driver heap", 11), ("thr", 4), ("fds", 4),
-          ("executors heap", 14), ("thr", 7), ("fds", 7), ("ckpt KiB", 8), ("files", 5), ("staged KiB", 10)]
+HEADER = [
+    ("min", 5),
+    ("in MiB/s", 8),
+    ("out rows/s", 10),
+    ("batches", 7),
+    ("driver heap", 11),
+    ("thr", 4),
+    ("fds", 4),
+    ("executors heap", 14),
+    ("thr", 7),
+    ("fds", 7),
+    ("ckpt KiB", 8),
+    ("files", 5),
+    ("staged KiB", 10),
+]
 
 
 def main() -> int:
@@ -184,23 +225,38 @@ def main() -> int:
 
     ins = [f"soak/in/part-{i}" for i in range(args.journals)]
     outs = [j.replace("soak/in/", "soak/out/") for j in ins]
-    print(f"soak: {args.minutes:g} min at {args.rate / MIB:.2f} MiB/s into {args.journals} journals, "
-          f"Spark {'local[2]' if args.local else 'standalone (master, 2 workers, 2 executors)'}", flush=True)
+    print(
+        f"soak: {args.minutes:g} min at {args.rate / MIB:.2f} MiB/s into {args.journals} journals, "
+        f"Spark {'local[2]' if args.local else 'standalone (master, 2 workers, 2 executors)'}",
+        flush=True,
+    )
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-        cluster.apply(journal_specs("soak/", [j[len("soak/"):] for j in ins + outs], length=64 * MIB))
+        cluster.apply(journal_specs("soak/", [j[len("soak/") :] for j in ins + outs], length=64 * MIB))
         spark, standalone = start_spark(args, tmp)
         publisher = query = None
         try:
             spark.sparkContext.setLogLevel("ERROR")
             ckpt = os.path.join(tmp, "ckpt")
-            source = (spark.readStream.format("gazette").option("broker", cluster.broker)
-                      .option("journals", ",".join(ins)).option("startingOffsets", "earliest").load())
+            source = (
+                spark.readStream.format("gazette")
+                .option("broker", cluster.broker)
+                .option("journals", ",".join(ins))
+                .option("startingOffsets", "earliest")
+                .load()
+            )
             # The UUID goes: the sink sets its own. `{"_meta":{"uuid":"<36>"},` is 57 bytes.
-            out = source.select(expr("concat(X'7B', substring(value, 58))").alias("value"),
-                                expr("replace(journal, 'soak/in/', 'soak/out/')").alias("journal"))
-            query = (out.writeStream.format("gazette").option("broker", cluster.broker)
-                     .option("selector", "prefix=soak/out/").option("checkpointLocation", ckpt)
-                     .trigger(processingTime="2 seconds").start())
+            out = source.select(
+                expr("concat(X'7B', substring(value, 58))").alias("value"),
+                expr("replace(journal, 'soak/in/', 'soak/out/')").alias("journal"),
+            )
+            query = (
+                out.writeStream.format("gazette")
+                .option("broker", cluster.broker)
+                .option("selector", "prefix=soak/out/")
+                .option("checkpointLocation", ckpt)
+                .trigger(processingTime="2 seconds")
+                .start()
+            )
             publisher = Publisher(cluster.broker, ins, args.rate)
             progress = Progress(query)
             driver = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
@@ -227,21 +283,39 @@ def main() -> int:
                 progress.poll()
                 now, (_, _, sent) = time.monotonic(), publisher.last
                 execs = [] if args.local else executor_pids(app)
-                s = {"t": now, "sent": sent, "rows": progress.rows, "batches": progress.batches,
-                     "driver": jvm_sample(driver), "executors": [jvm_sample(e) for e in execs], "executor_pids": execs}
+                s = {
+                    "t": now,
+                    "sent": sent,
+                    "rows": progress.rows,
+                    "batches": progress.batches,
+                    "driver": jvm_sample(driver),
+                    "executors": [jvm_sample(e) for e in execs],
+                    "executor_pids": execs,
+                }
                 staging = os.path.join(ckpt, "gazette-sink", "staging")
                 s["ckpt"], s["files"] = dir_size(ckpt, skip=staging)
                 staged = dir_size(staging)[0]
                 dt = now - prev["t"] if prev else 0
-                rate = lambda key: (s[key] - prev[key]) / dt if dt else 0.0  # noqa: E731
-                each = lambda key, unit=1: "/".join(str(e[key] // unit) for e in s["executors"]) or "-"  # noqa: E731
-                print(row([(f"{k * every / 60:g}", 5), (f"{rate('sent') / MIB:.2f}" if dt else "-", 8),
-                           (f"{rate('rows'):.0f}" if dt else "-", 10),
-                           (s["batches"] - (prev["batches"] if prev else 0), 7), (s["driver"]["heap"] // MIB, 11),
-                           (s["driver"]["threads"], 4), (s["driver"]["fds"], 4), (each("heap", MIB), 14),
-                           (each("threads"), 7), (each("fds"), 7), (s["ckpt"] // 1024, 8), (s["files"], 5),
-                           (staged // 1024, 10)]),
-                      flush=True)
+                print(
+                    row(
+                        [
+                            (f"{k * every / 60:g}", 5),
+                            (f"{per_second(s, prev, 'sent') / MIB:.2f}" if dt else "-", 8),
+                            (f"{per_second(s, prev, 'rows'):.0f}" if dt else "-", 10),
+                            (s["batches"] - (prev["batches"] if prev else 0), 7),
+                            (s["driver"]["heap"] // MIB, 11),
+                            (s["driver"]["threads"], 4),
+                            (s["driver"]["fds"], 4),
+                            (per_executor(s, "heap", MIB), 14),
+                            (per_executor(s, "threads"), 7),
+                            (per_executor(s, "fds"), 7),
+                            (s["ckpt"] // 1024, 8),
+                            (s["files"], 5),
+                            (staged // 1024, 10),
+                        ]
+                    ),
+                    flush=True,
+                )
                 samples.append(s)
                 prev = s
             print("(heap in MiB: live, after a full GC; executors in the order of their process ids)")
@@ -267,21 +341,45 @@ def flat(key: str, first: int, last: int) -> bool:
     return last <= first * factor + slack
 
 
+def per_second(sample: dict, before: dict | None, key: str) -> float:
+    """How fast `key` grew from the sample `before` to `sample`."""
+    dt = sample["t"] - before["t"] if before else 0
+    return (sample[key] - before[key]) / dt if dt else 0.0
+
+
+def per_executor(sample: dict, key: str, unit: int = 1) -> str:
+    """`key` of each executor, in `unit`s: "a/b/c"."""
+    return "/".join(str(e[key] // unit) for e in sample["executors"]) or "-"
+
+
 def climbs(values: list) -> bool:
     """A measure that rose at every row of the second half (four rows or more): a slow leak
     stays within the tolerance of two rows, not under a steady climb."""
-    return len(values) >= 4 and all(b > a for a, b in zip(values, values[1:]))
+    return len(values) >= 4 and all(b > a for a, b in zip(values, values[1:], strict=False))
 
 
 def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
-    result = json.loads(subprocess.run([str(JUDGE), "exactly-once", "--broker", broker, "--journals", ",".join(ins),
-                                        "--out", ",".join(outs)], capture_output=True, text=True, check=True).stdout)
-    print(f"published {messages} messages ({sent / MIB:.0f} MiB) in {sent_seconds:.0f} s: "
-          f"{sent / MIB / max(sent_seconds, 1e-9):.2f} MiB/s")
-    print(f"exactly once (Gazette's ReadCommittedIter): in {result['in']}, out {result['out']}, lost {result['lost']}, "
-          f"duplicated {result['duplicated']}, unexpected {result['unexpected']}")
-    ok = result["in"] == messages and result["out"] == result["in"] and not (
-        result["lost"] or result["duplicated"] or result["unexpected"])
+    result = json.loads(
+        subprocess.run(
+            [str(JUDGE), "exactly-once", "--broker", broker, "--journals", ",".join(ins), "--out", ",".join(outs)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    print(
+        f"published {messages} messages ({sent / MIB:.0f} MiB) in {sent_seconds:.0f} s: "
+        f"{sent / MIB / max(sent_seconds, 1e-9):.2f} MiB/s"
+    )
+    print(
+        f"exactly once (Gazette's ReadCommittedIter): in {result['in']}, out {result['out']}, lost {result['lost']}, "
+        f"duplicated {result['duplicated']}, unexpected {result['unexpected']}"
+    )
+    ok = (
+        result["in"] == messages
+        and result["out"] == result["in"]
+        and not (result["lost"] or result["duplicated"] or result["unexpected"])
+    )
     if len(samples) < 2:
         print("verdict: FAIL (fewer than two rows: nothing to compare; run longer or sample more often)", flush=True)
         return False
@@ -290,10 +388,15 @@ def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
     print(f"second half of the run, row {middle} against the last:")
     checks = [("driver", k, [s["driver"][k] for s in half]) for k in ("heap", "threads", "fds")]
     if all(s["executor_pids"] == first["executor_pids"] for s in half):
-        checks += [(f"executor {i}", k, [s["executors"][i][k] for s in half])
-                   for i in range(len(first["executors"])) for k in ("heap", "threads", "fds")]
+        checks += [
+            (f"executor {i}", k, [s["executors"][i][k] for s in half])
+            for i in range(len(first["executors"]))
+            for k in ("heap", "threads", "fds")
+        ]
     else:  # a new JVM in a lost one's place would hide what the old one grew
-        print(f"executors: {first['executor_pids']} at row {middle}, {last['executor_pids']} at last (one was replaced)")
+        print(
+            f"executors: {first['executor_pids']} at row {middle}, {last['executor_pids']} at last (one was replaced)"
+        )
         ok = False
     checks.append(("checkpoint", "ckpt", [s["ckpt"] for s in half]))
     for who, key, values in checks:
@@ -301,14 +404,19 @@ def judge_run(broker, ins, outs, samples, messages, sent, sent_seconds) -> bool:
         good = flat(key, a, b) and not climbs(values)
         ok &= good
         unit = MIB if key == "heap" else 1024 if key == "ckpt" else 1
-        print(f"  {who} {key.replace('ckpt', 'size')}: {a // unit} -> {b // unit}"
-              f"{' MiB' if key == 'heap' else ' KiB' if key == 'ckpt' else ''}: {'flat' if good else 'GREW'}")
+        print(
+            f"  {who} {key.replace('ckpt', 'size')}: {a // unit} -> {b // unit}"
+            f"{' MiB' if key == 'heap' else ' KiB' if key == 'ckpt' else ''}: {'flat' if good else 'GREW'}"
+        )
     for who, a, b in [("driver", first["driver"], last["driver"])] + [
-            (f"executor {i}", a, b) for i, (a, b) in enumerate(zip(first["executors"], last["executors"]))]:
+        (f"executor {i}", a, b) for i, (a, b) in enumerate(zip(first["executors"], last["executors"], strict=False))
+    ]:
         changed = {n: (a["names"][n], b["names"][n]) for n in a["names"] | b["names"] if a["names"][n] != b["names"][n]}
         if changed:
-            print(f"  {who} threads by name, middle -> last: " +
-                  ", ".join(f"{n} {x} -> {y}" for n, (x, y) in sorted(changed.items())))
+            print(
+                f"  {who} threads by name, middle -> last: "
+                + ", ".join(f"{n} {x} -> {y}" for n, (x, y) in sorted(changed.items()))
+            )
     print(f"verdict: {'PASS' if ok else 'FAIL'}", flush=True)
     return ok
 

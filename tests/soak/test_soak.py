@@ -16,8 +16,12 @@ SOAK = Path(__file__).resolve().parent / "soak.py"
 
 def test_a_minute_of_soak_is_exactly_once_and_samples_twice():
     assembly_jar()  # fails plainly when it is missing
-    soak = subprocess.Popen([sys.executable, str(SOAK), "--minutes", "1", "--rate", str(1 << 20), "--warm-up", "20"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    soak = subprocess.Popen(
+        [sys.executable, str(SOAK), "--minutes", "1", "--rate", str(1 << 20), "--warm-up", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = soak.communicate(timeout=900)
     except subprocess.TimeoutExpired:
@@ -25,7 +29,7 @@ def test_a_minute_of_soak_is_exactly_once_and_samples_twice():
         out, err = soak.communicate(timeout=120)
     run = subprocess.CompletedProcess(soak.args, soak.returncode, out, err)
     assert "exactly once" in out, out[-3000:] + run.stderr[-3000:]
-    table = out[out.index("  min"):out.index("(heap in MiB")]
+    table = out[out.index("  min") : out.index("(heap in MiB")]
     assert len(table.strip().splitlines()) == 3, table  # the header and two samples
     found = re.search(r"in (\d+), out (\d+), lost (\d+), duplicated (\d+), unexpected (\d+)", out)
     n_in, n_out, lost, duplicated, unexpected = map(int, found.groups())

@@ -33,15 +33,15 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   }
 
   /** The pipeline: read committed, keep each message's identity, write JSON rows keyed by source. */
-  private def run(selector: String, checkpoint: String, extra: Map[String, String] = Map.empty): Unit = {
-    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
+  private def run(selector: String, checkpoint: String, extra: Map[String, String] = Map.empty,
+      queryName: Option[String] = None): Unit = {
+    val writer = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
       .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "4000").load()
       .select(col("journal").as("src"), col("begin"), col("uuid"), col("journal").as("key"))
       .writeStream.format("gazette").option("broker", cluster.broker).option("selector", selector)
       .option("checkpointLocation", checkpoint).options(extra)
       .trigger(Trigger.AvailableNow())
-      .start()
-    q.awaitTermination()
+    queryName.fold(writer)(writer.queryName).start().awaitTermination()
   }
 
   /** What Gazette's ReadCommittedIter sees in the outputs, as (source journal, source offset). */
@@ -67,6 +67,12 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     // Keyed rows went to the journal rendezvous hashing picks: one source, one output journal.
     val bySource = committedOutput(out).groupBy(_._1).keySet
     assert(bySource.size == 3)
+  }
+
+  test("a named query writes through the sink: Spark's own options (its name) are not the connector's to refuse") {
+    val out = outputs("named")
+    run(out, Files.createTempDirectory("gazette-ckpt").toString, queryName = Some("rollups"))
+    assertExactlyOnce(out)
   }
 
   for (fault <- Seq("driver-before-persist", "driver-after-persist", "driver-after-some-acks", "task-after-half")) {
