@@ -339,7 +339,8 @@ private[spark] object GazetteOptions {
       ("| option | default | meaning |" +: "| --- | --- | --- |" +: reference.filter(_.side == side).map { d =>
         s"| `${d.name}` | ${d.default} | ${d.doc} |"
       }).mkString("\n")
-    s"""# Options
+    // Interpolated after the margin is stripped: the tables' rows begin with the margin character.
+    val intro = """# Options
        |
        |<!-- Generated from GazetteOptions.reference by `make options-doc`; a test fails when this page and the code differ. -->
        |
@@ -353,23 +354,11 @@ private[spark] object GazetteOptions {
        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`).
        |
        |Spark's own options pass through: `path` (`save(journal)` names the sink's journal), `paths` and
-       |`queryName`.
-       |
-       |## Source
-       |
-       |${table(OptionDoc.Source)}
-       |
-       |## Sink
-       |
-       |${table(OptionDoc.Sink)}
-       |
-       |## Connection (source, sink and the admin helpers)
-       |
-       |${table(OptionDoc.Connection)}
-       |
-       |Files named by the TLS options are read where the clients run, the driver and every executor: on a
-       |cluster, put them at the same path on every node (or distribute them with `--files`).
-       |""".stripMargin
+       |`queryName`.""".stripMargin
+    val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
+       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
+    Seq(intro, "## Source", table(OptionDoc.Source), "## Sink", table(OptionDoc.Sink),
+      "## Connection (source, sink and the admin helpers)", table(OptionDoc.Connection), tls).mkString("", "\n\n", "\n")
   }
 }
 

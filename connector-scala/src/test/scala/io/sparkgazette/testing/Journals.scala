@@ -1,10 +1,12 @@
 package io.sparkgazette.testing
 
-import com.google.protobuf.duration.{Duration => PbDuration}
-import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec, Label, LabelSet}
+import io.sparkgazette.client.{GazetteClient, JournalSpecs}
+import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 
-/** Journal specs for tests, and waiting until applied journals can be written. */
+/** Journals as the suites make them ([[JournalSpecs]] with the suites' fragment settings: small
+  * fragments in the brokers' file store, listed every second), and waiting until applied journals
+  * can be written.
+  */
 object Journals {
 
   def spec(
@@ -16,18 +18,7 @@ object Journals {
       flags: Int = 0,
       store: String = "file:///"
   ): JournalSpec =
-    JournalSpec(
-      name = name,
-      replication = replication,
-      labels = Some(LabelSet(labels.map { case (k, v) => Label(k, v) }.sortBy(l => (l.name, l.value)))),
-      fragment = Some(JournalSpec.Fragment(
-        length = fragmentLength,
-        compressionCodec = codec,
-        stores = Seq(store),
-        refreshInterval = Some(PbDuration(seconds = 1))
-      )),
-      flags = flags
-    )
+    JournalSpecs(name, labels, replication, JournalSpecs.Fragment(fragmentLength, codec, Seq(store), refreshSeconds = 1), flags)
 
   /** Applies `specs` and waits until each journal can be written. */
   def create(client: GazetteClient, specs: JournalSpec*): Unit = client.upsertAndAwait(specs)

@@ -6,9 +6,8 @@ import java.util.Base64
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import com.google.protobuf.duration.{Duration => PbDuration}
-import io.sparkgazette.client.{ClientConfig, GazetteClient}
-import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec, Label, LabelSet}
+import io.sparkgazette.client.{ClientConfig, GazetteClient, JournalSpecs}
+import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 import io.sparkgazette.message.{Framing, Publisher}
 
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
@@ -19,7 +18,7 @@ private[spark] object Admin {
 
   /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */
   private def withClient[T](broker: String, connectionJson: String)(f: GazetteClient => T): T = {
-    val connection = mapper.readTree(connectionJson).fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+    val connection = mapper.readTree(connectionJson).properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
     val client = new GazetteClient(GazetteOptions.connectionConfig(connection + (GazetteOptions.Broker -> broker)))
     try f(client) finally client.close()
   }
@@ -55,9 +54,9 @@ private[spark] object Admin {
       connectionJson: String): Long =
     withClient(broker, connectionJson) { client =>
       val spec = client.list(s"name=$journal").headOption.map(_.getSpec)
-        .getOrElse(throw new IllegalArgumentException(s"Journal '$journal' does not exist"))
+        .getOrElse(throw GazetteErrors.missingJournal(journal, None))
       val ct = spec.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")
-      val framing = Framing.forContentType(ct, uuidPointer, uuidField).fold(p => throw new IllegalArgumentException(s"Journal $journal: $p"), identity)
+      val framing = Framing.forContentType(ct, uuidPointer, uuidField).fold(p => throw GazetteErrors.unwritableFraming(journal, p), identity)
       val publisher = new Publisher()
       mapper.readTree(payloadsJson).elements().asScala.foreach { p =>
         publisher.publishCommitted(journal, framing, Base64.getDecoder.decode(p.asText()))
@@ -66,21 +65,26 @@ private[spark] object Admin {
       client.writeHead(journal)
     }
 
+  // gazctl's spec, flattened by the Python helpers: what it leaves out takes gazctl's defaults.
   private def spec(n: JsonNode): JournalSpec = {
     val f = Option(n.get("fragment"))
-    def text(k: String, default: String) = f.flatMap(x => Option(x.get(k))).map(_.asText()).getOrElse(default)
-    JournalSpec(
-      name = n.get("name").asText(),
+    def text(k: String): Option[String] = f.flatMap(x => Option(x.get(k))).map(_.asText())
+    val name = n.get("name").asText()
+    val defaults = JournalSpecs.Fragment()
+    val codec = text("compression_codec").map { c =>
+      CompressionCodec.fromName(c).getOrElse(throw GazetteErrors.invalidJournalSpec(name, "compression_codec", c,
+        CompressionCodec.values.filterNot(_ == CompressionCodec.INVALID).map(_.name).mkString("one of ", ", ", "")))
+    }
+    JournalSpecs(
+      name,
+      Option(n.get("labels")).toSeq.flatMap(_.elements().asScala).map(l => l.get(0).asText() -> l.get(1).asText()),
       replication = Option(n.get("replication")).map(_.asInt()).getOrElse(1),
-      labels = Some(LabelSet(Option(n.get("labels")).toSeq.flatMap(_.elements().asScala)
-        .map(l => Label(l.get(0).asText(), l.get(1).asText())).sortBy(l => (l.name, l.value)))),
-      fragment = Some(JournalSpec.Fragment(
-        length = text("length", "536870912").toLong,
-        compressionCodec = CompressionCodec.fromName(text("compression_codec", "SNAPPY"))
-          .getOrElse(throw new IllegalArgumentException(s"unknown compression_codec ${text("compression_codec", "")}")),
+      fragment = JournalSpecs.Fragment(
+        length = text("length").map(_.toLong).getOrElse(defaults.length),
+        codec = codec.getOrElse(defaults.codec),
         stores = f.flatMap(x => Option(x.get("stores"))).toSeq.flatMap(_.elements().asScala.map(_.asText())),
-        refreshInterval = Some(PbDuration(seconds = seconds(text("refresh_interval", "5m"))))
-      ))
+        refreshSeconds = text("refresh_interval").map(seconds).getOrElse(defaults.refreshSeconds)
+      )
     )
   }
 

@@ -6,7 +6,6 @@ import scala.jdk.CollectionConverters._
 import com.google.protobuf.DescriptorProtos.{FileDescriptorProto, FileDescriptorSet}
 import com.google.protobuf.Descriptors.{Descriptor, FileDescriptor}
 import com.google.protobuf.{AnyProto, DurationProto, EmptyProto, FieldMaskProto, StructProto, TimestampProto, WrappersProto}
-import io.sparkgazette.spark.GazetteErrors
 
 /** A descriptor set as `protoc --descriptor_set_out` writes it, resolved into message descriptors.
   *
@@ -30,7 +29,7 @@ private[spark] object DescriptorSet {
     messages.find(_.getFullName == wanted).orElse(messages.filter(_.getName == wanted) match {
       case Seq(only) => Some(only)
       case _ => None
-    }).getOrElse(throw GazetteErrors.unknownProtobufMessage(name, source, messages.map(_.getFullName)))
+    }).getOrElse(throw ProtobufErrors.unknownProtobufMessage(name, source, messages.map(_.getFullName)))
   }
 
   private def all(ds: Seq[Descriptor]): Seq[Descriptor] = ds.flatMap(d => d +: all(d.getNestedTypes.asScala.toSeq))
@@ -38,7 +37,7 @@ private[spark] object DescriptorSet {
   private def resolve(bytes: Array[Byte], source: String): Seq[FileDescriptor] = {
     val set = try FileDescriptorSet.parseFrom(bytes) catch {
       case e: com.google.protobuf.InvalidProtocolBufferException =>
-        throw GazetteErrors.badDescriptorSet(source, s"it is not a FileDescriptorSet (${e.getMessage})")
+        throw ProtobufErrors.badDescriptorSet(source, s"it is not a FileDescriptorSet (${e.getMessage})")
     }
     val protos: Map[String, FileDescriptorProto] = set.getFileList.asScala.map(f => f.getName -> f).toMap
     val built = mutable.Map.empty[String, FileDescriptor]
@@ -46,15 +45,15 @@ private[spark] object DescriptorSet {
     // Dependencies first; a file's dependencies must be built before the file itself.
     def build(name: String, importedBy: List[String]): FileDescriptor = built.getOrElse(name, {
       if (importedBy.contains(name))
-        throw GazetteErrors.badDescriptorSet(source, s"files import each other in a cycle: ${(name :: importedBy).reverse.mkString(" -> ")}")
+        throw ProtobufErrors.badDescriptorSet(source, s"files import each other in a cycle: ${(name :: importedBy).reverse.mkString(" -> ")}")
       val file = protos.get(name) match {
         case Some(proto) =>
           val deps = proto.getDependencyList.asScala.map(build(_, name :: importedBy)).toArray
           try FileDescriptor.buildFrom(proto, deps) catch {
             case e: com.google.protobuf.Descriptors.DescriptorValidationException =>
-              throw GazetteErrors.badDescriptorSet(source, s"file $name is invalid: ${e.getMessage}")
+              throw ProtobufErrors.badDescriptorSet(source, s"file $name is invalid: ${e.getMessage}")
           }
-        case None => wellKnown.getOrElse(name, throw GazetteErrors.badDescriptorSet(source,
+        case None => wellKnown.getOrElse(name, throw ProtobufErrors.badDescriptorSet(source,
           s"${importedBy.headOption.getOrElse("it")} imports $name, which the set does not hold; " +
             "write the set with protoc's --include_imports"))
       }

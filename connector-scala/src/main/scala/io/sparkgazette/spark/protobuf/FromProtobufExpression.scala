@@ -6,8 +6,6 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, StringType}
 
-import io.sparkgazette.spark.GazetteErrors
-
 /** `gazette_from_protobuf(value, messageName, descriptorFile[, mode[, journal, begin]])`: the
   * connector's decoder as a SQL function, so that clients that cannot reach the JVM (Spark
   * Connect) call it by name. Message name, file and mode are literals: they fix the result's
@@ -17,7 +15,7 @@ private[spark] final case class FromProtobufExpression(children: Seq[Expression]
   import FromProtobufExpression._
 
   if (children.size < 3 || children.size == 5 || children.size > 6)
-    throw GazetteErrors.invalidArgument(Name, s"${children.size} arguments",
+    throw ProtobufErrors.invalidArgument(Name, s"${children.size} arguments",
       "(value, messageName, descriptorFile[, mode[, journal, begin]])")
 
   // Made where the query is analyzed and shipped with the expression to the executors.
@@ -46,7 +44,7 @@ private[spark] final case class FromProtobufExpression(children: Seq[Expression]
   private def literal(i: Int, name: String): String = {
     val e = children(i)
     if (!e.foldable || e.dataType != StringType || e.eval() == null)
-      throw GazetteErrors.invalidArgument(name, e.sql, s"a string literal (argument ${i + 1} of $Name)")
+      throw ProtobufErrors.invalidArgument(name, e.sql, s"a string literal (argument ${i + 1} of $Name)")
     e.eval().toString
   }
 

@@ -2,7 +2,6 @@ package io.sparkgazette.spark.protobuf
 
 import com.google.protobuf.{DynamicMessage, InvalidProtocolBufferException, UninitializedMessageException}
 import com.google.protobuf.Descriptors.Descriptor
-import io.sparkgazette.spark.GazetteErrors
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.api.java.UDF3
 import org.apache.spark.sql.types.StructType
@@ -28,6 +27,6 @@ private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: A
     else try toRow(DynamicMessage.parseFrom(descriptor, value)) catch {
       case e @ (_: InvalidProtocolBufferException | _: UninitializedMessageException) =>
         if (permissive) null
-        else throw GazetteErrors.malformedProtobuf(descriptor.getFullName, journal, begin, e.getMessage)
+        else throw ProtobufErrors.malformedProtobuf(descriptor.getFullName, journal, begin, e.getMessage)
     }
 }

@@ -2,7 +2,6 @@ package io.sparkgazette.spark.protobuf
 
 import java.util.Locale
 
-import io.sparkgazette.spark.GazetteErrors
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Column, SparkSession, functions}
 import org.apache.spark.sql.types.{LongType, StringType}
@@ -46,7 +45,7 @@ object ProtobufFunctions {
     val permissive = mode.toUpperCase(Locale.ROOT) match {
       case "FAILFAST" => false
       case "PERMISSIVE" => true
-      case _ => throw GazetteErrors.invalidArgument("mode", mode, "FAILFAST or PERMISSIVE")
+      case _ => throw ProtobufErrors.invalidArgument("mode", mode, "FAILFAST or PERMISSIVE")
     }
     new ProtobufDecoder(messageName, read(spark, descriptorFile), descriptorFile, permissive)
   }
@@ -56,7 +55,7 @@ object ProtobufFunctions {
     val path = new Path(file)
     val fs = path.getFileSystem(spark.sparkContext.hadoopConfiguration)
     val in = try fs.open(path) catch {
-      case e: java.io.IOException => throw GazetteErrors.badDescriptorSet(file, s"it cannot be read (${e.getMessage})")
+      case e: java.io.IOException => throw ProtobufErrors.badDescriptorSet(file, s"it cannot be read (${e.getMessage})")
     }
     try in.readAllBytes() finally in.close()
   }

@@ -4,7 +4,6 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.Descriptors.{Descriptor, FieldDescriptor}
 import com.google.protobuf.Descriptors.FieldDescriptor.Type
-import io.sparkgazette.spark.GazetteErrors
 import org.apache.spark.sql.types._
 
 /** The Spark type of a protobuf message, field by field.
@@ -49,7 +48,7 @@ private[spark] object ProtobufSchema {
         case Timestamp => TimestampType
         case Duration => DayTimeIntervalType()
         case name if path.contains(name) =>
-          throw GazetteErrors.recursiveProtobuf((name :: path).reverse.mkString(" -> "), f.getFullName)
+          throw ProtobufErrors.recursiveProtobuf((name :: path).reverse.mkString(" -> "), f.getFullName)
         case name => struct(m, name :: path)
       }
   }

@@ -101,7 +101,7 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
         case None => fs.rename(tmp, file(key))
       } finally if (fs.exists(tmp)) fs.delete(tmp, false)
     if (placed) record
-    else read(key).getOrElse(throw new IllegalStateException(s"cannot record the ACK intents of $key at ${file(key)}"))
+    else read(key).getOrElse(throw GazetteErrors.checkpointWriteFailed(s"the ACK intents of $key", file(key).toString))
   }
 
   private def localFile(p: Path): Option[java.io.File] = fs match {

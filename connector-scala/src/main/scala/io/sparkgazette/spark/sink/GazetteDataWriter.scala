@@ -77,15 +77,14 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   override def write(row: InternalRow): Unit = if (!skip) {
     val journal = journalOf(row)
     if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
-    val framing = framings.getOrElse(journal, throw new IllegalArgumentException(
-      s"Row $rows of partition $partitionId names journal '$journal', which is not among the sink's journals ${targets.journals.mkString(", ")}"))
+    val framing = framings.getOrElse(journal, throw GazetteErrors.rowJournalNotTargeted(journal, rows, partitionId, targets.journals))
     val payload =
       if (cols.jsonRows) {
         if (framing.contentType != Framing.JsonLines)
-          throw new IllegalArgumentException(s"Journal $journal is ${framing.contentType}: rows need a 'value' column")
+          throw GazetteErrors.valueColumnNeeded(journal, framing.contentType)
         toJson(row)
       } else if (row.isNullAt(cols.value))
-        throw new IllegalArgumentException(s"Row $rows of partition $partitionId has a null value")
+        throw GazetteErrors.nullValue(rows, partitionId)
       else row.getBinary(cols.value)
     if (framing.contentType == Framing.Csv) CsvFraming.framedWidth(payload).foreach { w =>
       val expected = csvWidths.getOrElseUpdate(journal, w)
@@ -119,7 +118,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
       else publisher.publishUncommitted(journal, framing, payload)
     } catch {
       case e: MessageFormatException =>
-        throw new IllegalArgumentException(s"Row $row of partition $partitionId cannot be written to $journal: ${e.getMessage}", e)
+        throw GazetteErrors.unframableRow(row, partitionId, journal, e.getMessage, e)
     }
     lastClocks(journal) = clock.current
     firstPayloads.getOrElseUpdate(journal, payload)

@@ -20,9 +20,7 @@ private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo)
 
   override def build(): Write = {
     if (truncating)
-      throw new UnsupportedOperationException(
-        "Gazette journals are append-only: complete output mode (and overwrite) cannot replace what was written. " +
-          "Use append or update output mode.")
+      throw GazetteErrors.completeMode()
     new GazetteWrite(info)
   }
 }

@@ -66,7 +66,7 @@ private[spark] final class RowToJson(schema: StructType) {
         value(g, if (vs.isNullAt(i)) null else vs.get(i, vt), vt)
       }
       g.writeEndObject()
-    case (other, _) => throw new IllegalArgumentException(s"cannot write a column of type ${other.simpleString} as JSON")
+    case (other, _) => throw GazetteErrors.notWritableAsJson(other.simpleString)
   }
 
   private def instant(micros: Long): Instant =

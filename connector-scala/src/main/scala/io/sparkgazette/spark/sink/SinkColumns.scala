@@ -30,17 +30,15 @@ private[spark] object SinkColumns {
     val (value, journal, key) = (index("value"), index("journal"), index("key"))
     if (value >= 0) {
       schema.fields.zipWithIndex.find { case (_, i) => i != value && i != journal && i != key }.foreach { case (f, _) =>
-        throw new IllegalArgumentException(
-          s"Column '${f.name}' cannot be written to Gazette alongside 'value': the sink takes 'value' " +
-            "(string or binary), and optionally 'journal' (string) and 'key' (string or binary)")
+        throw GazetteErrors.extraColumn(f.name)
       }
       if (!Set[Any](StringType, BinaryType).contains(schema(value).dataType))
-        throw new IllegalArgumentException(s"Column 'value' must be string or binary, not ${schema(value).dataType.simpleString}")
+        throw GazetteErrors.columnType("value", "string or binary", schema(value).dataType.simpleString)
     }
     if (journal >= 0 && schema(journal).dataType != StringType)
-      throw new IllegalArgumentException(s"Column 'journal' must be a string, not ${schema(journal).dataType.simpleString}")
+      throw GazetteErrors.columnType("journal", "a string", schema(journal).dataType.simpleString)
     if (key >= 0 && !Set[Any](StringType, BinaryType).contains(schema(key).dataType))
-      throw new IllegalArgumentException(s"Column 'key' must be string or binary, not ${schema(key).dataType.simpleString}")
+      throw GazetteErrors.columnType("key", "string or binary", schema(key).dataType.simpleString)
     SinkColumns(schema, value, journal, key)
   }
 }

@@ -48,7 +48,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     val journals = options.target match {
       case WriteTarget.OneJournal(j) =>
         client.list(s"name=$j").headOption
-          .getOrElse(throw new IllegalArgumentException(s"Journal '$j' (option 'journal') does not exist")) :: Nil
+          .getOrElse(throw GazetteErrors.missingJournal(j, Some(GazetteOptions.Journal))) :: Nil
       case WriteTarget.BySelector(s) =>
         val listed = client.list(s)
         if (listed.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
@@ -129,8 +129,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private def refuseRecreated(epoch: Long, runs: Seq[StagedRun]): Unit =
     runs.map(r => r.journal -> r.revision).distinct.foreach { case (journal, revision) =>
       if (!client.list(s"name=$journal").headOption.exists(_.createRevision == revision))
-        throw new IllegalStateException(s"Journal $journal was deleted while ${describe(epoch)} was written to it: " +
-          "nothing of it was committed, and it runs again when the query restarts")
+        throw GazetteErrors.journalDeletedDuringWrite(journal, describe(epoch))
     }
 
   private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {

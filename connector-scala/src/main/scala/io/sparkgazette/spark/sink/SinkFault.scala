@@ -16,11 +16,11 @@ private[spark] object SinkFault {
   private val Points = Set("task-after-half", "driver-before-persist", "driver-after-persist", "driver-after-some-acks",
     "driver-after-publish")
 
+  private val Every = "([0-9]+)/([1-9][0-9]*)".r
+
   def parse(value: String): SinkFault = value.split(':') match {
     case Array(point, epoch) if Points.contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
-    case Array("task-after-half", every) if every.matches("[0-9]+/[1-9][0-9]*") =>
-      val Array(first, period) = every.split('/').map(_.toLong)
-      SinkFault("task-after-half", first, period)
+    case Array("task-after-half", Every(first, period)) => SinkFault("task-after-half", first.toLong, period.toLong)
     case _ => throw GazetteErrors.invalidOption(GazetteOptions.TestSinkFault, value, "point:epoch, e.g. driver-after-persist:1")
   }
 }

@@ -48,7 +48,7 @@ private[spark] object SinkOptions {
       case (None, Some(s)) =>
         Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
         WriteTarget.BySelector(s)
-      case (None, None) => throw GazetteErrors.missingOption(s"$Journal' or '$Selector", "which journals to write")
+      case (None, None) => throw GazetteErrors.missingOneOf(Journal, Selector, "which journals to write")
     }
     val mapping = o.get(Mapping).map { m =>
       val name = m.trim.toLowerCase(Locale.ROOT)

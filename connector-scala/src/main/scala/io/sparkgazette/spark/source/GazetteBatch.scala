@@ -21,7 +21,7 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
         case OffsetSpec.Earliest => directory.earliest(names)
         case OffsetSpec.Latest   => directory.writeHeads(names)
         case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
-        case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
+        case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
       }
       val heads = directory.writeHeads(names)
       val end = OffsetsForTimes.resolve(options.endingOffsets, journals, directory, options, starting = false) match {

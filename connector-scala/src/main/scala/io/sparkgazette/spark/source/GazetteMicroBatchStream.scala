@@ -81,7 +81,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
       val latest = directory.writeHeads(journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
       explicit.collect { case (j, o) if o >= 0 && latest.get(j).exists(_ < o) => throw GazetteErrors.startPastWriteHead(j, o, latest(j)) }
       journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
-    case other => throw new IllegalStateException(s"starting offsets $other were not resolved")
+    case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
   }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)
@@ -232,7 +232,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
       c.getReadLimits.map(limits).foldLeft((Option.empty[Long], Option.empty[Long], 0L)) { (a, b) =>
         (a._1.orElse(b._1), a._2.orElse(b._2), math.max(a._3, b._3))
       }
-    case other => throw new IllegalArgumentException(s"unsupported read limit $other")
+    case other => throw GazetteErrors.internal(s"unsupported read limit $other")
   }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {

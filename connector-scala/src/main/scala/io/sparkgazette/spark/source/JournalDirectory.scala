@@ -53,7 +53,7 @@ private[spark] final class JournalDirectory(client: GazetteClient, target: Journ
     Await.result(Future.traverse(items)(a => Future(f(a))), Duration.Inf)
 
   private def info(j: io.sparkgazette.client.protocol.ListResponse.Journal): JournalInfo = {
-    val s = j.spec.getOrElse(throw new IllegalStateException("List returned a journal without a spec"))
+    val s = j.spec.getOrElse(throw GazetteErrors.internal("List returned a journal without a spec"))
     val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
     val suspended = s.suspend.exists(_.level == io.sparkgazette.client.protocol.JournalSpec.Suspend.Level.FULL)
     JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended,

@@ -55,13 +55,13 @@ private[spark] object JournalOffsets {
   private def entries(json: String): Seq[(String, JsonNode)] = {
     val node = mapper.readTree(json)
     if (node == null || node.getNodeType != JsonNodeType.OBJECT)
-      throw new IllegalArgumentException(s"expected a JSON object of journal offsets, got: $json")
+      throw GazetteErrors.offsetsNotAnObject(json)
     node.properties().asScala.map(e => e.getKey -> e.getValue).toSeq
   }
 
   private def whole(journal: String, what: String, v: JsonNode): Long = {
     if (v == null || !v.canConvertToLong || !v.isIntegralNumber)
-      throw new IllegalArgumentException(s"$what of journal $journal is not a whole number: $v")
+      throw GazetteErrors.offsetNotWhole(journal, what, String.valueOf(v))
     v.asLong()
   }
 }

@@ -224,8 +224,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
             skip(expected, until, s"the journal's write head went back to ${reader.writeHead} and stayed there, so " +
               s"bytes [$expected, $until) the batch was planned with are gone")
           case None =>
-            throw new IllegalStateException(s"journal $journal: reads end at offset $expected, before the bytes this " +
-              s"batch needs (range [${range.start}, ${range.end})); the journal's brokers did not serve them in time")
+            throw GazetteErrors.readCutShort(journal, expected, range.start, range.end)
         }
         if (expected < until) {
           reader.close()

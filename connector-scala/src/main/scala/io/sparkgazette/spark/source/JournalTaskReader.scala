@@ -3,6 +3,7 @@ package source
 
 import scala.collection.mutable
 
+import io.sparkgazette.message.MalformedMessageException
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
@@ -33,7 +34,17 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
   private var visible: Option[Boolean] = None
   private var finished = false
 
-  override def next(): Boolean = {
+  // The message layer fails a read on a malformed message (failOnMalformed) with an error of its
+  // own; users get it with the connector's condition, the original as its cause.
+  override def next(): Boolean =
+    try advance()
+    catch {
+      case e: MalformedMessageException =>
+        val m = e.malformed
+        throw GazetteErrors.malformedMessage(m.journal, m.begin, m.end, m.reason, e)
+    }
+
+  private def advance(): Boolean = {
     while (true) {
       if (current != null) {
         if (current.next()) return true

@@ -108,8 +108,7 @@ private[spark] object OffsetsForTimes {
           // A read that ended early (a gap not yet readable, a lagging replica) proves nothing
           // about the bytes it did not reach.
           if (reader.offset < head)
-            throw new IllegalStateException(s"Searching journal $journal for ${Instant.ofEpochMilli(epochMillis)}: its read " +
-              s"ended at offset ${reader.offset}, before its write head $head (fragments not yet readable?). Try again later.")
+            throw GazetteErrors.timeSearchCutShort(journal, epochMillis, reader.offset, head)
           NoneBefore(head)
         }
       } finally reader.close()

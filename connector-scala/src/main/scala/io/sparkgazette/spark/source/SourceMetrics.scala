@@ -37,7 +37,7 @@ private[spark] object SourceMetrics {
     * grows within a task, and one never reported stays at zero.
     */
   def task(values: Array[Long]): Array[CustomTaskMetric] = {
-    if (values.length != Names.size) throw new IllegalStateException(s"${values.length} task metric values for ${Names.size} metrics")
+    if (values.length != Names.size) throw GazetteErrors.internal(s"${values.length} task metric values for ${Names.size} metrics")
     var n = 0
     var i = 0
     while (i < values.length) { if (values(i) != 0) n += 1; i += 1 }

@@ -81,7 +81,7 @@ private[spark] object SourceOptions {
         val names = j.split(',').map(_.trim).filter(_.nonEmpty).toSeq
         if (names.isEmpty) throw GazetteErrors.invalidOption(Journals, j, "a comma-separated list of journal names")
         JournalTarget.ByName(names.distinct)
-      case (None, None) => throw GazetteErrors.missingOption(s"$Selector' or '$Journals", "which journals to read")
+      case (None, None) => throw GazetteErrors.missingOneOf(Selector, Journals, "which journals to read")
     }
     // By time, as Kafka: a timestamp for all journals wins over one per journal, which wins over offsets.
     // Every option given is checked, also one that another takes precedence over.

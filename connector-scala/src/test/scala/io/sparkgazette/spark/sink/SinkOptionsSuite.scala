@@ -20,7 +20,7 @@ class SinkOptionsSuite extends AnyFunSuite {
     assert(sinkError(b, "journal" -> "a", "deliveryGuarantee" -> "once", "checkpointLocation" -> "/c") contains "'deliveryGuarantee'")
     assert(sinkError(b, "journal" -> "a") contains "session-wide default")
     assert(SinkOptions.parse(Map(b, "journal" -> "a", "deliveryGuarantee" -> "at-least-once"), streaming = true).checkpointLocation.isEmpty)
-    assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "test.sinkFault" -> "sometime") contains "'testFault'")
+    assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "test.sinkFault" -> "sometime") contains "'test.sinkFault'")
   }
 
   test("sink option readerRingSize: Gazette's default ring, 0 never stages, a threshold per task that shrinks with partitions") {

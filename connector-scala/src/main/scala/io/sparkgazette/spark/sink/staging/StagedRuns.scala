@@ -72,9 +72,7 @@ private[spark] object StagedRuns {
       listed.map(st => st.getPath.getName -> st.getLen)
     }.toMap
     runs.find(r => !seen.get(new Path(r.path).getName).contains(r.bytes)).foreach { r =>
-      throw new IllegalStateException(s"The staged run of journal ${r.journal} that a task wrote at ${r.path} cannot be seen " +
-        s"from the driver: the checkpoint location $checkpointLocation must be on a file system that the driver and every " +
-        "executor share (HDFS, an object store, a shared mount). Nothing of this epoch was committed.")
+      throw GazetteErrors.stagedRunNotVisible(r.journal, r.path, checkpointLocation)
     }
   }
 
@@ -91,9 +89,7 @@ private[spark] object StagedRuns {
     val fs = path.getFileSystem(config.hadoopConf.value)
     val length = if (fs.exists(path)) fs.getFileStatus(path).getLen else -1L
     if (length != run.bytes)
-      throw new IllegalStateException(s"The staged run of journal ${run.journal} at ${run.path} is " +
-        (if (length < 0) "missing" else s"$length bytes long, not ${run.bytes}") + ": its messages were recorded as " +
-        "committed and cannot be published. Was the checkpoint location modified?")
+      throw GazetteErrors.stagedRunDamaged(run.journal, run.path, length, run.bytes)
     val first = AppendRequest(checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run))))),
       unionRegisters = Some(registers(Seq(run))))
     withContent(fs, path) { content =>

@@ -136,7 +136,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
     val renamed = !fs.exists(path) && fs.rename(tmp, path)
     if (!renamed) {
       fs.delete(tmp, false)
-      if (!fs.exists(path)) throw new IllegalStateException(s"cannot save $path")
+      if (!fs.exists(path)) throw GazetteErrors.checkpointWriteFailed("the source's sequencer states", path.toString)
     }
     renamed
   }

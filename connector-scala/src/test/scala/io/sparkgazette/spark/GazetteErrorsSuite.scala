@@ -1,0 +1,172 @@
+package io.sparkgazette.spark
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
+import java.lang.reflect.Modifier
+
+import scala.annotation.nowarn
+import scala.jdk.CollectionConverters._
+
+import io.sparkgazette.spark.protobuf.ProtobufErrors
+import org.apache.spark.SparkThrowable
+import org.scalatest.funsuite.AnyFunSuite
+
+class GazetteErrorsSuite extends AnyFunSuite {
+
+  // One call of each builder, by the builder's name: a builder added without a line here fails
+  // the first test.
+  private val gazette: Map[String, () => Throwable] = Map(
+    "unknownOption" -> (() => GazetteErrors.unknownOption("typo", Seq("broker", "selector"))),
+    "unknownSessionOption" -> (() => GazetteErrors.unknownSessionOption("brokr", Seq("broker"))),
+    "missingOption" -> (() => GazetteErrors.missingOption("broker", "the broker address")),
+    "missingOneOf" -> (() => GazetteErrors.missingOneOf("selector", "journals", "which journals to read")),
+    "invalidOption" -> (() => GazetteErrors.invalidOption("maxBytesPerTrigger", "-5", "a positive whole number")),
+    "invalidSecret" -> (() => GazetteErrors.invalidSecret("authToken", "a JWT without spaces")),
+    "conflictingOptions" -> (() => GazetteErrors.conflictingOptions("selector", "journals")),
+    "noJournals" -> (() => GazetteErrors.noJournals("selector 'prefix=out/'")),
+    "unknownJournal" -> (() => GazetteErrors.unknownJournal("a/b", "startingOffsets")),
+    "missingJournal" -> (() => GazetteErrors.missingJournal("a/b", Some("journal"))),
+    "rowJournalNotTargeted" -> (() => GazetteErrors.rowJournalNotTargeted("a/x", 3, 1, Seq("a/b", "a/c"))),
+    "unsupportedFraming" -> (() => GazetteErrors.unsupportedFraming("a/b", "unrecognized content-type (x)")),
+    "unwritableFraming" -> (() => GazetteErrors.unwritableFraming("a/b", "unrecognized content-type (x)")),
+    "unwritableJournals" -> (() => GazetteErrors.unwritableJournals(Seq(("a/b", 10L, "unrecognized content-type (x)")))),
+    "dataLoss" -> (() => GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")),
+    "malformedMessage" -> (() => GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))),
+    "missingSequencerState" -> (() => GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")),
+    "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99))),
+    "offsetsNotAnObject" -> (() => GazetteErrors.offsetsNotAnObject("[1]")),
+    "offsetNotWhole" -> (() => GazetteErrors.offsetNotWhole("a/b", "offset", "1.5")),
+    "stagedRunDamaged" -> (() => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", -1, 100)),
+    "checkpointNotVisible" -> (() => GazetteErrors.checkpointNotVisible("a/b", "/ckpt", "host-2")),
+    "stagedRunNotVisible" -> (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt")),
+    "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
+    "endPastWriteHead" -> (() => GazetteErrors.endPastWriteHead("a/b", 500, 400)),
+    "startPastWriteHead" -> (() => GazetteErrors.startPastWriteHead("a/b", 500, 400)),
+    "noMessageAtTime" -> (() => GazetteErrors.noMessageAtTime("a/b", 1767225600000L, 400, "startingTimestamp")),
+    "suspendedAtTime" -> (() => GazetteErrors.suspendedAtTime("a/b", "startingTimestamp")),
+    "timeSearchCutShort" -> (() => GazetteErrors.timeSearchCutShort("a/b", 1767225600000L, 300, 400)),
+    "readCutShort" -> (() => GazetteErrors.readCutShort("a/b", 300, 0, 400)),
+    "journalDeletedDuringWrite" -> (() => GazetteErrors.journalDeletedDuringWrite("a/b", "epoch 3")),
+    "extraColumn" -> (() => GazetteErrors.extraColumn("id")),
+    "columnType" -> (() => GazetteErrors.columnType("value", "string or binary", "int")),
+    "valueColumnNeeded" -> (() => GazetteErrors.valueColumnNeeded("a/b", "text/csv")),
+    "notWritableAsJson" -> (() => GazetteErrors.notWritableAsJson("interval")),
+    "nullValue" -> (() => GazetteErrors.nullValue(3, 1)),
+    "unframableRow" -> (() => GazetteErrors.unframableRow(3, 1, "a/b", "invalid JSON", new RuntimeException("x"))),
+    "csvWidth" -> (() => GazetteErrors.csvWidth("a/b", 3, 1, 3, 2)),
+    "completeMode" -> (() => GazetteErrors.completeMode()),
+    "continuousProcessing" -> (() => GazetteErrors.continuousProcessing()),
+    "invalidJournalSpec" -> (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),
+    "internal" -> (() => GazetteErrors.internal("an invariant"))
+  )
+
+  private val protobuf: Map[String, () => Throwable] = Map(
+    "invalidArgument" -> (() => ProtobufErrors.invalidArgument("mode", "lenient", "FAILFAST or PERMISSIVE")),
+    "badDescriptorSet" -> (() => ProtobufErrors.badDescriptorSet("x.desc", "it is not a FileDescriptorSet")),
+    "unknownProtobufMessage" -> (() => ProtobufErrors.unknownProtobufMessage("demo.Nope", "x.desc", Seq("demo.Event"))),
+    "recursiveProtobuf" -> (() => ProtobufErrors.recursiveProtobuf("demo.Node -> demo.Node", "demo.Node.child")),
+    "malformedProtobuf" -> (() => ProtobufErrors.malformedProtobuf("demo.Event", "a/b", 4096L, "truncated"))
+  )
+
+  private def builders(o: AnyRef): Set[String] =
+    o.getClass.getDeclaredMethods.filter(m => Modifier.isPublic(m.getModifiers) && !m.getName.contains("$") &&
+      classOf[Throwable].isAssignableFrom(m.getReturnType)).map(_.getName).toSet
+
+  // The name callers written before Spark 4.0 use.
+  @nowarn("cat=deprecation") private def errorClass(t: SparkThrowable): String = t.getErrorClass
+
+  private def throwable(e: Throwable): SparkThrowable = e match {
+    case s: SparkThrowable => s
+    case other             => fail(s"${other.getClass.getName} is not a SparkThrowable: ${other.getMessage}")
+  }
+
+  private def built: Seq[(String, Throwable)] = (gazette ++ protobuf.map { case (k, v) => s"protobuf.$k" -> v }).toSeq.sortBy(_._1)
+    .map { case (name, make) => name -> make() }
+
+  test("every builder is exercised here") {
+    assert(builders(GazetteErrors) == gazette.keySet)
+    assert(builders(ProtobufErrors) == protobuf.keySet)
+  }
+
+  test("condition names are GAZETTE_ names, unique, each with a one-line meaning a table can hold") {
+    val names = GazetteErrors.conditions.map(_._1)
+    assert(names.nonEmpty && names.distinct == names, names)
+    names.foreach(n => assert(n.matches("GAZETTE_[A-Z_]+"), n))
+    GazetteErrors.conditions.foreach { case (n, meaning) =>
+      assert(meaning.trim.nonEmpty && !meaning.contains('|') && !meaning.contains('\n'), n)
+    }
+    assert(ProtobufErrors.conditions.forall(c => c._1.startsWith("GAZETTE_PROTOBUF_") && GazetteErrors.conditions.contains(c)))
+  }
+
+  test("every error carries a listed condition, its SQLSTATE and parameters, and says its condition first") {
+    val listed = GazetteErrors.conditions.map(_._1).toSet
+    for ((name, e) <- built) {
+      val t = throwable(e)
+      assert(listed.contains(t.getCondition), s"$name: ${t.getCondition}")
+      assert(errorClass(t) == t.getCondition, name)
+      assert(e.getMessage.startsWith(s"[${t.getCondition}] "), s"$name: ${e.getMessage}")
+      assert(t.getSqlState.matches("[0-9A-Z]{5}"), s"$name: ${t.getSqlState}")
+      assert(!t.getMessageParameters.isEmpty || t.getCondition == "GAZETTE_INTERNAL_ERROR", name)
+      assert(t.getMessageParameters.asScala.forall { case (k, v) => k.nonEmpty && v != null }, name)
+      assert(t.isInternalError == (t.getCondition == "GAZETTE_INTERNAL_ERROR"), name)
+      // What Spark asks of any SparkThrowable, for conditions it does not know.
+      assert(t.getQueryContext.isEmpty)
+      t.getDefaultMessageTemplate
+      t.getBreakingChangeInfo
+    }
+    assert(built.map(b => throwable(b._2).getCondition).toSet == listed, "a listed condition no error carries")
+  }
+
+  test("errors stay the JDK exceptions they were, which code and PySpark match on") {
+    assert(gazette("unknownOption")().isInstanceOf[IllegalArgumentException])
+    assert(gazette("invalidOption")().isInstanceOf[IllegalArgumentException])
+    assert(gazette("dataLoss")().isInstanceOf[IllegalStateException])
+    assert(gazette("completeMode")().isInstanceOf[UnsupportedOperationException])
+    assert(gazette("continuousProcessing")().isInstanceOf[UnsupportedOperationException])
+    assert(protobuf("unknownProtobufMessage")().isInstanceOf[IllegalArgumentException])
+    assert(protobuf("malformedProtobuf")().isInstanceOf[IllegalStateException])
+  }
+
+  test("messages name the option, value, journal and offset, and parameters name them too") {
+    val invalid = GazetteErrors.invalidOption("maxBytesPerTrigger", "-5", "a positive whole number")
+    assert(invalid.getMessage == "[GAZETTE_INVALID_OPTION] Gazette option 'maxBytesPerTrigger' has invalid value '-5': " +
+      "expected a positive whole number")
+    assert(invalid.getMessageParameters.asScala == Map("option" -> "maxBytesPerTrigger", "value" -> "-5",
+      "expected" -> "a positive whole number"))
+    val unknown = GazetteErrors.unknownOption("typo", Seq("selector", "broker"))
+    assert(unknown.getMessage == "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'typo'. Known options: broker, selector")
+    assert(unknown.getCondition == "GAZETTE_UNKNOWN_OPTION" && unknown.getMessageParameters.get("option") == "typo")
+    val loss = GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")
+    assert(loss.getCondition == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
+    assert(loss.getMessage.contains("'failOnDataLoss'") && loss.getMessageParameters.get("journal") == "a/b")
+    val head = GazetteErrors.startPastWriteHead("a/b", 500, 400)
+    assert(head.getMessage.contains("'startingOffsets' starts journal a/b at offset 500, past its write head 400"))
+    assert(head.getMessageParameters.asScala.toMap.view.filterKeys(Set("option", "journal", "offset")).toMap ==
+      Map("option" -> "startingOffsets", "journal" -> "a/b", "offset" -> "500"))
+    val state = GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")
+    assert(state.getMessage.contains("journal a/b at offset 4096") && state.getMessageParameters.get("offset") == "4096")
+    val malformed = GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))
+    assert(malformed.getMessage.contains("journal a/b at offset 4096 (4 bytes): invalid JSON") && malformed.getCause != null)
+    val missing = GazetteErrors.missingJournal("out/a", Some("journal"))
+    assert(missing.getMessage == "[GAZETTE_UNKNOWN_JOURNAL] Journal 'out/a' (option 'journal') does not exist")
+  }
+
+  test("a secret's value is in no message and no parameter") {
+    for ((option, e) <- Seq("authToken" -> GazetteErrors.invalidSecret("authToken", "a JWT without spaces"),
+        "AuthToken" -> GazetteErrors.invalidOption("AuthToken", "s3cr3t with spaces", "a JWT without spaces"))) {
+      assert(e.getCondition == "GAZETTE_INVALID_OPTION" && e.getMessage.contains(s"'$option'"), e.getMessage)
+      assert(!e.getMessage.contains("s3cr3t") && !e.getMessageParameters.asScala.values.exists(_.contains("s3cr3t")))
+      assert(e.getMessageParameters.get("value") == "*********(redacted)")
+    }
+  }
+
+  test("an error raised in a task reaches the driver whole: condition and parameters survive serialization") {
+    for ((name, e) <- built) {
+      val out = new ByteArrayOutputStream()
+      new ObjectOutputStream(out).writeObject(e)
+      val back = new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject().asInstanceOf[Throwable]
+      assert(back.getClass == e.getClass && back.getMessage == e.getMessage, name)
+      assert(throwable(back).getCondition == throwable(e).getCondition, name)
+      assert(throwable(back).getMessageParameters == throwable(e).getMessageParameters, name)
+    }
+  }
+}
