@@ -21,9 +21,9 @@ ThisBuild / description := "Spark Structured Streaming source and sink for Gazet
 ThisBuild / homepage := Some(url("https://github.com/sparkgazette/spark-gazette"))
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt"))
 ThisBuild / scmInfo := Some(ScmInfo(url("https://github.com/sparkgazette/spark-gazette"),
-  "scm:git:https://github.com/sparkgazette/spark-gazette.git"))
+    "scm:git:https://github.com/sparkgazette/spark-gazette.git"))
 ThisBuild / developers := List(Developer("sparkgazette", "The spark-gazette authors", "dev@sparkgazette.io",
-  url("https://github.com/sparkgazette")))
+    url("https://github.com/sparkgazette")))
 ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release:17")
 
 val grpcVersion = "1.84.0"
@@ -81,7 +81,8 @@ lazy val connector = (project in file("connector-scala"))
       "org.slf4j" % "slf4j-simple" % "2.0.17" % Test
     ),
     Compile / unmanagedJars ++= Attributed.blankSeq(pysparkJars((ThisBuild / baseDirectory).value)),
-    assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter(_.data.getPath.contains("/pyspark/jars/")),
+    assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter(
+      _.data.getPath.contains("/pyspark/jars/")),
     Test / fork := true,
     Test / javaOptions ++= sparkJavaOptions ++ Seq(
       s"-Dsparkgazette.root=${(ThisBuild / baseDirectory).value}",
@@ -124,19 +125,39 @@ lazy val connector = (project in file("connector-scala"))
     // Everything bundled that Spark or a user's other jars might also carry moves under our
     // own package, so that no version of theirs meets a version of ours.
     assembly / assemblyShadeRules := Seq(
-      "io.grpc", "com.google.protobuf", "scalapb", "com.google.common", "com.google.thirdparty",
-      "com.google.gson", "io.perfmark", "com.google.api", "com.google.rpc", "com.google.type",
-      "com.google.longrunning", "com.google.cloud", "com.google.geo", "com.google.logging",
-      "com.google.apps", "com.google.shopping", "android.annotation", "org.codehaus.mojo.animal_sniffer",
-      "scala.collection.compat", "com.google.errorprone", "com.google.j2objc", "javax.annotation",
-      "org.checkerframework", "org.jspecify", "scala.util.control.compat", "scala.util.matching.compat"
+      "io.grpc",
+      "com.google.protobuf",
+      "scalapb",
+      "com.google.common",
+      "com.google.thirdparty",
+      "com.google.gson",
+      "io.perfmark",
+      "com.google.api",
+      "com.google.rpc",
+      "com.google.type",
+      "com.google.longrunning",
+      "com.google.cloud",
+      "com.google.geo",
+      "com.google.logging",
+      "com.google.apps",
+      "com.google.shopping",
+      "android.annotation",
+      "org.codehaus.mojo.animal_sniffer",
+      "scala.collection.compat",
+      "com.google.errorprone",
+      "com.google.j2objc",
+      "javax.annotation",
+      "org.checkerframework",
+      "org.jspecify",
+      "scala.util.control.compat",
+      "scala.util.matching.compat"
     ).map(p => ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll),
     assembly / assemblyMergeStrategy := {
-      case PathList("META-INF", "services", _*)                 => MergeStrategy.filterDistinctLines
-      case x if x.endsWith("module-info.class")                 => MergeStrategy.discard
+      case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
+      case x if x.endsWith("module-info.class") => MergeStrategy.discard
       case PathList("META-INF", "io.netty.versions.properties") => MergeStrategy.first
-      case x if x.endsWith(".proto")                            => MergeStrategy.discard
-      case "scala-collection-compat.properties"                 => MergeStrategy.discard
+      case x if x.endsWith(".proto") => MergeStrategy.discard
+      case "scala-collection-compat.properties" => MergeStrategy.discard
       case x => (assembly / assemblyMergeStrategy).value(x)
     }
   )

@@ -1,15 +1,14 @@
 package io.sparkgazette.client
 
+import java.io.{ByteArrayInputStream, InputStream, OutputStream}
 import java.util.concurrent.TimeUnit
 
-import scala.concurrent.{Await, Promise}
 import scala.concurrent.duration.FiniteDuration
-
-import java.io.{ByteArrayInputStream, InputStream, OutputStream}
+import scala.concurrent.{Await, Promise}
 
 import com.google.protobuf.{ByteString, CodedOutputStream}
-import io.grpc.{CallOptions, Drainable, KnownLength, ManagedChannel, MethodDescriptor}
 import io.grpc.stub.{ClientCallStreamObserver, ClientCalls, ClientResponseObserver}
+import io.grpc.{CallOptions, Drainable, KnownLength, ManagedChannel, MethodDescriptor}
 import io.sparkgazette.client.protocol.{AppendRequest, AppendResponse, JournalGrpc}
 
 /** One Append RPC: a first message naming the journal, the content in chunks, an empty message
@@ -36,14 +35,17 @@ private[client] object Append {
     val ready = new Object
     val call = channel.newCall(Method, CallOptions.DEFAULT.withDeadlineAfter(timeout.toMillis, TimeUnit.MILLISECONDS))
     val requests = ClientCalls
-      .asyncClientStreamingCall(call, new ClientResponseObserver[AppendRequest, AppendResponse] {
-        override def beforeStart(stream: ClientCallStreamObserver[AppendRequest]): Unit =
-          stream.setOnReadyHandler(() => ready.synchronized(ready.notifyAll()))
-        override def onNext(r: AppendResponse): Unit = answer.trySuccess(r)
-        override def onError(t: Throwable): Unit = { answer.tryFailure(t); ready.synchronized(ready.notifyAll()) }
-        override def onCompleted(): Unit =
-          answer.tryFailure(new GazetteException(s"Append of journal $journal: stream closed without a response"))
-      }).asInstanceOf[ClientCallStreamObserver[AppendRequest]]
+      .asyncClientStreamingCall(
+        call,
+        new ClientResponseObserver[AppendRequest, AppendResponse] {
+          override def beforeStart(stream: ClientCallStreamObserver[AppendRequest]): Unit =
+            stream.setOnReadyHandler(() => ready.synchronized(ready.notifyAll()))
+          override def onNext(r: AppendResponse): Unit = answer.trySuccess(r)
+          override def onError(t: Throwable): Unit = { answer.tryFailure(t); ready.synchronized(ready.notifyAll()) }
+          override def onCompleted(): Unit =
+            answer.tryFailure(new GazetteException(s"Append of journal $journal: stream closed without a response"))
+        }
+      ).asInstanceOf[ClientCallStreamObserver[AppendRequest]]
     // Chunks go out as the transport takes them: content of any size (a mapped file) is never
     // queued whole in gRPC's buffers.
     def send(r: AppendRequest): Unit = {

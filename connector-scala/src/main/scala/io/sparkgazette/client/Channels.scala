@@ -3,9 +3,9 @@ package io.sparkgazette.client
 import java.net.URI
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 
-import io.grpc.{ManagedChannel, Metadata}
-import io.grpc.stub.MetadataUtils
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+import io.grpc.stub.MetadataUtils
+import io.grpc.{ManagedChannel, Metadata}
 
 /** gRPC channels, one per broker endpoint (`http://host:port` or `https://host:port`), shared
   * by every RPC of a client.

@@ -21,7 +21,8 @@ object FragmentReader {
   def readable(url: String): Boolean = url.startsWith("file://")
 
   /** Chunks of `fragment` from `from` up to `until` (exclusive; at most the fragment's end). */
-  def open(root: String, url: String, fragment: Fragment, from: Long, until: Long): Iterator[Chunk] with AutoCloseable = {
+  def open(root: String, url: String, fragment: Fragment, from: Long, until: Long)
+      : Iterator[Chunk] with AutoCloseable = {
     require(fragment.begin <= from && from < fragment.end, s"offset $from is outside fragment $url")
     val file = new File(root, new URI(url).getPath)
     val in = decompress(fragment.compressionCodec, new BufferedInputStream(new FileInputStream(file), ChunkSize))
@@ -33,7 +34,7 @@ object FragmentReader {
     case CompressionCodec.NONE => in
     // JDK 17's GZIPInputStream reads the concatenated members that Gazette writes.
     case CompressionCodec.GZIP | CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION => new GZIPInputStream(in, ChunkSize)
-    case CompressionCodec.SNAPPY    => new org.xerial.snappy.SnappyFramedInputStream(in)
+    case CompressionCodec.SNAPPY => new org.xerial.snappy.SnappyFramedInputStream(in)
     case CompressionCodec.ZSTANDARD => new com.github.luben.zstd.ZstdInputStream(in)
     case other => throw new GazetteException(s"fragment codec $other cannot be decompressed")
   }

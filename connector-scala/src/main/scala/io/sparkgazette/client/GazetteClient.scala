@@ -1,6 +1,8 @@
 package io.sparkgazette.client
 
-import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, CountDownLatch, Semaphore, TimeUnit, TimeoutException}
+import java.util.concurrent.{
+  ConcurrentHashMap, ConcurrentLinkedQueue, CountDownLatch, Semaphore, TimeUnit, TimeoutException
+}
 
 import scala.annotation.tailrec
 import scala.concurrent.duration._
@@ -56,7 +58,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     metadata(journal, -1, " (write head)") { r =>
       r.status match {
         case Status.OK | Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
-        case s                                           => Left(s)
+        case s => Left(s)
       }
     }
 
@@ -66,9 +68,9 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   def readableFrom(journal: String, offset: Long = 0): Long =
     metadata(journal, offset, s" (first offset from $offset)") { r =>
       r.status match {
-        case Status.OK                       => Right(math.max(offset, r.offset))
+        case Status.OK => Right(math.max(offset, r.offset))
         case Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
-        case s                               => Left(s)
+        case s => Left(s)
       }
     }
 
@@ -80,17 +82,18 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     metadataMany(journals, -1L, parallelism)(writeHead) { r =>
       r.status match {
         case Status.OK | Status.OFFSET_NOT_YET_AVAILABLE => Some(r.writeHead)
-        case _                                           => None
+        case _ => None
       }
     }
 
   /** [[readableFrom]] of many journals at once, as [[writeHeads]] asks. */
-  def readableFromAll(journals: Seq[String], offset: Long = 0, parallelism: Int = DefaultParallelism): Map[String, Long] =
+  def readableFromAll(journals: Seq[String], offset: Long = 0, parallelism: Int = DefaultParallelism)
+      : Map[String, Long] =
     metadataMany(journals, offset, parallelism)(readableFrom(_, offset)) { r =>
       r.status match {
-        case Status.OK                       => Some(math.max(offset, r.offset))
+        case Status.OK => Some(math.max(offset, r.offset))
         case Status.OFFSET_NOT_YET_AVAILABLE => Some(r.writeHead)
-        case _                               => None
+        case _ => None
       }
     }
 
@@ -112,7 +115,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
             r.foreach(x => routes.learnFrom(j, x.header))
             r.flatMap(result) match {
               case Some(v) => results.put(j, v)
-              case None    => again.add(j)
+              case None => again.add(j)
             }
           } finally { permits.release(); latch.countDown() }
         }
@@ -135,7 +138,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     val deadline = timeout.fromNow
     specs.foreach { s =>
       while (list(s"name=${s.name}").forall(_.route.forall(r => r.primary < 0 || r.members.size < s.replication))) {
-        if (deadline.isOverdue()) throw new GazetteException(s"journal ${s.name} was not assigned to brokers within $timeout")
+        if (deadline.isOverdue())
+          throw new GazetteException(s"journal ${s.name} was not assigned to brokers within $timeout")
         Thread.sleep(50)
       }
       writeHead(s.name)
@@ -169,7 +173,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     * Like every Gazette write, this is at-least-once: when an attempt's outcome is unknown (the
     * broker may have committed it), the retry can write the content twice.
     */
-  def append(journal: String, content: ByteString): Fragment = append(journal, content, AppendRequest(journal = journal))
+  def append(journal: String, content: ByteString): Fragment =
+    append(journal, content, AppendRequest(journal = journal))
 
   /** [[append]] with the journal's registers: `first` carries `check_registers` (the append
     * fails with REGISTER_MISMATCH, not retried, unless they match) and the registers to add or
@@ -191,7 +196,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       val r = withRetries("ListFragments", journal) { endpoint =>
         val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
         val r = stub.listFragments(FragmentsRequest(
-          journal = journal, beginModTime = beginModTime, endModTime = endModTime, nextPageToken = token))
+            journal = journal, beginModTime = beginModTime, endModTime = endModTime, nextPageToken = token))
         routes.learnFrom(journal, r.header)
         if (r.status == Status.OK) Right(r) else Left(r.status)
       }
@@ -207,7 +212,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   /** Runs `attempt` against the journal's endpoint until it answers OK, a status that retrying
     * cannot fix, or the retry timeout; transport failures and routing statuses are retried.
     */
-  private def withRetries[T](rpc: String, journal: String, where: String = "")(attempt: String => Either[Status, T]): T = {
+  private def withRetries[T](rpc: String, journal: String, where: String = "")(
+      attempt: String => Either[Status, T]): T = {
     val backoff = new Backoff(config.retryTimeout)
     var notFound = 0
     while (true) {
@@ -220,11 +226,11 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
               notFound += 1 // Etcd may not have propagated a new journal to this broker yet.
               new BrokerStatusException(rpc, journal, Status.JOURNAL_NOT_FOUND, endpoint, where)
             case Left(s) if Retryable(s) => new BrokerStatusException(rpc, journal, s, endpoint, where)
-            case Left(s)                 => throw new BrokerStatusException(rpc, journal, s, endpoint, where)
+            case Left(s) => throw new BrokerStatusException(rpc, journal, s, endpoint, where)
           }
         } catch {
           case e: StatusRuntimeException if GrpcFailures.retryable(e) => e
-          case e: TimeoutException                                    => e
+          case e: TimeoutException => e
           // An interrupt is how Spark stops a query: it must read as one, not as a failed RPC.
           case e: StatusRuntimeException if e.getCause.isInstanceOf[InterruptedException] =>
             val i = new InterruptedException(s"$rpc of journal $journal$where was interrupted")
@@ -243,7 +249,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
       if (!backoff.pause()) failure match {
         case e: BrokerStatusException => throw e
-        case e                        => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
+        case e => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
       }
     }
     throw new IllegalStateException("unreachable")

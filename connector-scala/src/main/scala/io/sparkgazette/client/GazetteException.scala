@@ -21,12 +21,12 @@ class BrokerStatusException(
 object BrokerStatusException {
   private def hint(status: Status): String = status match {
     case Status.JOURNAL_NOT_FOUND => " (no such journal; check its name, or apply its spec first)"
-    case Status.NOT_ALLOWED       => " (the journal's flags do not allow this: it is read-only or write-only)"
-    case Status.SUSPENDED         => " (the journal is suspended)"
+    case Status.NOT_ALLOWED => " (the journal's flags do not allow this: it is read-only or write-only)"
+    case Status.SUSPENDED => " (the journal is suspended)"
     case Status.INSUFFICIENT_JOURNAL_BROKERS =>
       " (fewer brokers are assigned than the journal's replication needs)"
     case Status.FRAGMENT_STORE_UNHEALTHY => " (the journal's fragment store is unhealthy)"
-    case _                               => ""
+    case _ => ""
   }
 }
 

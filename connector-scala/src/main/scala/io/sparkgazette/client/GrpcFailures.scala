@@ -12,8 +12,8 @@ private[client] object GrpcFailures {
     */
   def retryable(e: StatusRuntimeException): Boolean = e.getStatus.getCode match {
     case GrpcStatus.Code.UNAVAILABLE | GrpcStatus.Code.DEADLINE_EXCEEDED => true
-    case GrpcStatus.Code.UNKNOWN | GrpcStatus.Code.INTERNAL               => connectionLost(e)
-    case _                                                               => false
+    case GrpcStatus.Code.UNKNOWN | GrpcStatus.Code.INTERNAL => connectionLost(e)
+    case _ => false
   }
 
   /** Whether the channel should try to connect again at once instead of after gRPC's own
@@ -23,7 +23,7 @@ private[client] object GrpcFailures {
     e.getStatus.getCode == GrpcStatus.Code.UNAVAILABLE || causes(e).exists {
       // An interrupted thread's I/O is how a query stops, not a broker gone.
       case _: java.io.InterruptedIOException | _: java.nio.channels.ClosedByInterruptException => false
-      case c                                                                                  => c.isInstanceOf[java.io.IOException]
+      case c => c.isInstanceOf[java.io.IOException]
     }
 
   private def causes(e: Throwable): Iterator[Throwable] =

@@ -99,7 +99,7 @@ final class JournalReader private[client] (
       }
     } catch {
       case _: StatusRuntimeException if closed => finish()
-      case e: StatusRuntimeException           => retry(e)
+      case e: StatusRuntimeException => retry(e)
     }
   }
 
@@ -201,7 +201,8 @@ final class JournalReader private[client] (
         case e: BrokerStatusException => throw e
         case _ if notFound > 0 =>
           throw new BrokerStatusException("Read", journal, Status.JOURNAL_NOT_FOUND, endpoint, s" at offset $next_")
-        case _ => throw new BrokerUnavailableException("Read", journal, endpoint, s" at offset $next_", cause, config.retryTimeout)
+        case _ => throw new BrokerUnavailableException(
+            "Read", journal, endpoint, s" at offset $next_", cause, config.retryTimeout)
       }
     } else if (backoff.attempts == 1 && cause != null) {
       log.info(s"retrying Read of $journal at offset $next_ after: ${cause.getMessage}")

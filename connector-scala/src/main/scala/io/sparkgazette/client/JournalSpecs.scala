@@ -21,11 +21,11 @@ object JournalSpecs {
       replication = replication,
       labels = Some(LabelSet(labels.map { case (k, v) => Label(k, v) }.sortBy(l => (l.name, l.value)))),
       fragment = Some(JournalSpec.Fragment(
-        length = fragment.length,
-        compressionCodec = fragment.codec,
-        stores = fragment.stores,
-        refreshInterval = Some(PbDuration(seconds = fragment.refreshSeconds))
-      )),
+          length = fragment.length,
+          compressionCodec = fragment.codec,
+          stores = fragment.stores,
+          refreshInterval = Some(PbDuration(seconds = fragment.refreshSeconds))
+        )),
       flags = flags
     )
 }

@@ -11,7 +11,8 @@ object ListResponses {
   def concat(selector: String, endpoint: String, responses: Iterator[ListResponse]): Seq[ListResponse.Journal] = {
     if (!responses.hasNext) throw new GazetteException(s"List of '$selector' via $endpoint: empty response stream")
     val first = responses.next()
-    if (first.status != Status.OK) throw new BrokerStatusException("List", s"selector '$selector'", first.status, endpoint)
+    if (first.status != Status.OK)
+      throw new BrokerStatusException("List", s"selector '$selector'", first.status, endpoint)
     val journals = Vector.newBuilder[ListResponse.Journal] ++= first.journals
     responses.foreach { r =>
       if (r.journals.isEmpty || r.status != Status.OK || r.header.exists(carries))

@@ -25,10 +25,13 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
   private val call: ClientCall[ReadRequest, ReadResponse] = channel.newCall(Method, CallOptions.DEFAULT)
   private var next_ : AnyRef = _
 
-  call.start(new ClientCall.Listener[ReadResponse] {
-    override def onMessage(message: ReadResponse): Unit = received.put(message)
-    override def onClose(status: Status, trailers: Metadata): Unit = received.put(Closed(status, trailers))
-  }, new Metadata())
+  call.start(
+    new ClientCall.Listener[ReadResponse] {
+      override def onMessage(message: ReadResponse): Unit = received.put(message)
+      override def onClose(status: Status, trailers: Metadata): Unit = received.put(Closed(status, trailers))
+    },
+    new Metadata()
+  )
   call.sendMessage(request)
   call.halfClose()
   call.request(ahead)
@@ -37,8 +40,8 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
     if (next_ == null) next_ = received.take()
     next_ match {
       case Closed(status, _) if status.isOk => false
-      case Closed(status, trailers)         => throw status.asRuntimeException(trailers)
-      case _                                => true
+      case Closed(status, trailers) => throw status.asRuntimeException(trailers)
+      case _ => true
     }
   }
 

@@ -7,7 +7,7 @@ final class Secret(val value: String) extends Serializable {
   override def toString: String = "Secret(redacted)"
   override def equals(other: Any): Boolean = other match {
     case s: Secret => s.value == value
-    case _         => false
+    case _ => false
   }
   override def hashCode: Int = value.hashCode
 }

@@ -29,14 +29,14 @@ object Selector {
         .map { case (name, ls) => name -> ls.map(_.value).sorted }
 
     val include = group(labelsOf(selector.include)).map {
-      case (n, Seq(""))  => n
-      case (n, Seq(v))   => s"$n=$v"
-      case (n, vs)       => s"$n in (${vs.mkString(",")})"
+      case (n, Seq("")) => n
+      case (n, Seq(v)) => s"$n=$v"
+      case (n, vs) => s"$n in (${vs.mkString(",")})"
     }
     val exclude = group(labelsOf(selector.exclude)).map {
-      case (n, Seq(""))  => s"!$n"
-      case (n, Seq(v))   => s"$n!=$v"
-      case (n, vs)       => s"$n notin (${vs.mkString(",")})"
+      case (n, Seq("")) => s"!$n"
+      case (n, Seq(v)) => s"$n!=$v"
+      case (n, vs) => s"$n notin (${vs.mkString(",")})"
     }
     (include ++ exclude).mkString(",")
   }
@@ -49,7 +49,7 @@ object Selector {
     val include = labelsOf(selector.include).map(normalize)
     val exclude = labelsOf(selector.exclude).map(normalize)
     exclude.forall(l => !matchesOne(l, set)) &&
-      include.groupBy(_.name).values.forall(_.exists(matchesOne(_, set)))
+    include.groupBy(_.name).values.forall(_.exists(matchesOne(_, set)))
   }
 
   /** A selector of one journal by name. */
@@ -146,7 +146,8 @@ object Selector {
     private def peek(c: Char) = !atEnd && text(pos) == c
     private def spaces(): Unit = while (peek(' ')) pos += 1
     private def take(s: String): Boolean =
-      if (text.startsWith(s, pos)) { pos += s.length; true } else false
+      if (text.startsWith(s, pos)) { pos += s.length; true }
+      else false
     private def takeWord(w: String): Boolean =
       if (text.startsWith(w, pos) && (pos + w.length == text.length || !NameChars(text(pos + w.length)))) {
         pos += w.length; true

@@ -26,11 +26,11 @@ object CsvFraming extends Framing {
           else
             Uuid.parse(first) match {
               case Some(uuid) => Unpacked.Message(length, recordFrom, recordUntil, uuid)
-              case None       => Unpacked.Malformed(length, s"first column '$first' is not a UUID")
+              case None => Unpacked.Malformed(length, s"first column '$first' is not a UUID")
             }
-        case Parsed.Blank(length)            => Unpacked.Skip(length)
-        case Parsed.Error(length, reason)    => Unpacked.Malformed(length, reason)
-        case Parsed.Incomplete               => Unpacked.NeedMore
+        case Parsed.Blank(length) => Unpacked.Skip(length)
+        case Parsed.Error(length, reason) => Unpacked.Malformed(length, reason)
+        case Parsed.Incomplete => Unpacked.NeedMore
       }
   }
 
@@ -41,9 +41,9 @@ object CsvFraming extends Framing {
     parse(withNewline, 0, withNewline.length, atEnd = true, collect = true) match {
       case Parsed.Record(length, _, _, _, _) if length != withNewline.length => Left("more than one record")
       case r: Parsed.Record => Right(r.all)
-      case Parsed.Blank(_)  => Right(IndexedSeq(""))
+      case Parsed.Blank(_) => Right(IndexedSeq(""))
       case Parsed.Error(_, reason) => Left(reason)
-      case Parsed.Incomplete       => Left("incomplete record")
+      case Parsed.Incomplete => Left("incomplete record")
     }
   }
 
@@ -99,7 +99,8 @@ object CsvFraming extends Framing {
       else blank = false
     }
     if (i == until || (i + 1 == until && b(i) == '\r' && !atEnd))
-      return if (atEnd && i > from) Parsed.Blank(i - from) else if (atEnd) Parsed.Blank(until - from) else Parsed.Incomplete
+      return if (atEnd && i > from) Parsed.Blank(i - from)
+      else if (atEnd) Parsed.Blank(until - from) else Parsed.Incomplete
     val recordFrom = i
 
     // The rest of the line from `at` is skipped with an error, so reading resumes at a line.
@@ -111,7 +112,8 @@ object CsvFraming extends Framing {
       else Parsed.Incomplete
     }
     def truncated: Parsed =
-      if (atEnd) Parsed.Error(until - from, "truncated message: no newline before the end of the data") else Parsed.Incomplete
+      if (atEnd) Parsed.Error(until - from, "truncated message: no newline before the end of the data")
+      else Parsed.Incomplete
 
     val all = if (collect) IndexedSeq.newBuilder[String] else null
     var fields = 0

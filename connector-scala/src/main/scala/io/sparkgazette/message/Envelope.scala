@@ -23,24 +23,34 @@ final case class ProducerState(journal: String, producer: ProducerId, lastAck: L
 sealed abstract class QueueOutcome(val commits: Boolean)
 
 object QueueOutcome {
+
   /** A message outside any transaction, committed at once. */
   case object OutsideCommit extends QueueOutcome(true)
+
   /** A re-sent OUTSIDE_TXN message already seen. */
   case object OutsideAlreadyAcked extends QueueOutcome(false)
+
   /** A CONTINUE_TXN message of a transaction already acknowledged. */
   case object ContinueAlreadyAcked extends QueueOutcome(false)
+
   /** A CONTINUE_TXN message already seen within the open transaction. */
   case object ContinueTxnClockLarger extends QueueOutcome(false)
+
   /** The first CONTINUE_TXN message of a transaction. */
   case object ContinueBeginSpan extends QueueOutcome(false)
+
   /** A further CONTINUE_TXN message of an open transaction. */
   case object ContinueExtendSpan extends QueueOutcome(false)
+
   /** An ACK whose clock is not beyond the last acknowledged one: the open transaction is discarded. */
   case object AckRollback extends QueueOutcome(false)
+
   /** An ACK with no open transaction: only the ACK itself is emitted. */
   case object AckEmpty extends QueueOutcome(true)
+
   /** An ACK whose transaction began before what the ring holds: replay it first. */
   case object AckCommitReplay extends QueueOutcome(true)
+
   /** An ACK whose whole transaction is in the ring. */
   case object AckCommitRing extends QueueOutcome(true)
 }

@@ -37,7 +37,8 @@ final class FixedFraming(val uuidField: Int) extends Framing {
       } else {
         val size = HeaderLength + (java.lang.Integer.toUnsignedLong(littleEndianInt(b, from + 4)))
         if (size > MaxFrameLength)
-          Unpacked.Malformed(MagicWord.length, s"desynchronized: frame header claims $size bytes, more than $MaxFrameLength")
+          Unpacked.Malformed(
+            MagicWord.length, s"desynchronized: frame header claims $size bytes, more than $MaxFrameLength")
         else if (n < size) {
           if (atEnd) Unpacked.Malformed(n, s"truncated message: frame of $size bytes but only $n remain")
           else Unpacked.NeedMore
@@ -45,7 +46,7 @@ final class FixedFraming(val uuidField: Int) extends Framing {
           val length = size.toInt
           ProtoWire.lastBytesField(b, from + HeaderLength, from + length, uuidField) match {
             case Left(problem) => Unpacked.Malformed(length, s"invalid protobuf payload: $problem")
-            case Right(None)   => Unpacked.Message(length, from + HeaderLength, from + length, Uuid.Zero)
+            case Right(None) => Unpacked.Message(length, from + HeaderLength, from + length, Uuid.Zero)
             case Right(Some((s, e))) =>
               if (e == s) Unpacked.Message(length, from + HeaderLength, from + length, Uuid.Zero)
               else if (e - s == 16) Unpacked.Message(length, from + HeaderLength, from + length, Uuid.fromBytes(b, s))

@@ -54,10 +54,10 @@ object Framing {
       uuidPointer: String = DefaultUuidPointer,
       uuidField: Int = DefaultUuidField
   ): Either[String, Framing] = contentType match {
-    case JsonLines     => Right(new JsonFraming(uuidPointer))
-    case Csv           => Right(CsvFraming)
+    case JsonLines => Right(new JsonFraming(uuidPointer))
+    case Csv => Right(CsvFraming)
     case ProtobufFixed => Right(new FixedFraming(uuidField))
-    case null | ""     => Left("journal has no content-type label")
+    case null | "" => Left("journal has no content-type label")
     case other =>
       Left(s"unrecognized content-type ($other); expected one of $JsonLines, $Csv, $ProtobufFixed")
   }

@@ -31,13 +31,14 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
         // Reported malformed, the bytes are consumed: the next line's search starts afresh.
-        if (atEnd) { scanned = 0; Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data") }
-        else { scanned = i - from; Unpacked.NeedMore }
+        if (atEnd) {
+          scanned = 0; Unpacked.Malformed(until - from, "truncated message: no newline before the end of the data")
+        } else { scanned = i - from; Unpacked.NeedMore }
       } else {
         scanned = 0
         JsonSyntax.check(b, from, i) match {
           case Some(problem) => Unpacked.Malformed(i + 1 - from, s"invalid JSON: $problem")
-          case None          => message(b, from, i)
+          case None => message(b, from, i)
         }
       }
     }
@@ -59,13 +60,13 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     private def uuidOf(b: Array[Byte], from: Int, until: Int, length: Int): Unpacked =
       scanner.find(b, from, until) match {
         case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
-        case Right(None)   => Unpacked.Message(length, from, until, Uuid.Zero)
+        case Right(None) => Unpacked.Message(length, from, until, Uuid.Zero)
         case Right(Some(text)) =>
           if (text.isEmpty) Unpacked.Message(length, from, until, Uuid.Zero)
           else
             Uuid.parse(text) match {
               case Some(uuid) => Unpacked.Message(length, from, until, uuid)
-              case None       => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
+              case None => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
             }
       }
   }
@@ -73,10 +74,10 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
   override def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit = {
     val lineBreaks = JsonSyntax.checkLine(payload, 0, payload.length) match {
       case Right(breaks) => breaks
-      case Left(p)       => throw new MessageFormatException(s"invalid JSON: $p")
+      case Left(p) => throw new MessageFormatException(s"invalid JSON: $p")
     }
     val (depth, at, empty) = scanner.insertionPoint(payload, 0, payload.length) match {
-      case Right(point)  => point
+      case Right(point) => point
       case Left(problem) => throw new MessageFormatException(s"cannot set the UUID at $uuidPointer: $problem")
     }
     val (before, after) = members(depth)

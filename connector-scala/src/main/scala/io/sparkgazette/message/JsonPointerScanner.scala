@@ -46,7 +46,8 @@ final class JsonPointerScanner(pointer: String) {
 
   /** The members still missing below depth `depth`, as JSON text wrapping `value` (a JSON value). */
   def nest(depth: Int, value: String): String =
-    path.drop(depth).foldRight(value)((key, inner) => "{" + JsonPointerScanner.quote(new String(key, UTF_8)) + ":" + inner + "}")
+    path.drop(depth).foldRight(value)((key, inner) =>
+      "{" + JsonPointerScanner.quote(new String(key, UTF_8)) + ":" + inner + "}")
 
   private final class MalformedJson(msg: String) extends Exception(msg, null, false, false)
 
@@ -102,7 +103,7 @@ final class JsonPointerScanner(pointer: String) {
         ws()
         if (peek != '{')
           return Left(if (depth == 0) "the message is not a JSON object"
-                      else s"${pointerPrefix(depth)} is not an object")
+            else s"${pointerPrefix(depth)} is not an object")
         i += 1
         val open = i
         ws()
@@ -110,7 +111,8 @@ final class JsonPointerScanner(pointer: String) {
         if (!member(path(depth))) return Right((depth, open, empty))
         // Go's decoder keeps a key's last occurrence: a UUID set into the first would be lost.
         val at = i
-        if (repeats(path(depth))) return Left(s"duplicate key ${pointerPrefix(depth + 1)} (readers take its last occurrence)")
+        if (repeats(path(depth)))
+          return Left(s"duplicate key ${pointerPrefix(depth + 1)} (readers take its last occurrence)")
         i = at
         depth += 1
         if (depth == path.length) return Left(s"${pointerPrefix(depth)} is already present")
@@ -179,9 +181,9 @@ final class JsonPointerScanner(pointer: String) {
         i = ByteScan.stringStop(b, i, until)
         if (i >= until) fail("unterminated string")
         b(i) match {
-          case '"'  => i += 1; return start
+          case '"' => i += 1; return start
           case '\\' => escaped = true; i += 2
-          case _    => i += 1 // a control character: the syntax check's concern, not the scan's
+          case _ => i += 1 // a control character: the syntax check's concern, not the scan's
         }
       }
       start
@@ -218,14 +220,16 @@ final class JsonPointerScanner(pointer: String) {
           while (!done) {
             if (i >= until) fail("unterminated object or array")
             b(i) match {
-              case '"'       => value(); i -= 1
+              case '"' => value(); i -= 1
               case '{' | '[' => depth += 1
               case '}' | ']' => depth -= 1; if (depth == 0) done = true
-              case _         =>
+              case _ =>
             }
             i += 1
           }
-        case c if c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' =>
+        case c
+            if c == '-' ||
+              (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n' =>
           while (i < until && !isDelimiter(b(i))) i += 1
         case c => fail(s"unexpected '${c.toChar}'")
       }
@@ -258,10 +262,10 @@ object JsonPointerScanner {
   def quote(s: String): String = {
     val sb = new java.lang.StringBuilder(s.length + 2).append('"')
     s.foreach {
-      case '"'           => sb.append("\\\"")
-      case '\\'          => sb.append("\\\\")
+      case '"' => sb.append("\\\"")
+      case '\\' => sb.append("\\\\")
       case c if c < 0x20 => sb.append(f"\\u${c.toInt}%04x")
-      case c             => sb.append(c)
+      case c => sb.append(c)
     }
     sb.append('"').toString
   }

@@ -67,9 +67,9 @@ object JsonSyntax {
             i += 1; ws()
             if (inObject) { string(); ws(); expect(':') }
             value()
-          case '}' if inObject  => i += 1; depth -= 1
+          case '}' if inObject => i += 1; depth -= 1
           case ']' if !inObject => i += 1; depth -= 1
-          case c                => fail(s"expected ',' or '${if (inObject) '}' else ']'}' but found ${show(c)}")
+          case c => fail(s"expected ',' or '${if (inObject) '}' else ']'}' but found ${show(c)}")
         }
       }
       ws()
@@ -87,12 +87,12 @@ object JsonSyntax {
           i += 1; ws()
           if (peek == ']') i += 1
           else { push(false); value() }
-        case '"'                               => string()
-        case 't'                               => literal("true")
-        case 'f'                               => literal("false")
-        case 'n'                               => literal("null")
+        case '"' => string()
+        case 't' => literal("true")
+        case 'f' => literal("false")
+        case 'n' => literal("null")
         case c if c == '-' || (c >= '0' && c <= '9') => number()
-        case c                                 => fail(s"unexpected ${show(c)}")
+        case c => fail(s"unexpected ${show(c)}")
       }
     }
 
@@ -147,13 +147,15 @@ object JsonSyntax {
     private def isDigit(c: Int): Boolean = c >= '0' && c <= '9'
     var lineBreaks = false
 
-    private def ws(): Unit = while (i < until && { val c = b(i); c == ' ' || c == '\t' || c == '\r' || c == '\n' && !newlineEnds }) {
-      if (b(i) == '\n' || b(i) == '\r') lineBreaks = true
-      i += 1
-    }
+    private def ws(): Unit =
+      while (i < until && { val c = b(i); c == ' ' || c == '\t' || c == '\r' || c == '\n' && !newlineEnds }) {
+        if (b(i) == '\n' || b(i) == '\r') lineBreaks = true
+        i += 1
+      }
     private def peek: Int = if (i < until) b(i) else fail("unexpected end of document")
     private def expect(c: Char): Unit = if (peek == c) i += 1 else fail(s"expected '$c' but found ${show(peek)}")
-    private def show(c: Int): String = if (c >= 0x20 && c < 0x7f) s"'${c.toChar}'" else s"byte 0x${Integer.toHexString(c & 0xff)}"
+    private def show(c: Int): String =
+      if (c >= 0x20 && c < 0x7f) s"'${c.toChar}'" else s"byte 0x${Integer.toHexString(c & 0xff)}"
     // Finding the line's end, a failure only sends the caller the slow way, which says why: no
     // message is built, no exception allocated, for lines that are blank or malformed.
     private def fail(msg: => String): Nothing =

@@ -52,16 +52,17 @@ object Mapping {
   }
 
   /** A uniformly random journal for every message; the key is ignored. */
-  final case class Random(journals: IndexedSeq[String], random: java.util.Random = new java.util.Random()) extends Mapping {
+  final case class Random(journals: IndexedSeq[String], random: java.util.Random = new java.util.Random())
+      extends Mapping {
     require(journals.nonEmpty, "no journals to map to")
     override def journalFor(key: Array[Byte]): String = journals(random.nextInt(journals.length))
   }
 
   /** The mapping named `name` (`modulo`, `rendezvous` or `random`) over `journals`. */
   def named(name: String, journals: IndexedSeq[String]): Either[String, Mapping] = name match {
-    case "modulo"     => Right(Modulo(journals))
+    case "modulo" => Right(Modulo(journals))
     case "rendezvous" => Right(Rendezvous(journals))
-    case "random"     => Right(Random(journals))
-    case other        => Left(s"unknown mapping '$other'; expected modulo, rendezvous or random")
+    case "random" => Right(Random(journals))
+    case other => Left(s"unknown mapping '$other'; expected modulo, rendezvous or random")
   }
 }

@@ -37,8 +37,10 @@ final class MalformedMessageException(val malformed: MalformedMessage) extends R
   * line that never ends) are judged as if the journal ended there: reported as malformed, with
   * reading resumed where the framing can find the next message, instead of being held forever.
   */
-final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes], holdTail: Boolean = false,
-    maxMessageBytes: Int = Int.MaxValue) extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
+final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes],
+    holdTail: Boolean = false,
+    maxMessageBytes: Int = Int.MaxValue)
+    extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker()
   private var buf = new Array[Byte](64 * 1024)
@@ -74,8 +76,9 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
         val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
           case Unpacked.NeedMore if lim - pos >= maxMessageBytes =>
             unpacker.unpack(buf, pos, lim, true) match {
-              case Unpacked.Malformed(n, reason) => Unpacked.Malformed(n, s"no message ends within $maxMessageBytes bytes: $reason")
-              case other                         => other
+              case Unpacked.Malformed(n, reason) =>
+                Unpacked.Malformed(n, s"no message ends within $maxMessageBytes bytes: $reason")
+              case other => other
             }
           case other => other
         }
@@ -90,7 +93,8 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
             consume(n)
           case Unpacked.Message(n, from, until, uuid) =>
             val bytes = java.util.Arrays.copyOfRange(buf, from, until)
-            ready = Right(Envelope(journal, at, at + n, Uuid.producer(uuid), Uuid.clock(uuid), Uuid.flags(uuid), new RawMessage(bytes, uuid)))
+            ready = Right(Envelope(journal, at, at + n, Uuid.producer(uuid), Uuid.clock(uuid), Uuid.flags(uuid),
+                new RawMessage(bytes, uuid)))
             consume(n)
         }
       } else if (atEnd) return false
@@ -108,9 +112,11 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     val expected = at + (lim - pos)
     if (c.offset == expected) append(c)
     else if (c.offset < expected)
-      throw new IllegalStateException(s"journal $journal: bytes at offset ${c.offset} overlap those read through $expected")
+      throw new IllegalStateException(
+        s"journal $journal: bytes at offset ${c.offset} overlap those read through $expected")
     else if (pos < lim) {
-      ready = Left(MalformedMessage(journal, at, expected, s"truncated message: the journal jumps from offset $expected to ${c.offset}"))
+      ready = Left(MalformedMessage(journal, at, expected,
+          s"truncated message: the journal jumps from offset $expected to ${c.offset}"))
       pos = 0; lim = 0; at = c.offset; needed = 0
       unpacker.restart()
       held = c

@@ -68,7 +68,8 @@ final class Publisher(
   def drainTo(journal: String)(f: (Array[Byte], Int, Int) => Unit): Unit = buffers.get(journal).foreach { b =>
     b.drainTo(f)
     // A task writing many journals keeps the buffers of a few, not a MiB or two for each.
-    if (b.capacity > FramedBytes.Initial && buffers.valuesIterator.count(_.capacity > FramedBytes.Initial) > KeptBuffers)
+    if (b.capacity > FramedBytes.Initial &&
+      buffers.valuesIterator.count(_.capacity > FramedBytes.Initial) > KeptBuffers)
       buffers.remove(journal)
   }
 

@@ -2,6 +2,7 @@ package io.sparkgazette.message
 
 /** What a reader does with a malformed message: fail, or skip it and go on. */
 sealed trait OnMalformed {
+
   /** Called for each malformed message met; throws to fail the read. */
   def apply(m: MalformedMessage): Unit
 }
@@ -23,9 +24,10 @@ object OnMalformed {
 
 /** Every well-formed message of `messages`, as read: Gazette's ReadUncommittedIter. */
 object ReadUncommitted {
-  def apply(messages: Iterator[Either[MalformedMessage, Envelope[RawMessage]]], onMalformed: OnMalformed): Iterator[Envelope[RawMessage]] =
+  def apply(messages: Iterator[Either[MalformedMessage, Envelope[RawMessage]]], onMalformed: OnMalformed)
+      : Iterator[Envelope[RawMessage]] =
     messages.flatMap {
-      case Left(m)    => onMalformed(m); None
+      case Left(m) => onMalformed(m); None
       case Right(env) => Some(env)
     }
 }

@@ -83,7 +83,8 @@ final class Sequencer[M](
     val zero = env.clock == 0
     val p =
       if (zero) new Partial(env.journal, env.producer, 0, 0, -1)
-      else partialsOf(env.journal).getOrElseUpdate(env.producer.value, new Partial(env.journal, env.producer, env.clock - 1, env.clock - 1, -1))
+      else partialsOf(env.journal).getOrElseUpdate(
+        env.producer.value, new Partial(env.journal, env.producer, env.clock - 1, env.clock - 1, -1))
     val flags = if (zero) Flags.OutsideTxn else env.flags
 
     val outcome = flags match {
@@ -226,7 +227,8 @@ final class Sequencer[M](
     (readThrough.toMap, states.toSeq)
   }
 
-  private def partialsOf(journal: String): mutable.LongMap[Partial] = partials.getOrElseUpdate(journal, mutable.LongMap.empty)
+  private def partialsOf(journal: String): mutable.LongMap[Partial] =
+    partials.getOrElseUpdate(journal, mutable.LongMap.empty)
 
   private def take(env: Envelope[M]): Boolean = {
     val continues = env.flags == Flags.ContinueTxn

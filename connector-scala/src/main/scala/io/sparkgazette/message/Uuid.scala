@@ -78,7 +78,8 @@ object Uuid {
     case 38 if text.head == '{' && text.last == '}' => Option(canonicalAt(text, 1))
     case 45 if text.regionMatches(true, 0, "urn:uuid:", 0, 9) => Option(canonicalAt(text, 9))
     case 32 if text.forall(hexDigit(_) >= 0) =>
-      Some(new UUID(java.lang.Long.parseUnsignedLong(text.substring(0, 16), 16), java.lang.Long.parseUnsignedLong(text.substring(16), 16)))
+      Some(new UUID(java.lang.Long.parseUnsignedLong(text.substring(0, 16), 16),
+          java.lang.Long.parseUnsignedLong(text.substring(16), 16)))
     case _ => None
   }
 

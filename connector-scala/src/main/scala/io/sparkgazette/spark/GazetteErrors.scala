@@ -10,56 +10,89 @@ object GazetteErrors {
   /** A situation a user would handle in its own way: its name, SQLSTATE and meaning. */
   private final case class Condition(name: String, sqlState: String, meaning: String)
 
-  private val UnknownOption = Condition("GAZETTE_UNKNOWN_OPTION", "42616",
+  private val UnknownOption = Condition(
+    "GAZETTE_UNKNOWN_OPTION",
+    "42616",
     "An option the connector does not know, given to a read or write or set for the session " +
-      "(`spark.datasource.gazette.*`); the message lists the known options.")
+      "(`spark.datasource.gazette.*`); the message lists the known options."
+  )
   private val MissingOption = Condition("GAZETTE_MISSING_OPTION", "42601",
     "A required option is not set, such as `broker`, `selector` or `journals`, or the sink's `checkpointLocation`.")
-  private val InvalidOption = Condition("GAZETTE_INVALID_OPTION", "22023",
-    "An option's value cannot be used; the message names the option, its value (never a secret's) and what it expects.")
+  private val InvalidOption = Condition(
+    "GAZETTE_INVALID_OPTION",
+    "22023",
+    "An option's value cannot be used; the message names the option, its value (never a secret's) and what it expects."
+  )
   private val ConflictingOptions = Condition("GAZETTE_CONFLICTING_OPTIONS", "42613",
     "Two options that exclude each other are both set.")
   private val NoJournals = Condition("GAZETTE_NO_JOURNALS", "42704",
     "The sink's `selector` matches no journal.")
-  private val UnknownJournal = Condition("GAZETTE_UNKNOWN_JOURNAL", "42704",
+  private val UnknownJournal = Condition(
+    "GAZETTE_UNKNOWN_JOURNAL",
+    "42704",
     "A journal named by an option, by a row's `journal` column or to an admin helper does not exist, or is not " +
-      "among the query's journals.")
+      "among the query's journals."
+  )
   private val OffsetPastWriteHead = Condition("GAZETTE_OFFSET_PAST_WRITE_HEAD", "22003",
     "`startingOffsets` or `endingOffsets` gives a journal an offset past its write head.")
-  private val NoMessageAtTime = Condition("GAZETTE_NO_MESSAGE_AT_TIME", "22000",
+  private val NoMessageAtTime = Condition(
+    "GAZETTE_NO_MESSAGE_AT_TIME",
+    "22000",
     "A journal has no message published at or after the time a timestamp option gives; " +
-      "`startingOffsetsByTimestampStrategy` `latest` starts such journals at their write head.")
+      "`startingOffsetsByTimestampStrategy` `latest` starts such journals at their write head."
+  )
   private val JournalSuspended = Condition("GAZETTE_JOURNAL_SUSPENDED", "55000",
     "A suspended journal (no replica serves reads) cannot be searched for the first message at or after a time.")
-  private val JournalUnavailable = Condition("GAZETTE_JOURNAL_UNAVAILABLE", "KD010",
+  private val JournalUnavailable = Condition(
+    "GAZETTE_JOURNAL_UNAVAILABLE",
+    "KD010",
     "A journal's brokers did not serve bytes the query needs in time (fragments not yet readable, a lagging " +
-      "replica); the query can run again later.")
-  private val JournalDeletedDuringWrite = Condition("GAZETTE_JOURNAL_DELETED_DURING_WRITE", "40000",
+      "replica); the query can run again later."
+  )
+  private val JournalDeletedDuringWrite = Condition(
+    "GAZETTE_JOURNAL_DELETED_DURING_WRITE",
+    "40000",
     "A journal was deleted (or deleted and created again) while an epoch was written to it; nothing of the epoch " +
-      "was committed, and it runs again when the query restarts.")
+      "was committed, and it runs again when the query restarts."
+  )
   private val UnsupportedFraming = Condition("GAZETTE_UNSUPPORTED_FRAMING", "0A000",
     "A journal's content-type is not one the connector reads or writes.")
-  private val DataLoss = Condition("GAZETTE_DATA_LOSS", "22000",
+  private val DataLoss = Condition(
+    "GAZETTE_DATA_LOSS",
+    "22000",
     "Bytes the query needs are gone from a journal (fragments removed, the journal deleted or recreated); " +
-      "source option `failOnDataLoss` `false` skips and counts them.")
-  private val MalformedMessage = Condition("GAZETTE_MALFORMED_MESSAGE", "22000",
+      "source option `failOnDataLoss` `false` skips and counts them."
+  )
+  private val MalformedMessage = Condition(
+    "GAZETTE_MALFORMED_MESSAGE",
+    "22000",
     "A message read from a journal is not well formed for the journal's framing; source option " +
-      "`failOnMalformed` `false` skips and counts such messages.")
-  private val SinkInvalidColumns = Condition("GAZETTE_SINK_INVALID_COLUMNS", "42K09",
+      "`failOnMalformed` `false` skips and counts such messages."
+  )
+  private val SinkInvalidColumns = Condition(
+    "GAZETTE_SINK_INVALID_COLUMNS",
+    "42K09",
     "The sink's input columns cannot be written: a column besides `value`, `journal` and `key`, a column of the " +
-      "wrong type, or rows without `value` for a journal that is not ndjson.")
-  private val SinkInvalidRow = Condition("GAZETTE_SINK_INVALID_ROW", "22000",
+      "wrong type, or rows without `value` for a journal that is not ndjson."
+  )
+  private val SinkInvalidRow = Condition(
+    "GAZETTE_SINK_INVALID_ROW",
+    "22000",
     "A row cannot be written to its journal: its value is null, or not a record of the journal's framing " +
-      "(JSON, CSV as wide as the journal's records).")
+      "(JSON, CSV as wide as the journal's records)."
+  )
   private val UnsupportedOutputMode = Condition("GAZETTE_UNSUPPORTED_OUTPUT_MODE", "0A000",
     "Complete output mode, or an overwrite, was asked of the sink: journals are append-only.")
   private val UnsupportedTrigger = Condition("GAZETTE_UNSUPPORTED_TRIGGER", "0A000",
     "Continuous processing (`Trigger.Continuous`) was asked of the sink, which commits whole micro-batches.")
   private val CheckpointUnsupportedFormat = Condition("GAZETTE_CHECKPOINT_UNSUPPORTED_FORMAT", "KD002",
     "The checkpoint's source state is in a format this version of the connector does not read.")
-  private val CheckpointCorrupt = Condition("GAZETTE_CHECKPOINT_CORRUPT", "55019",
+  private val CheckpointCorrupt = Condition(
+    "GAZETTE_CHECKPOINT_CORRUPT",
+    "55019",
     "The checkpoint lacks, or holds damaged, files the connector wrote (source states, offsets, staged runs); " +
-      "restore it, or start the query with a new checkpoint location.")
+      "restore it, or start the query with a new checkpoint location."
+  )
   private val CheckpointNotShared = Condition("GAZETTE_CHECKPOINT_NOT_SHARED", "42K03",
     "The checkpoint location is not on a file system that the driver and every executor share.")
   private val CheckpointWriteFailed = Condition("GAZETTE_CHECKPOINT_WRITE_FAILED", "58030",
@@ -69,11 +102,32 @@ object GazetteErrors {
   private val Internal = Condition("GAZETTE_INTERNAL_ERROR", "XX000",
     "Something the connector relies on does not hold: a bug to report, with the message.")
 
-  private val all: Seq[Condition] = Seq(UnknownOption, MissingOption, InvalidOption, ConflictingOptions, NoJournals,
-    UnknownJournal, OffsetPastWriteHead, NoMessageAtTime, JournalSuspended, JournalUnavailable, JournalDeletedDuringWrite,
-    UnsupportedFraming, DataLoss, MalformedMessage, SinkInvalidColumns, SinkInvalidRow, UnsupportedOutputMode,
-    UnsupportedTrigger, CheckpointUnsupportedFormat, CheckpointCorrupt, CheckpointNotShared, CheckpointWriteFailed,
-    InvalidJournalSpec, Internal)
+  private val all: Seq[Condition] = Seq(
+    UnknownOption,
+    MissingOption,
+    InvalidOption,
+    ConflictingOptions,
+    NoJournals,
+    UnknownJournal,
+    OffsetPastWriteHead,
+    NoMessageAtTime,
+    JournalSuspended,
+    JournalUnavailable,
+    JournalDeletedDuringWrite,
+    UnsupportedFraming,
+    DataLoss,
+    MalformedMessage,
+    SinkInvalidColumns,
+    SinkInvalidRow,
+    UnsupportedOutputMode,
+    UnsupportedTrigger,
+    CheckpointUnsupportedFormat,
+    CheckpointCorrupt,
+    CheckpointNotShared,
+    CheckpointWriteFailed,
+    InvalidJournalSpec,
+    Internal
+  )
 
   /** Every condition the connector's errors carry, with what it means: the reference page's table. */
   private[spark] val conditions: Seq[(String, String)] =
@@ -87,22 +141,31 @@ object GazetteErrors {
   private def state(c: Condition, message: String, parameters: (String, String)*): GazetteIllegalStateException =
     new GazetteIllegalStateException(c.name, c.sqlState, parameters.toMap, message)
 
-  private def unsupported(c: Condition, message: String, parameters: (String, String)*): GazetteUnsupportedOperationException =
+  private def unsupported(c: Condition, message: String, parameters: (String, String)*)
+      : GazetteUnsupportedOperationException =
     new GazetteUnsupportedOperationException(c.name, c.sqlState, parameters.toMap, message)
 
-  private def secret(option: String): Boolean = GazetteOptions.SecretOptions.contains(option.toLowerCase(java.util.Locale.ROOT))
+  private def secret(option: String): Boolean =
+    GazetteOptions.SecretOptions.contains(option.toLowerCase(java.util.Locale.ROOT))
 
   private val Redacted = "*********(redacted)"
 
   def unknownOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {
     val listed = known.toSeq.sorted.mkString(", ")
-    argument(UnknownOption, s"Unknown Gazette option '$name'. Known options: $listed", "option" -> name, "knownOptions" -> listed)
+    argument(UnknownOption, s"Unknown Gazette option '$name'. Known options: $listed", "option" -> name,
+      "knownOptions" -> listed)
   }
 
   def unknownSessionOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {
     val listed = known.toSeq.sorted.mkString(", ")
-    argument(UnknownOption, s"Unknown Gazette option '$name', set for the whole session as ${SessionDefaults.Prefix}$name. " +
-      s"Known options: $listed", "option" -> name, "sessionConf" -> s"${SessionDefaults.Prefix}$name", "knownOptions" -> listed)
+    argument(
+      UnknownOption,
+      s"Unknown Gazette option '$name', set for the whole session as ${SessionDefaults.Prefix}$name. " +
+        s"Known options: $listed",
+      "option" -> name,
+      "sessionConf" -> s"${SessionDefaults.Prefix}$name",
+      "knownOptions" -> listed
+    )
   }
 
   def missingOption(name: String, why: String): GazetteIllegalArgumentException =
@@ -138,46 +201,73 @@ object GazetteErrors {
     argument(UnknownJournal, s"Journal '$journal'${option.fold("")(o => s" (option '$o')")} does not exist",
       Seq("journal" -> journal) ++ option.map("option" -> _): _*)
 
-  def rowJournalNotTargeted(journal: String, row: Long, partition: Int, journals: Seq[String]): GazetteIllegalArgumentException =
-    argument(UnknownJournal, s"Row $row of partition $partition names journal '$journal', which is not among the sink's " +
-      s"journals ${journals.mkString(", ")}", "journal" -> journal, "row" -> row.toString, "partition" -> partition.toString)
+  def rowJournalNotTargeted(journal: String, row: Long, partition: Int, journals: Seq[String])
+      : GazetteIllegalArgumentException =
+    argument(
+      UnknownJournal,
+      s"Row $row of partition $partition names journal '$journal', which is not among the sink's " +
+        s"journals ${journals.mkString(", ")}",
+      "journal" -> journal,
+      "row" -> row.toString,
+      "partition" -> partition.toString
+    )
 
   def unsupportedFraming(journal: String, problem: String): GazetteIllegalStateException =
     state(UnsupportedFraming, s"Journal $journal cannot be read: $problem", "journal" -> journal, "reason" -> problem)
 
   def unwritableFraming(journal: String, problem: String): GazetteIllegalArgumentException =
-    argument(UnsupportedFraming, s"Journal $journal cannot be written: $problem", "journal" -> journal, "reason" -> problem)
+    argument(
+      UnsupportedFraming, s"Journal $journal cannot be written: $problem", "journal" -> journal, "reason" -> problem)
 
   def unwritableJournals(journals: Seq[(String, Long, String)]): GazetteIllegalStateException =
-    state(UnsupportedFraming, journals.map { case (j, rows, why) => s"Journal $j cannot be written ($rows rows): $why" }
-      .mkString("; ") + ". Give the journals a content-type the sink can write, or send no rows there (option 'selector', " +
-      "or the 'journal' column)", "journals" -> journals.map(_._1).mkString(", "))
+    state(
+      UnsupportedFraming,
+      journals.map { case (j, rows, why) => s"Journal $j cannot be written ($rows rows): $why" }
+        .mkString("; ") +
+        ". Give the journals a content-type the sink can write, or send no rows there (option 'selector', " +
+        "or the 'journal' column)",
+      "journals" -> journals.map(_._1).mkString(", ")
+    )
 
   def dataLoss(journal: String, what: String): GazetteIllegalStateException =
-    state(DataLoss,
+    state(
+      DataLoss,
       s"Data loss in journal $journal: $what. Some messages may have been missed. If you want the query to " +
         "continue anyway (skipping what is gone and counting it), set the source option 'failOnDataLoss' to 'false'.",
-      "journal" -> journal, "reason" -> what)
+      "journal" -> journal,
+      "reason" -> what
+    )
 
-  def malformedMessage(journal: String, begin: Long, end: Long, reason: String, cause: Throwable): GazetteIllegalStateException =
-    new GazetteIllegalStateException(MalformedMessage.name, MalformedMessage.sqlState,
+  def malformedMessage(journal: String, begin: Long, end: Long, reason: String, cause: Throwable)
+      : GazetteIllegalStateException =
+    new GazetteIllegalStateException(
+      MalformedMessage.name,
+      MalformedMessage.sqlState,
       Map("journal" -> journal, "offset" -> begin.toString, "reason" -> reason),
       s"Malformed message in journal $journal at offset $begin (${end - begin} bytes): $reason. To skip such messages " +
-        "(counted in the metric malformedMessagesSkipped), set the source option 'failOnMalformed' to 'false'.", cause)
+        "(counted in the metric malformedMessagesSkipped), set the source option 'failOnMalformed' to 'false'.",
+      cause
+    )
 
   def missingSequencerState(journal: String, offset: Long, dir: String): GazetteIllegalStateException =
-    state(CheckpointCorrupt,
+    state(
+      CheckpointCorrupt,
       s"Sequencer state of journal $journal at offset $offset is missing from $dir, although other states of the " +
         "journal exist there: the checkpoint is incomplete. Restore it, or start the query with a new checkpoint.",
-      "journal" -> journal, "offset" -> offset.toString, "path" -> dir)
+      "journal" -> journal,
+      "offset" -> offset.toString,
+      "path" -> dir
+    )
 
   def unsupportedStateFormat(where: String, version: Option[Int]): GazetteIllegalStateException =
-    state(CheckpointUnsupportedFormat,
+    state(
+      CheckpointUnsupportedFormat,
       s"Sequencer state $where is ${version.map(v => s"in format version $v").getOrElse("not in a format this connector reads")}; " +
         s"this version of the connector reads format ${source.state.SequencerStateFormat.FormatVersion}. Run the query with the " +
         "connector version that wrote the checkpoint, or start it with a new checkpoint location.",
       Seq("path" -> where, "expectedVersion" -> source.state.SequencerStateFormat.FormatVersion.toString) ++
-        version.map(v => "version" -> v.toString): _*)
+        version.map(v => "version" -> v.toString): _*
+    )
 
   /** The source's offsets in the checkpoint (Spark's offset log, the initial offsets) are not an object. */
   def offsetsNotAnObject(json: String): GazetteIllegalArgumentException =
@@ -188,69 +278,117 @@ object GazetteErrors {
       "journal" -> journal, "field" -> what, "value" -> value)
 
   def stagedRunDamaged(journal: String, path: String, length: Long, expected: Long): GazetteIllegalStateException =
-    state(CheckpointCorrupt, s"The staged run of journal $journal at $path is " +
-      (if (length < 0) "missing" else s"$length bytes long, not $expected") + ": its messages were recorded as " +
-      "committed and cannot be published. Was the checkpoint location modified?",
-      "journal" -> journal, "path" -> path)
+    state(
+      CheckpointCorrupt,
+      s"The staged run of journal $journal at $path is " +
+        (if (length < 0) "missing" else s"$length bytes long, not $expected") + ": its messages were recorded as " +
+        "committed and cannot be published. Was the checkpoint location modified?",
+      "journal" -> journal,
+      "path" -> path
+    )
 
   def checkpointNotVisible(journal: String, dir: String, host: String): GazetteIllegalStateException =
-    state(CheckpointNotShared,
+    state(
+      CheckpointNotShared,
       s"The source's checkpoint $dir cannot be seen from executor host $host (reading journal $journal): the " +
         "driver wrote it, but this host finds nothing there. Use a checkpointLocation every host of the cluster " +
         "reads and writes (HDFS, an object store, a shared mount), not a directory of the driver's own disk.",
-      "journal" -> journal, "path" -> dir, "host" -> host)
+      "journal" -> journal,
+      "path" -> dir,
+      "host" -> host
+    )
 
   def stagedRunNotVisible(journal: String, path: String, checkpointLocation: String): GazetteIllegalStateException =
-    state(CheckpointNotShared, s"The staged run of journal $journal that a task wrote at $path cannot be seen " +
-      s"from the driver: the checkpoint location $checkpointLocation must be on a file system that the driver and every " +
-      "executor share (HDFS, an object store, a shared mount). Nothing of this epoch was committed.",
-      "journal" -> journal, "path" -> path, "checkpointLocation" -> checkpointLocation)
+    state(
+      CheckpointNotShared,
+      s"The staged run of journal $journal that a task wrote at $path cannot be seen " +
+        s"from the driver: the checkpoint location $checkpointLocation must be on a file system that the driver and every " +
+        "executor share (HDFS, an object store, a shared mount). Nothing of this epoch was committed.",
+      "journal" -> journal,
+      "path" -> path,
+      "checkpointLocation" -> checkpointLocation
+    )
 
   def checkpointWriteFailed(what: String, path: String): GazetteIllegalStateException =
     state(CheckpointWriteFailed, s"Cannot save $what at $path", "path" -> path)
 
   def endPastWriteHead(journal: String, end: Long, head: Long): GazetteIllegalArgumentException =
-    argument(OffsetPastWriteHead,
+    argument(
+      OffsetPastWriteHead,
       s"Option '${GazetteOptions.EndingOffsets}' asks for journal $journal up to offset $end, past its write head $head",
-      "option" -> GazetteOptions.EndingOffsets, "journal" -> journal, "offset" -> end.toString, "writeHead" -> head.toString)
+      "option" -> GazetteOptions.EndingOffsets,
+      "journal" -> journal,
+      "offset" -> end.toString,
+      "writeHead" -> head.toString
+    )
 
   def startPastWriteHead(journal: String, start: Long, head: Long): GazetteIllegalArgumentException =
-    argument(OffsetPastWriteHead,
+    argument(
+      OffsetPastWriteHead,
       s"Option '${GazetteOptions.StartingOffsets}' starts journal $journal at offset $start, past its write head $head",
-      "option" -> GazetteOptions.StartingOffsets, "journal" -> journal, "offset" -> start.toString, "writeHead" -> head.toString)
+      "option" -> GazetteOptions.StartingOffsets,
+      "journal" -> journal,
+      "offset" -> start.toString,
+      "writeHead" -> head.toString
+    )
 
-  def noMessageAtTime(journal: String, epochMillis: Long, writeHead: Long, option: String): GazetteIllegalArgumentException =
-    argument(NoMessageAtTime,
+  def noMessageAtTime(journal: String, epochMillis: Long, writeHead: Long, option: String)
+      : GazetteIllegalArgumentException =
+    argument(
+      NoMessageAtTime,
       s"Journal $journal has no message published at or after ${java.time.Instant.ofEpochMilli(epochMillis)} ($epochMillis, " +
         s"option '$option') up to its write head $writeHead. Set '${GazetteOptions.StartingOffsetsByTimestampStrategy}' to " +
         "'latest' to start such journals at their write head, or give an earlier time",
-      "journal" -> journal, "option" -> option, "timestamp" -> epochMillis.toString, "writeHead" -> writeHead.toString)
+      "journal" -> journal,
+      "option" -> option,
+      "timestamp" -> epochMillis.toString,
+      "writeHead" -> writeHead.toString
+    )
 
   def suspendedAtTime(journal: String, option: String): GazetteIllegalStateException =
-    state(JournalSuspended,
+    state(
+      JournalSuspended,
       s"Journal $journal is suspended (no replica serves reads), so option '$option' cannot find its first message at " +
         "or after a time. Resume it (an append does), or leave it out of the option's journals",
-      "journal" -> journal, "option" -> option)
+      "journal" -> journal,
+      "option" -> option
+    )
 
   def timeSearchCutShort(journal: String, epochMillis: Long, reached: Long, head: Long): GazetteIllegalStateException =
-    state(JournalUnavailable,
+    state(
+      JournalUnavailable,
       s"Searching journal $journal for ${java.time.Instant.ofEpochMilli(epochMillis)}: its read ended at offset $reached, " +
         s"before its write head $head (fragments not yet readable?). Try again later.",
-      "journal" -> journal, "offset" -> reached.toString, "writeHead" -> head.toString)
+      "journal" -> journal,
+      "offset" -> reached.toString,
+      "writeHead" -> head.toString
+    )
 
   def readCutShort(journal: String, offset: Long, start: Long, end: Long): GazetteIllegalStateException =
-    state(JournalUnavailable,
+    state(
+      JournalUnavailable,
       s"journal $journal: reads end at offset $offset, before the bytes this batch needs (range [$start, $end)); " +
         "the journal's brokers did not serve them in time",
-      "journal" -> journal, "offset" -> offset.toString)
+      "journal" -> journal,
+      "offset" -> offset.toString
+    )
 
   def journalDeletedDuringWrite(journal: String, epoch: String): GazetteIllegalStateException =
-    state(JournalDeletedDuringWrite, s"Journal $journal was deleted while $epoch was written to it: " +
-      "nothing of it was committed, and it runs again when the query restarts", "journal" -> journal, "epoch" -> epoch)
+    state(
+      JournalDeletedDuringWrite,
+      s"Journal $journal was deleted while $epoch was written to it: " +
+        "nothing of it was committed, and it runs again when the query restarts",
+      "journal" -> journal,
+      "epoch" -> epoch
+    )
 
   def extraColumn(column: String): GazetteIllegalArgumentException =
-    argument(SinkInvalidColumns, s"Column '$column' cannot be written to Gazette alongside 'value': the sink takes 'value' " +
-      "(string or binary), and optionally 'journal' (string) and 'key' (string or binary)", "column" -> column)
+    argument(
+      SinkInvalidColumns,
+      s"Column '$column' cannot be written to Gazette alongside 'value': the sink takes 'value' " +
+        "(string or binary), and optionally 'journal' (string) and 'key' (string or binary)",
+      "column" -> column
+    )
 
   def columnType(column: String, expected: String, actual: String): GazetteIllegalArgumentException =
     argument(SinkInvalidColumns, s"Column '$column' must be $expected, not $actual",
@@ -264,31 +402,58 @@ object GazetteErrors {
     argument(SinkInvalidColumns, s"cannot write a column of type $dataType as JSON", "dataType" -> dataType)
 
   def nullValue(row: Long, partition: Int): GazetteIllegalArgumentException =
-    argument(SinkInvalidRow, s"Row $row of partition $partition has a null value", "row" -> row.toString, "partition" -> partition.toString)
+    argument(SinkInvalidRow, s"Row $row of partition $partition has a null value", "row" -> row.toString,
+      "partition" -> partition.toString)
 
-  def unframableRow(row: Long, partition: Int, journal: String, problem: String, cause: Throwable): GazetteIllegalArgumentException =
-    new GazetteIllegalArgumentException(SinkInvalidRow.name, SinkInvalidRow.sqlState,
+  def unframableRow(row: Long, partition: Int, journal: String, problem: String, cause: Throwable)
+      : GazetteIllegalArgumentException =
+    new GazetteIllegalArgumentException(
+      SinkInvalidRow.name,
+      SinkInvalidRow.sqlState,
       Map("row" -> row.toString, "partition" -> partition.toString, "journal" -> journal, "reason" -> problem),
-      s"Row $row of partition $partition cannot be written to $journal: $problem", cause)
+      s"Row $row of partition $partition cannot be written to $journal: $problem",
+      cause
+    )
 
-  def csvWidth(journal: String, row: Long, partition: Int, fields: Int, expected: Int): GazetteIllegalArgumentException =
-    argument(SinkInvalidRow, s"Row $row of partition $partition has $fields CSV fields, but the records of journal " +
-      s"$journal have $expected after their UUID column: every record of a CSV journal is as wide as its first",
-      "journal" -> journal, "row" -> row.toString, "partition" -> partition.toString, "fields" -> fields.toString,
-      "expected" -> expected.toString)
+  def csvWidth(journal: String, row: Long, partition: Int, fields: Int, expected: Int)
+      : GazetteIllegalArgumentException =
+    argument(
+      SinkInvalidRow,
+      s"Row $row of partition $partition has $fields CSV fields, but the records of journal " +
+        s"$journal have $expected after their UUID column: every record of a CSV journal is as wide as its first",
+      "journal" -> journal,
+      "row" -> row.toString,
+      "partition" -> partition.toString,
+      "fields" -> fields.toString,
+      "expected" -> expected.toString
+    )
 
   def completeMode(): GazetteUnsupportedOperationException =
-    unsupported(UnsupportedOutputMode, "Gazette journals are append-only: complete output mode (and overwrite) cannot " +
-      "replace what was written. Use append or update output mode.", "outputMode" -> "complete")
+    unsupported(
+      UnsupportedOutputMode,
+      "Gazette journals are append-only: complete output mode (and overwrite) cannot " +
+        "replace what was written. Use append or update output mode.",
+      "outputMode" -> "complete"
+    )
 
   def continuousProcessing(): GazetteUnsupportedOperationException =
-    unsupported(UnsupportedTrigger, "The Gazette sink does not support continuous processing (Trigger.Continuous): " +
-      "it commits whole epochs through the driver. Use a micro-batch trigger, e.g. Trigger.ProcessingTime(\"1 second\")",
-      "trigger" -> "Continuous")
+    unsupported(
+      UnsupportedTrigger,
+      "The Gazette sink does not support continuous processing (Trigger.Continuous): " +
+        "it commits whole epochs through the driver. Use a micro-batch trigger, e.g. Trigger.ProcessingTime(\"1 second\")",
+      "trigger" -> "Continuous"
+    )
 
-  def invalidJournalSpec(journal: String, field: String, value: String, expected: String): GazetteIllegalArgumentException =
-    argument(InvalidJournalSpec, s"Journal spec of '$journal' has invalid $field '$value': expected $expected",
-      "journal" -> journal, "field" -> field, "value" -> value, "expected" -> expected)
+  def invalidJournalSpec(journal: String, field: String, value: String, expected: String)
+      : GazetteIllegalArgumentException =
+    argument(
+      InvalidJournalSpec,
+      s"Journal spec of '$journal' has invalid $field '$value': expected $expected",
+      "journal" -> journal,
+      "field" -> field,
+      "value" -> value,
+      "expected" -> expected
+    )
 
   /** What the connector itself should have made impossible. */
   def internal(message: String): GazetteIllegalStateException = state(Internal, message)

@@ -83,114 +83,218 @@ private[spark] object GazetteOptions {
     Seq(
       OptionDoc(Broker, Source, "required",
         "Broker endpoint(s), `http://host:port` or `https://host:port`; comma-separated for several."),
-      OptionDoc(Selector, Source, "one of `selector`, `journals`",
+      OptionDoc(
+        Selector,
+        Source,
+        "one of `selector`, `journals`",
         "A Gazette label selector, e.g. `prefix=events/` or `topic=clicks,region in (eu, us)`. Matching journals " +
-          "are discovered again at every trigger; a new one is read from its first byte."),
+          "are discovered again at every trigger; a new one is read from its first byte."
+      ),
       OptionDoc(Journals, Source, "one of `selector`, `journals`", "A comma-separated list of journal names."),
-      OptionDoc(StartingOffsets, Source, "`latest` (streams), `earliest` (batches)",
+      OptionDoc(
+        StartingOffsets,
+        Source,
+        "`latest` (streams), `earliest` (batches)",
         "`earliest`, `latest`, or JSON `{\"journal\": offset}` with -2 for earliest and -1 for latest; journals the " +
           "JSON leaves out start at their earliest offset. Explicit offsets must be message boundaries, at or " +
-          "before the write head. A stream uses it only when it starts without a checkpoint."),
-      OptionDoc(EndingOffsets, Source, "`latest`",
+          "before the write head. A stream uses it only when it starts without a checkpoint."
+      ),
+      OptionDoc(
+        EndingOffsets,
+        Source,
+        "`latest`",
         "Batch queries only: `latest`, or JSON as for `startingOffsets`. A batch holds the messages that end at or " +
-          "before it; an offset past a journal's write head is an error."),
-      OptionDoc(StartingTimestamp, Source, "none",
+          "before it; an offset past a journal's write head is an error."
+      ),
+      OptionDoc(
+        StartingTimestamp,
+        Source,
+        "none",
         "Milliseconds since 1970 (UTC): every journal starts at its first message published at or after it " +
-          "(its UUID's clock). Takes precedence over `startingOffsetsByTimestamp` and `startingOffsets`."),
-      OptionDoc(StartingOffsetsByTimestamp, Source, "none",
+          "(its UUID's clock). Takes precedence over `startingOffsetsByTimestamp` and `startingOffsets`."
+      ),
+      OptionDoc(
+        StartingOffsetsByTimestamp,
+        Source,
+        "none",
         "JSON `{\"journal\": ms}`: the same per journal; journals it leaves out start at their earliest offset. " +
-          "Takes precedence over `startingOffsets`."),
-      OptionDoc(StartingOffsetsByTimestampStrategy, Source, "`error`",
+          "Takes precedence over `startingOffsets`."
+      ),
+      OptionDoc(
+        StartingOffsetsByTimestampStrategy,
+        Source,
+        "`error`",
         "A journal with no message at or after its starting time: `error` fails, naming journal and time; " +
-          "`latest` starts it at its write head."),
-      OptionDoc(EndingTimestamp, Source, "none",
+          "`latest` starts it at its write head."
+      ),
+      OptionDoc(
+        EndingTimestamp,
+        Source,
+        "none",
         "Batch queries only: every journal ends before its first message published at or after this time " +
-          "(milliseconds since 1970), or at its write head if there is none."),
+          "(milliseconds since 1970), or at its write head if there is none."
+      ),
       OptionDoc(EndingOffsetsByTimestamp, Source, "none",
         "Batch queries only: JSON `{\"journal\": ms}`, the same per journal; the others end at their write head."),
-      OptionDoc(ReadCommitted, Source, "`true`",
+      OptionDoc(
+        ReadCommitted,
+        Source,
+        "`true`",
         "`true`: exactly once, read committed (a transaction's messages appear when it is acknowledged; rolled-back " +
-          "and duplicate messages never). `false`: every message as read, acknowledgements included."),
-      OptionDoc(MaxBytesPerTrigger, Source, "none",
+          "and duplicate messages never). `false`: every message as read, acknowledgements included."
+      ),
+      OptionDoc(
+        MaxBytesPerTrigger,
+        Source,
+        "none",
         "At most this many bytes per micro-batch, split across journals in proportion to their backlog (every " +
-          "journal with a backlog reads at least one message)."),
-      OptionDoc(MinBytesPerTrigger, Source, "none",
+          "journal with a backlog reads at least one message)."
+      ),
+      OptionDoc(
+        MinBytesPerTrigger,
+        Source,
+        "none",
         "Wait for at least this many new bytes before running a micro-batch, up to `maxTriggerDelay`; at most " +
-          "`maxBytesPerTrigger`. `Trigger.AvailableNow` reads everything available regardless."),
+          "`maxBytesPerTrigger`. `Trigger.AvailableNow` reads everything available regardless."
+      ),
       OptionDoc(MaxTriggerDelay, Source, "`15m`",
         s"How long `minBytesPerTrigger` may hold a micro-batch back; $Duration. Only with `minBytesPerTrigger`."),
-      OptionDoc(FailOnDataLoss, Source, "`true`",
+      OptionDoc(
+        FailOnDataLoss,
+        Source,
+        "`true`",
         "Fail when a journal's bytes were removed before they were read or replayed, a journal vanished or was " +
           "created again, or a write head went backwards. `false`: log, skip and count (metrics `lostBytes`, " +
-          "`journalsRestarted`, `bytesSkippedAtPlanning`)."),
-      OptionDoc(FailOnMalformed, Source, "`true`",
+          "`journalsRestarted`, `bytesSkippedAtPlanning`)."
+      ),
+      OptionDoc(
+        FailOnMalformed,
+        Source,
+        "`true`",
         "Fail on a malformed message, naming journal and offset. `false`: skip and count " +
-          "(metric `malformedMessagesSkipped`)."),
+          "(metric `malformedMessagesSkipped`)."
+      ),
       OptionDoc(UuidPointer, Source, "`/_meta/uuid`",
         "JSON pointer of the UUID in ndjson messages (Gazette's examples use `/UUID`)."),
       OptionDoc(UuidField, Source, "`1`",
         "Protobuf field number holding the UUID's 16 bytes in protobuf-fixed messages (1 to 536870911)."),
-      OptionDoc(ProducerPruneHorizon, Source, "`24h`",
+      OptionDoc(
+        ProducerPruneHorizon,
+        Source,
+        "`24h`",
         s"Producers silent this long before a journal's newest acknowledgement are forgotten, unless their " +
-          s"transaction is open; $Duration."),
+          s"transaction is open; $Duration."
+      ),
       OptionDoc(IncludeLabels, Source, "`false`", "Add the `labels` column: the journal's labels."),
-      OptionDoc(SequencerRingSize, Source, "`8192`",
+      OptionDoc(
+        SequencerRingSize,
+        Source,
+        "`8192`",
         "How many messages a task holds while their transaction is open (at most 16777216); longer transactions " +
-          "are read again from the journal when acknowledged, so a task's memory does not grow with the batch."),
+          "are read again from the journal when acknowledged, so a task's memory does not grow with the batch."
+      ),
       OptionDoc(SequencerRingBytes, Source, "`67108864`",
         "How many bytes of messages a task holds while their transaction is open. No message may be larger."),
       OptionDoc(FragmentRoot, Source, "none",
         "The brokers' `--broker.file-root`, to read persisted `file://` fragments directly instead of through " +
           "the brokers."),
-      OptionDoc(BytesPerPartition, Source, DefaultBytesPerPartition.toString,
+      OptionDoc(
+        BytesPerPartition,
+        Source,
+        DefaultBytesPerPartition.toString,
         "How a batch's journal ranges become tasks: a range of at least this many bytes is a task of its own; " +
-          "smaller ranges are packed, several journals to a task, into tasks of about this many bytes."),
-      OptionDoc(MinPartitions, Source, "the session's default parallelism",
+          "smaller ranges are packed, several journals to a task, into tasks of about this many bytes."
+      ),
+      OptionDoc(
+        MinPartitions,
+        Source,
+        "the session's default parallelism",
         "At least this many tasks where there are that many ranges: packing spreads the smaller ranges over " +
-          "them, and read uncommitted, the largest ndjson ranges are split further (pieces of at least 1 MiB)."),
+          "them, and read uncommitted, the largest ndjson ranges are split further (pieces of at least 1 MiB)."
+      ),
       OptionDoc(Broker, Sink, "required", "Broker endpoint(s), as for the source."),
       OptionDoc(Journal, Sink, "one of `journal`, `selector`",
         "The one journal to write (also `save(journal)`)."),
-      OptionDoc(Selector, Sink, "one of `journal`, `selector`",
+      OptionDoc(
+        Selector,
+        Sink,
+        "one of `journal`, `selector`",
         "A label selector; its journals are listed again for every batch, and rows are mapped onto them by " +
-          "their `key` column (see `mapping`), or go to the journal their `journal` column names."),
-      OptionDoc(Mapping, Sink, "`rendezvous` with a `key` column, else `random`",
+          "their `key` column (see `mapping`), or go to the journal their `journal` column names."
+      ),
+      OptionDoc(
+        Mapping,
+        Sink,
+        "`rendezvous` with a `key` column, else `random`",
         "`modulo`, `rendezvous` or `random`: Gazette's own mappings over the selected journals sorted by name " +
-          "(32-bit FNV-1a of the key), so Go publishers and this sink place a key alike."),
-      OptionDoc(DeliveryGuarantee, Sink, "`exactly-once`",
+          "(32-bit FNV-1a of the key), so Go publishers and this sink place a key alike."
+      ),
+      OptionDoc(
+        DeliveryGuarantee,
+        Sink,
+        "`exactly-once`",
         "`exactly-once` (transactions and ACK intents) or `at-least-once` (committed OUTSIDE_TXN messages, no " +
-          "intents)."),
-      OptionDoc(CheckpointLocation, Sink, "required for exactly-once streams",
+          "intents)."
+      ),
+      OptionDoc(
+        CheckpointLocation,
+        Sink,
+        "required for exactly-once streams",
         "The query's checkpoint; ACK intents are recorded under `<checkpointLocation>/gazette-sink/`. Spark " +
           "passes `writeStream.option(\"checkpointLocation\", ...)` to the sink, but not the session-wide " +
-          "`spark.sql.streaming.checkpointLocation`. A batch write takes it with `batchId`."),
+          "`spark.sql.streaming.checkpointLocation`. A batch write takes it with `batchId`."
+      ),
       OptionDoc(UuidPointer, Sink, "`/_meta/uuid`", "Where the UUID goes in ndjson messages."),
       OptionDoc(UuidField, Sink, "`1`", "The protobuf field number the UUID goes in, in protobuf-fixed messages."),
-      OptionDoc(FlushBytes, Sink, "`1048576`",
+      OptionDoc(
+        FlushBytes,
+        Sink,
+        "`1048576`",
         "Bytes a task holds in memory per journal (at most 64 MiB). Exactly once, beyond them it spools to local " +
-          "disk (`java.io.tmpdir`) until its one append at commit; at least once, it appends them."),
-      OptionDoc(BatchId, Sink, "none",
+          "disk (`java.io.tmpdir`) until its one append at commit; at least once, it appends them."
+      ),
+      OptionDoc(
+        BatchId,
+        Sink,
+        "none",
         "Batch writes only, with `checkpointLocation`: names the job, so that running it again with the same id " +
           "writes nothing twice (and completes a run that failed after recording its intents); a different id, " +
-          "or none, is a new write. 1 to 128 letters, digits, `.`, `_`, `-`, not starting with `.`."),
-      OptionDoc(ReaderRingSize, Sink, "`8192`",
+          "or none, is a new write. 1 to 128 letters, digits, `.`, `_`, `-`, not starting with `.`."
+      ),
+      OptionDoc(
+        ReaderRingSize,
+        Sink,
+        "`8192`",
         "The ring (in messages) of the read-committed readers the output must stay cheap for. A task whose rows " +
           "for a journal outgrow `readerRingSize` / (2 × the write's partitions) messages, or 64 MiB / " +
-          "(2 × partitions) bytes, stages them and appends them after the ACKs; `0` never stages."),
+          "(2 × partitions) bytes, stages them and appends them after the ACKs; `0` never stages."
+      ),
       OptionDoc(RpcTimeout, Connection, "`30s`",
         s"Deadline of each RPC attempt (List, Apply, a metadata read, each Append attempt); above zero. $Duration."),
-      OptionDoc(RetryTimeout, Connection, "`2m`",
+      OptionDoc(
+        RetryTimeout,
+        Connection,
+        "`2m`",
         "Retry budget: how long an RPC keeps retrying transient failures (unavailable brokers, route changes) " +
-          s"before the query fails; `0` retries nothing. $Duration."),
-      OptionDoc(TrustedCaFile, Connection, "the JVM's trust store",
+          s"before the query fails; `0` retries nothing. $Duration."
+      ),
+      OptionDoc(
+        TrustedCaFile,
+        Connection,
+        "the JVM's trust store",
         "PEM file of the CA that signed the brokers' certificates (Gazette's `--broker.trusted-ca-file`). TLS " +
-          "options need `https://` broker endpoints."),
+          "options need `https://` broker endpoints."
+      ),
       OptionDoc(CertFile, Connection, "none",
         "A client certificate (PEM), for brokers that require one (mutual TLS); with `certKeyFile`."),
       OptionDoc(CertKeyFile, Connection, "none", "The client certificate's PKCS#8 PEM key; with `certFile`."),
-      OptionDoc(AuthToken, Connection, "none",
+      OptionDoc(
+        AuthToken,
+        Connection,
+        "none",
         "A bearer token sent with every RPC: a JWT signed with one of the brokers' `--broker.auth-keys`. It never " +
-          "appears in plans, errors or the connector's logs.")
+          "appears in plans, errors or the connector's logs."
+      )
     )
   }
 
@@ -224,7 +328,8 @@ private[spark] object GazetteOptions {
     val sinkOnly = (sinkNames.filterNot(sourceNames.contains) :+ "path").map(_.toLowerCase(Locale.ROOT))
     val sessionOnly = SessionDefaults()
     val explicit = all.filterNot { case (k, v) => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(v) }
-    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT)))) SinkOptions.parse(all, streaming = false)
+    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT))))
+      SinkOptions.parse(all, streaming = false)
     else SourceOptions.parse(options, streaming = false)
   }
 
@@ -235,7 +340,8 @@ private[spark] object GazetteOptions {
   }
 
   private[spark] def broker(o: Reader): String = {
-    val b = o.get(Broker).getOrElse(throw GazetteErrors.missingOption(Broker, "the broker address, e.g. http://127.0.0.1:8080"))
+    val b = o.get(Broker).getOrElse(throw GazetteErrors.missingOption(Broker,
+        "the broker address, e.g. http://127.0.0.1:8080"))
     Try(ClientConfig(b)).failed.foreach(e => throw GazetteErrors.invalidOption(Broker, b, e.getMessage))
     b
   }
@@ -249,24 +355,29 @@ private[spark] object GazetteOptions {
     retryTimeout = o.get(RetryTimeout).map(duration(RetryTimeout, _)),
     tls = tls(o),
     authToken = o.get(AuthToken).map { t =>
-      if (t.trim.isEmpty || t.exists(_.isWhitespace)) throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
+      if (t.trim.isEmpty || t.exists(_.isWhitespace))
+        throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
       new Secret(t)
-    })
+    }
+  )
 
   private def tls(o: Reader): Tls = {
     if (o.get(CertFile).isDefined != o.get(CertKeyFile).isDefined)
       throw GazetteErrors.missingOption(if (o.get(CertFile).isDefined) CertKeyFile else CertFile,
         s"$CertFile and $CertKeyFile go together (a client certificate and its PKCS#8 PEM key)")
     val tls = Tls(o.get(TrustedCaFile), o.get(CertFile), o.get(CertKeyFile))
-    val plain = o.get(Broker).toSeq.flatMap(_.split(',')).map(_.trim).filter(b => b.nonEmpty && !b.startsWith("https://"))
+    val plain =
+      o.get(Broker).toSeq.flatMap(_.split(',')).map(_.trim).filter(b => b.nonEmpty && !b.startsWith("https://"))
     if (tls != Tls() && plain.nonEmpty)
-      throw GazetteErrors.invalidOption(Broker, o.get(Broker).get, s"https:// endpoints: TLS options are set, and ${plain.mkString(", ")} is not TLS")
+      throw GazetteErrors.invalidOption(
+        Broker, o.get(Broker).get, s"https:// endpoints: TLS options are set, and ${plain.mkString(", ")} is not TLS")
     tls
   }
 
   private[spark] def uuidPointer(o: Reader): String = {
     val p = o.get(UuidPointer).getOrElse(Framing.DefaultUuidPointer)
-    Try(new JsonPointerScanner(p)).failed.foreach(_ => throw GazetteErrors.invalidOption(UuidPointer, p, "a JSON pointer such as /_meta/uuid"))
+    Try(new JsonPointerScanner(p)).failed.foreach(_ =>
+      throw GazetteErrors.invalidOption(UuidPointer, p, "a JSON pointer such as /_meta/uuid"))
     if (p.isEmpty) throw GazetteErrors.invalidOption(UuidPointer, p, "a JSON pointer such as /_meta/uuid")
     p
   }
@@ -278,10 +389,12 @@ private[spark] object GazetteOptions {
     }.getOrElse(Framing.DefaultUuidField)
 
   private[spark] def positiveLong(option: String, value: String): Long =
-    value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a positive whole number"))
+    value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
+        "a positive whole number"))
 
   private[spark] def nonNegativeInt(option: String, value: String): Int =
-    value.trim.toIntOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value, "a whole number >= 0"))
+    value.trim.toIntOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
+        "a whole number >= 0"))
 
   /** `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds. */
   private[spark] def duration(option: String, value: String): FiniteDuration = {
@@ -290,11 +403,11 @@ private[spark] object GazetteOptions {
       case m(n, unit) =>
         val amount = n.toLong
         Option(unit).map(_.toLowerCase(Locale.ROOT)).getOrElse("ms") match {
-          case "ms"        => amount.millis
-          case "s"         => amount.seconds
+          case "ms" => amount.millis
+          case "s" => amount.seconds
           case "m" | "min" => amount.minutes
-          case "h"         => amount.hours
-          case _           => amount.days
+          case "h" => amount.hours
+          case _ => amount.days
         }
       case _ => throw GazetteErrors.invalidOption(option, value, "a duration such as 250ms, 30s, 15m, 24h or 7d")
     }
@@ -324,9 +437,9 @@ private[spark] object GazetteOptions {
 
     def boolean(name: String, default: Boolean): Boolean = values.get(name).map { v =>
       v.trim.toLowerCase(Locale.ROOT) match {
-        case "true"  => true
+        case "true" => true
         case "false" => false
-        case _       => throw GazetteErrors.invalidOption(name, v, "true or false")
+        case _ => throw GazetteErrors.invalidOption(name, v, "true or false")
       }
     }.getOrElse(default)
   }
@@ -340,25 +453,34 @@ private[spark] object GazetteOptions {
         s"| `${d.name}` | ${d.default} | ${d.doc} |"
       }).mkString("\n")
     // Interpolated after the margin is stripped: the tables' rows begin with the margin character.
-    val intro = """# Options
-       |
-       |<!-- Generated from GazetteOptions.reference by `make options-doc`; a test fails when this page and the code differ. -->
-       |
-       |Options are set with `.option(name, value)` on `spark.readStream`/`spark.read` (the source) and on
-       |`df.writeStream`/`df.write` (the sink), or for every query of a session as
-       |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
-       |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
-       |(`startingOffsets` is `starting_offsets`) and convert Python values (booleans, datetimes, dicts, lists)
-       |to these strings; the connector checks every value where the DataFrame is loaded (`load()`, and a
-       |writer's `save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
-       |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`).
-       |
-       |Spark's own options pass through: `path` (`save(journal)` names the sink's journal), `paths` and
-       |`queryName`.""".stripMargin
+    val intro =
+      """# Options
+        |
+        |<!-- Generated from GazetteOptions.reference by `make options-doc`; a test fails when this page and the code differ. -->
+        |
+        |Options are set with `.option(name, value)` on `spark.readStream`/`spark.read` (the source) and on
+        |`df.writeStream`/`df.write` (the sink), or for every query of a session as
+        |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
+        |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
+        |(`startingOffsets` is `starting_offsets`) and convert Python values (booleans, datetimes, dicts, lists)
+        |to these strings; the connector checks every value where the DataFrame is loaded (`load()`, and a
+        |writer's `save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
+        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`).
+        |
+        |Spark's own options pass through: `path` (`save(journal)` names the sink's journal), `paths` and
+        |`queryName`.""".stripMargin
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
-       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
-    Seq(intro, "## Source", table(OptionDoc.Source), "## Sink", table(OptionDoc.Sink),
-      "## Connection (source, sink and the admin helpers)", table(OptionDoc.Connection), tls).mkString("", "\n\n", "\n")
+      |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
+    Seq(
+      intro,
+      "## Source",
+      table(OptionDoc.Source),
+      "## Sink",
+      table(OptionDoc.Sink),
+      "## Connection (source, sink and the admin helpers)",
+      table(OptionDoc.Connection),
+      tls
+    ).mkString("", "\n\n", "\n")
   }
 }
 
@@ -369,6 +491,7 @@ private[spark] object OptionDoc {
   sealed trait Side
   case object Source extends Side
   case object Sink extends Side
+
   /** How the clients reach the brokers: the source, the sink and the admin helpers take these. */
   case object Connection extends Side
 }

@@ -20,9 +20,11 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
   // Spark calls this where the DataFrame is loaded, for reads and writes: options fail there.
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
     GazetteOptions.validateAtLoad(options)
-    MessageToRow.schema(includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false")))
+    MessageToRow.schema(includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels,
+        "false")))
   }
 
-  override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table =
+  override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String])
+      : Table =
     new GazetteTable(schema)
 }

@@ -19,8 +19,14 @@ private[spark] final class GazetteTable(tableSchema: StructType) extends Support
   override def schema(): StructType = tableSchema
 
   override def capabilities(): util.Set[TableCapability] =
-    Set(TableCapability.MICRO_BATCH_READ, TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE,
-      TableCapability.BATCH_WRITE, TableCapability.TRUNCATE, TableCapability.ACCEPT_ANY_SCHEMA).asJava
+    Set(
+      TableCapability.MICRO_BATCH_READ,
+      TableCapability.BATCH_READ,
+      TableCapability.STREAMING_WRITE,
+      TableCapability.BATCH_WRITE,
+      TableCapability.TRUNCATE,
+      TableCapability.ACCEPT_ANY_SCHEMA
+    ).asJava
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new GazetteScanBuilder(options)
 

@@ -10,6 +10,7 @@ private[spark] object SessionDefaults {
 
   def apply(): Map[String, String] =
     org.apache.spark.sql.SparkSession.getActiveSession.map(_.conf.getAll.collect {
-      case (k, v) if k.toLowerCase(Locale.ROOT).startsWith(Prefix) => k.substring(Prefix.length).toLowerCase(Locale.ROOT) -> v
+      case (k, v) if k.toLowerCase(Locale.ROOT).startsWith(Prefix) =>
+        k.substring(Prefix.length).toLowerCase(Locale.ROOT) -> v
     }).getOrElse(Map.empty)
 }

@@ -29,7 +29,8 @@ object ClientReadBench {
         val (cpu, t) = (os.getProcessCpuTime, System.nanoTime())
         val reader = client.read(journal, 0, 0, block = false)
         var read = 0L
-        try reader.foreach(c => read += c.content.size()) finally reader.close()
+        try reader.foreach(c => read += c.content.size())
+        finally reader.close()
         if (read != bytes) throw new IllegalStateException(s"read $read of $bytes bytes")
         ((System.nanoTime() - t) / 1e9, (os.getProcessCpuTime - cpu) / 1e9)
       }
@@ -41,7 +42,9 @@ object ClientReadBench {
           judge, broker, journal).!!(ProcessLogger(_ => (), l => err.append(l).append('\n')))
         val took = (System.nanoTime() - t) / 1e9
         if (out.trim.toLong != bytes) throw new IllegalStateException(s"Go read ${out.trim} of $bytes bytes")
-        val cpu = err.toString.linesIterator.collectFirst { case l if l.startsWith("cpu ") => l.split(' ').tail.map(_.toDouble).sum }
+        val cpu = err.toString.linesIterator.collectFirst {
+          case l if l.startsWith("cpu ") => l.split(' ').tail.map(_.toDouble).sum
+        }
         (took, cpu.getOrElse(throw new IllegalStateException(s"no CPU time from bash's time: $err")))
       }
       jvm() // the JIT compiles the read path first
@@ -52,8 +55,10 @@ object ClientReadBench {
           f" Go ${bytes / gt / (1 << 20)}%7.1f MiB/s, ${gc / gib}%5.2f CPU s/GiB")
       }
       val (jBest, gBest) = (runs.map(_._1._1).min, runs.map(_._2._1).min)
-      println(f"ratio client raw read / Go raw read: ${gBest / jBest}%.2f (throughput, fastest of ${rounds} each, >1 is faster)")
-      println(f"ratio Go CPU / client CPU per byte: ${runs.map(_._2._2).sum / runs.map(_._1._2).sum}%.2f (>1: the client spends less)")
+      println(
+        f"ratio client raw read / Go raw read: ${gBest / jBest}%.2f (throughput, fastest of ${rounds} each, >1 is faster)")
+      println(
+        f"ratio Go CPU / client CPU per byte: ${runs.map(_._2._2).sum / runs.map(_._1._2).sum}%.2f (>1: the client spends less)")
     } finally client.close()
   }
 

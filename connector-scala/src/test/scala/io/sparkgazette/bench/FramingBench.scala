@@ -22,8 +22,11 @@ object FramingBench {
     val rounds = args.lift(2).map(_.toInt).getOrElse(8)
     val csv = args.lift(3).contains("csv")
     val journal = messages(mib.toLong << 20, size, csv)
-    val chunks = journal.grouped(Chunk).zipWithIndex.map { case (c, i) => JournalBytes(i.toLong * Chunk, ByteBuffer.wrap(c)) }.toVector
-    val framing = Framing.forContentType(if (csv) Framing.Csv else Framing.JsonLines, "/_meta/uuid").fold(p => throw new IllegalStateException(p), identity)
+    val chunks = journal.grouped(Chunk).zipWithIndex.map { case (c, i) =>
+      JournalBytes(i.toLong * Chunk, ByteBuffer.wrap(c))
+    }.toVector
+    val framing = Framing.forContentType(if (csv) Framing.Csv else Framing.JsonLines, "/_meta/uuid").fold(
+      p => throw new IllegalStateException(p), identity)
 
     def lines(): Long = {
       var n = 0L
@@ -40,7 +43,7 @@ object FramingBench {
       var n = 0L
       new MessageIterator("bench", framing, chunks.iterator).foreach {
         case Right(env) => s.queue(env); while (s.step().isDefined) n += 1
-        case Left(m)    => throw new IllegalStateException(m.describe)
+        case Left(m) => throw new IllegalStateException(m.describe)
       }
       n
     }
@@ -49,13 +52,16 @@ object FramingBench {
     def best(what: () => Long): (Double, Long) = {
       var result = 0L
       for (_ <- 1 to rounds) result = what()
-      val times = (1 to rounds).map { _ => val t = System.nanoTime(); result = what(); (System.nanoTime() - t) / 1e9 }
+      val times = (1 to rounds).map { _ =>
+        val t = System.nanoTime(); result = what(); (System.nanoTime() - t) / 1e9
+      }
       (times.min, result)
     }
     val bytes = journal.length.toDouble
     val (reference, count) = best(() => lines())
     println(f"$mib MiB of $size-byte ${if (csv) "CSV" else "ndjson"} messages, $count lines, fastest of $rounds rounds")
-    println(f"  newline count alone     ${bytes / reference / (1 << 20)}%8.0f MiB/s  ${reference * 1e9 / bytes}%.3f ns/byte")
+    println(
+      f"  newline count alone     ${bytes / reference / (1 << 20)}%8.0f MiB/s  ${reference * 1e9 / bytes}%.3f ns/byte")
     for ((name, run) <- Seq("framed" -> (() => framed()), "framed+sequenced" -> (() => sequenced()))) {
       val (t, n) = best(run)
       println(f"  $name%-22s  ${bytes / t / (1 << 20)}%8.0f MiB/s  ${t * 1e9 / bytes}%.3f ns/byte  ($n messages)")

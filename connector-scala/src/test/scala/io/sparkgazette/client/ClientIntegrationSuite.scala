@@ -88,7 +88,8 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
     val before = allocated()
     val reader = client.read(journal, 0)
     var bytes = 0L
-    try reader.foreach(c => bytes += c.content.size()) finally reader.close()
+    try reader.foreach(c => bytes += c.content.size())
+    finally reader.close()
     val perByte = (allocated() - before).toDouble / bytes
     info(f"$bytes bytes read, ${perByte}%.2f bytes allocated per byte")
     assert(bytes == 32L << 20)
@@ -96,11 +97,14 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
   }
 
   test("List matches journals by prefix, label values and label absence") {
-    Journals.create(client,
+    Journals.create(
+      client,
       Journals.spec("itest/list/orders", Seq("content-type" -> "application/x-ndjson", "topic" -> "orders")),
-      Journals.spec("itest/list/payments", Seq("content-type" -> "application/x-ndjson", "topic" -> "payments", "tier" -> "gold")),
+      Journals.spec(
+        "itest/list/payments", Seq("content-type" -> "application/x-ndjson", "topic" -> "payments", "tier" -> "gold")),
       Journals.spec("itest/list/audit", Seq("content-type" -> "text/csv", "topic" -> "audit")),
-      Journals.spec("itest/other/orders", Seq("content-type" -> "application/x-ndjson", "topic" -> "orders")))
+      Journals.spec("itest/other/orders", Seq("content-type" -> "application/x-ndjson", "topic" -> "orders"))
+    )
 
     def names(selector: String) = client.list(selector).map(_.getSpec.name).sorted
     assert(names("prefix=itest/list/") == Seq("itest/list/audit", "itest/list/orders", "itest/list/payments"))
@@ -110,20 +114,22 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
     assert(names("topic=audit, content-type=text/csv") == Seq("itest/list/audit"))
     assert(names("prefix=itest/list/, topic notin (audit)") == Seq("itest/list/orders", "itest/list/payments"))
     val listed = client.list("prefix=itest/list/")
-    assert(listed.forall(j => Selector.matches(Selector.parse("prefix=itest/list/"), j.getSpec.name, j.getSpec.getLabels)))
+    assert(
+      listed.forall(j => Selector.matches(Selector.parse("prefix=itest/list/"), j.getSpec.name, j.getSpec.getLabels)))
   }
 
   test("reads starting inside fragments persisted to the file store return the right bytes, for every codec") {
     val direct = new GazetteClient(ClientConfig(Seq(cluster.broker), fragmentRoot = Some(cluster.fragmentRoot)))
     try {
-      for (codec <- Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY, CompressionCodec.ZSTANDARD)) {
+      for (codec <-
+          Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY, CompressionCodec.ZSTANDARD)) {
         val journal = s"itest/persisted/${codec.name.toLowerCase}"
         // The smallest fragment length makes the broker roll, and so persist, almost every append.
         Journals.create(client, Journals.spec(journal, fragmentLength = 1024, codec = codec))
         val rnd = new Random(codec.value)
         val written = (0 until 40).map { i =>
           val content = ByteString.copyFrom((0 until 1 + rnd.nextInt(30))
-            .map(k => s"""{"append":$i,"k":$k,"r":${rnd.nextLong()}}""" + "\n").mkString, UTF_8)
+              .map(k => s"""{"append":$i,"k":$k,"r":${rnd.nextLong()}}""" + "\n").mkString, UTF_8)
           client.append(journal, content)
           content
         }.foldLeft(ByteString.EMPTY)(_ concat _)
@@ -138,7 +144,8 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
 
         val inside = fragments(1).begin + (fragments(1).end - fragments(1).begin) / 2
         val reader = direct.read(journal, inside)
-        val chunks = try reader.toVector finally reader.close()
+        val chunks = try reader.toVector
+        finally reader.close()
         assertContiguous(chunks, inside)
         assert(chunks.foldLeft(ByteString.EMPTY)(_ concat _.content) == written.substring(inside.toInt), s"$codec")
         assert(reader.fragmentsReadFromStore >= 1, s"$codec: no fragment was read from the store")
@@ -164,11 +171,16 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
     assert(read.status == Status.JOURNAL_NOT_FOUND)
     assert(read.getMessage.contains("itest/no-such-journal") && read.getMessage.contains(cluster.broker))
     val append = intercept[BrokerStatusException](client.append("itest/no-such-journal", Array[Byte](1)))
-    assert(append.status == Status.JOURNAL_NOT_FOUND && append.getMessage.contains("Append of journal itest/no-such-journal"))
+    assert(append.status == Status.JOURNAL_NOT_FOUND &&
+      append.getMessage.contains("Append of journal itest/no-such-journal"))
   }
 
   test("an unreachable broker fails after the retry timeout, naming the endpoint") {
-    val port = { val s = new ServerSocket(0); try s.getLocalPort finally s.close() }
+    val port = {
+      val s = new ServerSocket(0);
+      try s.getLocalPort
+      finally s.close()
+    }
     val endpoint = s"http://127.0.0.1:$port"
     val dead = new GazetteClient(ClientConfig(Seq(endpoint), retryTimeout = 1.second))
     try {

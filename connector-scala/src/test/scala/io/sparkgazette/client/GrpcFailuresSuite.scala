@@ -1,9 +1,9 @@
 package io.sparkgazette.client
 
+import java.nio.channels.ClosedChannelException
+
 import io.grpc.{Status => GrpcStatus}
 import org.scalatest.funsuite.AnyFunSuite
-
-import java.nio.channels.ClosedChannelException
 
 class GrpcFailuresSuite extends AnyFunSuite {
   private def failed(status: GrpcStatus) = status.asRuntimeException()
@@ -18,7 +18,8 @@ class GrpcFailuresSuite extends AnyFunSuite {
     val closed = failed(GrpcStatus.UNKNOWN.withDescription("channel closed").withCause(new ClosedChannelException))
     assert(GrpcFailures.retryable(closed))
     assert(GrpcFailures.connectionLost(closed))
-    val wrapped = failed(GrpcStatus.INTERNAL.withCause(new RuntimeException(new java.io.IOException("Connection reset"))))
+    val wrapped =
+      failed(GrpcStatus.INTERNAL.withCause(new RuntimeException(new java.io.IOException("Connection reset"))))
     assert(GrpcFailures.retryable(wrapped))
   }
 
@@ -28,7 +29,8 @@ class GrpcFailuresSuite extends AnyFunSuite {
     assert(!GrpcFailures.retryable(failed(GrpcStatus.UNAUTHENTICATED.withCause(new java.io.IOException("x")))))
     assert(!GrpcFailures.retryable(failed(GrpcStatus.CANCELLED)))
     assert(!GrpcFailures.connectionLost(failed(GrpcStatus.DEADLINE_EXCEEDED)))
-    assert(!GrpcFailures.retryable(failed(GrpcStatus.UNKNOWN.withCause(new java.nio.channels.ClosedByInterruptException))))
+    assert(
+      !GrpcFailures.retryable(failed(GrpcStatus.UNKNOWN.withCause(new java.nio.channels.ClosedByInterruptException))))
     assert(!GrpcFailures.retryable(failed(GrpcStatus.UNKNOWN.withCause(new java.io.InterruptedIOException("stop")))))
   }
 }

@@ -38,7 +38,8 @@ class ListResponsesSuite extends AnyFunSuite {
   test("a follow-up's empty header, as gogo-built brokers send it past 1,000 journals, is no header") {
     val first = ListResponse(header = header, journals = Seq(journal("a/1")))
     val empty = Some(Header(Some(ProcessSpec.ID()), Some(Route()), Some(Header.Etcd())))
-    val all = ListResponses.concat("s", "e", Iterator(first, ListResponse(header = empty, journals = Seq(journal("a/2")))))
+    val all =
+      ListResponses.concat("s", "e", Iterator(first, ListResponse(header = empty, journals = Seq(journal("a/2")))))
     assert(all.map(_.getSpec.name) == Seq("a/1", "a/2"))
   }
 }

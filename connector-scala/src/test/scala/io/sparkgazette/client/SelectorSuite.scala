@@ -5,7 +5,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 class SelectorSuite extends AnyFunSuite {
 
-  private def labels(kv: (String, String)*) = LabelSet(kv.map { case (k, v) => Label(k, v) }.sortBy(l => (l.name, l.value)))
+  private def labels(kv: (String, String)*) =
+    LabelSet(kv.map { case (k, v) => Label(k, v) }.sortBy(l => (l.name, l.value)))
 
   test("every expression form parses into include and exclude labels") {
     val s = Selector.parse("aa=1, bb==2,cc!=3, dd in (x,y), ee notin (p), ff not in (q,r), gg, !hh, name:prefix=ev/")

@@ -16,9 +16,11 @@ class ByteScanStringStopSuite extends AnyFunSuite {
     val rnd = new Random(seed)
     // Mostly plain bytes (ASCII and UTF-8's high bytes), sometimes a byte that ends the run.
     val ends = Array[Byte]('"', '\\', 0, 0x1f, '\n')
-    val plain = Array[Byte]('x', ' ', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80.toByte, 0xa2.toByte, 0xdc.toByte, 0xff.toByte)
+    val plain =
+      Array[Byte]('x', ' ', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80.toByte, 0xa2.toByte, 0xdc.toByte, 0xff.toByte)
     for (_ <- 0 until 20000) {
-      val b = Array.fill(rnd.nextInt(40))(if (rnd.nextInt(12) == 0) ends(rnd.nextInt(ends.length)) else plain(rnd.nextInt(plain.length)))
+      val b = Array.fill(rnd.nextInt(40))(
+        if (rnd.nextInt(12) == 0) ends(rnd.nextInt(ends.length)) else plain(rnd.nextInt(plain.length)))
       val from = if (b.isEmpty) 0 else rnd.nextInt(b.length + 1)
       val until = from + rnd.nextInt(b.length - from + 1)
       withClue(s"seed $seed, bytes ${b.map(_ & 0xff).mkString(",")} from $from until $until: ") {

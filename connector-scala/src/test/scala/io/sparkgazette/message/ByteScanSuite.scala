@@ -13,8 +13,9 @@ class ByteScanSuite extends AnyFunSuite {
 
   // Mostly plain text with rare special bytes, at every alignment, including bytes above 0x7f
   // (UTF-8) and ones just around the special values, where word tricks go wrong.
-  private val alphabet: Array[Byte] = (Seq('a', 'x', ' ', '!', '#', '[', ']', '0').map(_.toByte) ++
-    Seq(0x80, 0xa2, 0xdc, 0xff, 0xc3, 0x1f, 0x21, 0x23, 0x5b, 0x5d).map(_.toByte)).toArray
+  private val alphabet: Array[Byte] =
+    (Seq('a', 'x', ' ', '!', '#', '[', ']', '0').map(_.toByte) ++
+      Seq(0x80, 0xa2, 0xdc, 0xff, 0xc3, 0x1f, 0x21, 0x23, 0x5b, 0x5d).map(_.toByte)).toArray
   private val specials: Array[Byte] = Array('"'.toByte, '\\'.toByte, '\n'.toByte, 0.toByte, 0x1f.toByte, 0x01.toByte)
 
   private def sample(rng: Random): Array[Byte] = Array.fill(rng.nextInt(70)) {

@@ -34,11 +34,14 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
   private def text(e: Envelope[RawMessage]) = new String(e.message.bytes, UTF_8)
 
   test("ndjson: the UUID is set at the pointer, creating or joining its parents, and read back") {
-    val bytes = framed(Json, Seq(
-      """{"a":1}""" -> uuid(1),
-      """{"_meta":{"op":"c"},"b":[1,2]}""" -> uuid(2),
-      "{\n \"pretty\": true\n}" -> uuid(3, Flags.AckTxn),
-      "{}" -> uuid(4, Flags.OutsideTxn)))
+    val bytes = framed(
+      Json,
+      Seq(
+        """{"a":1}""" -> uuid(1),
+        """{"_meta":{"op":"c"},"b":[1,2]}""" -> uuid(2),
+        "{\n \"pretty\": true\n}" -> uuid(3, Flags.AckTxn),
+        "{}" -> uuid(4, Flags.OutsideTxn))
+    )
     val lines = new String(bytes, UTF_8).split("\n", -1).toList
     assert(lines.head == s"""{"_meta":{"uuid":"${uuid(1)}"},"a":1}""")
     assert(lines(1) == s"""{"_meta":{"uuid":"${uuid(2)}","op":"c"},"b":[1,2]}""")
@@ -56,7 +59,8 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     val byKey = new JsonFraming("/UUID")
     val bytes = framed(byKey, Seq("""{"Word":"w"}""" -> uuid(7)))
     assert(new String(bytes, UTF_8) == s"""{"UUID":"${uuid(7)}","Word":"w"}""" + "\n")
-    val plain = "{\"x\":1}\n{\"_meta\":{\"uuid\":\"\"}}\n[1,2]\n\"s\"\n{\"_meta\":{\"uuid\":\"00000000-0000-0000-0000-000000000000\"}}\n"
+    val plain =
+      "{\"x\":1}\n{\"_meta\":{\"uuid\":\"\"}}\n[1,2]\n\"s\"\n{\"_meta\":{\"uuid\":\"00000000-0000-0000-0000-000000000000\"}}\n"
     val msgs = read(Json, plain.getBytes(UTF_8)).map(_.toOption.get)
     assert(msgs.size == 5 && msgs.forall(m => m.clock == 0 && m.flags == 0 && m.message.uuid == Uuid.Zero))
   }
@@ -73,28 +77,34 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     def refuse(p: String) = intercept[MessageFormatException](framed(Json, Seq(p -> uuid(1)))).getMessage
     assert(refuse("""{"_meta":{"a":1},"x":2,"_meta":{"b":3}}""").contains("duplicate key /_meta"))
     assert(refuse("""{"_meta":{},"_meta":{}}""").startsWith("cannot set the UUID at /_meta/uuid: duplicate key /_meta"))
-    assert(intercept[MessageFormatException](framed(new JsonFraming("/m/n/uuid"), Seq("""{"m":{"n":{},"n":{}}}""" -> uuid(1))))
-      .getMessage.contains("duplicate key /m/n"))
+    assert(intercept[MessageFormatException](framed(new JsonFraming("/m/n/uuid"),
+          Seq("""{"m":{"n":{},"n":{}}}""" -> uuid(1))))
+        .getMessage.contains("duplicate key /m/n"))
     // Duplicates off the path are the document's own business.
-    assert(new String(framed(Json, Seq("""{"a":1,"a":2,"_meta":{}}""" -> uuid(1))), UTF_8).contains(""""_meta":{"uuid""""))
+    assert(new String(framed(Json, Seq("""{"a":1,"a":2,"_meta":{}}""" -> uuid(1))), UTF_8).contains(
+        """"_meta":{"uuid""""))
   }
 
   test("ndjson: malformed lines, bad UUIDs and a truncated last line are reported at their offsets") {
     val good = s"""{"_meta":{"uuid":"${uuid(1)}"}}"""
-    val input = Seq(good, """{"a":tru}""", good, """{"_meta":{"uuid":"not-a-uuid"}}""", "", good, """{"open":1""").mkString("\n")
+    val input =
+      Seq(good, """{"a":tru}""", good, """{"_meta":{"uuid":"not-a-uuid"}}""", "", good, """{"open":1""").mkString("\n")
     val out = read(Json, input.getBytes(UTF_8))
     val malformed = out.collect { case Left(m) => m }
     assert(out.count(_.isRight) == 3)
-    assert(malformed.map(_.reason.takeWhile(_ != ':')) == Seq("invalid JSON", "'not-a-uuid' at /_meta/uuid is not a UUID", "invalid JSON", "truncated message"))
+    assert(malformed.map(_.reason.takeWhile(_ != ':')) == Seq("invalid JSON",
+      "'not-a-uuid' at /_meta/uuid is not a UUID", "invalid JSON", "truncated message"))
     val starts = input.split("\n", -1).scanLeft(100L)((o, l) => o + l.length + 1)
     assert(malformed.map(_.begin) == Seq(starts(1), starts(3), starts(4), starts(6)))
     assert(malformed.head.describe.contains(s"journal j at offset ${starts(1)}"))
   }
 
   test("csv: the UUID is the first column; quoted fields, blank lines and CRLF follow RFC 4180") {
-    val bytes = framed(CsvFraming, Seq("a,b" -> uuid(1), "\"x,y\",\"say \"\"hi\"\"\nthere\"" -> uuid(2), "c,d\r\n" -> uuid(3)))
+    val bytes =
+      framed(CsvFraming, Seq("a,b" -> uuid(1), "\"x,y\",\"say \"\"hi\"\"\nthere\"" -> uuid(2), "c,d\r\n" -> uuid(3)))
     assert(new String(bytes, UTF_8).startsWith(s"${uuid(1)},a,b\n${uuid(2)},"))
-    val withBlank = bytes ++ "\r\n\n".getBytes(UTF_8) ++ framed(CsvFraming, Seq("e,f" -> uuid(4))) ++ "\n".getBytes(UTF_8)
+    val withBlank = bytes ++ "\r\n\n".getBytes(UTF_8) ++ framed(CsvFraming, Seq("e,f" -> uuid(4))) ++
+      "\n".getBytes(UTF_8)
     val msgs = read(CsvFraming, withBlank).map(_.toOption.get)
     assert(msgs.map(_.message.uuid) == Seq(uuid(1), uuid(2), uuid(3), uuid(4)))
     assert(CsvFraming.fields(msgs(1).message.bytes) == Right(IndexedSeq(uuid(2).toString, "x,y", "say \"hi\"\nthere")))
@@ -133,7 +143,7 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     assert(msgs.map(_.message.uuid) == Seq(uuid(9), uuid(10, Flags.AckTxn)))
     assert(msgs.head.message.bytes.take(payload.length).sameElements(payload))
     assert(intercept[MessageFormatException](Fixed.frame(payload, uuid(1), new ByteArrayOutputStream())).getMessage
-      .contains("wire type 0"))
+        .contains("wire type 0"))
     val noUuid = new ByteArrayOutputStream()
     noUuid.write(FixedFraming.MagicWord); noUuid.write(Array[Byte](2, 0, 0, 0)); noUuid.write(Array[Byte](0x10, 0x01))
     assert(read(Fixed, noUuid.toByteArray :+ '\n'.toByte).map(_.toOption.get.clock) == Seq(0L))
@@ -148,7 +158,8 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     val out = read(Fixed, input)
     assert(out.collect { case Right(e) => e.begin } == Seq(100L, 100L + g.length + 7))
     val bad = out.collect { case Left(m) => m }
-    assert(bad.map(_.reason.takeWhile(_ != ':')) == Seq("desynchronized", "uuid field 1 has 2 bytes, expected 16", "truncated message"))
+    assert(bad.map(_.reason.takeWhile(_ != ':')) == Seq("desynchronized", "uuid field 1 has 2 bytes, expected 16",
+      "truncated message"))
     assert(bad.head.begin == 100 + g.length && bad.head.end == 100 + g.length + 7)
   }
 
@@ -161,27 +172,33 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       val whole = read(framing, bytes).map(_.map(e => (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq)))
       assert(whole.size == 20 && whole.forall(_.isRight), s"$framing: $whole")
       forAll(Gen.choose(1, 64)) { chunk =>
-        assert(read(framing, bytes, chunk).map(_.map(e => (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq))) == whole)
+        assert(read(framing, bytes, chunk).map(_.map(e => (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq))) ==
+          whole)
       }
     }
   }
 
   test("round trips: any payload framed with any UUID reads back with that UUID and its content") {
-    val texts = Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf(',', '"', '\n', ' ', '\\', '/', 'é', '\u0001'))).map(_.mkString)
-    val uuids = for (p <- Gen.choose(0L, 0xffffffffffffL); c <- Gen.choose(1L, 1L << 58); f <- Gen.oneOf(0, 1, 2)) yield Uuid.build(ProducerId(p), c, f)
+    val texts =
+      Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf(',', '"', '\n', ' ', '\\', '/', 'é', '\u0001'))).map(_.mkString)
+    val uuids = for (p <- Gen.choose(0L, 0xffffffffffffL); c <- Gen.choose(1L, 1L << 58); f <- Gen.oneOf(0, 1, 2))
+      yield Uuid.build(ProducerId(p), c, f)
     def jsonString(s: String) = JsonPointerScanner.quote(s)
     forAll(Gen.listOfN(3, texts), uuids) { (values, u) =>
-      val doc = values.zipWithIndex.map { case (v, i) => s"${jsonString(s"k$i")}:${jsonString(v)}" }.mkString("{", ",", "}")
+      val doc =
+        values.zipWithIndex.map { case (v, i) => s"${jsonString(s"k$i")}:${jsonString(v)}" }.mkString("{", ",", "}")
       val json = read(Json, framed(Json, Seq(doc -> u))).map(_.toOption.get)
       assert(json.map(_.message.uuid) == Seq(u))
       values.foreach(v => assert(text(json.head).contains(jsonString(v))))
 
-      val record = values.map(v => if (v.exists(",\"\n".contains(_)) || v.isEmpty) "\"" + v.replace("\"", "\"\"") + "\"" else v).mkString(",")
+      val record = values.map(v =>
+        if (v.exists(",\"\n".contains(_)) || v.isEmpty) "\"" + v.replace("\"", "\"\"") + "\"" else v).mkString(",")
       val csv = read(CsvFraming, framed(CsvFraming, Seq(record -> u))).map(_.toOption.get)
       assert(csv.map(_.message.uuid) == Seq(u))
       assert(CsvFraming.fields(csv.head.message.bytes) == Right(u.toString +: values.toIndexedSeq))
 
-      val proto = values.map(_.getBytes(UTF_8)).foldLeft(Array.emptyByteArray)((acc, v) => acc ++ Array[Byte](0x12, v.length.toByte) ++ v)
+      val proto = values.map(_.getBytes(UTF_8)).foldLeft(Array.emptyByteArray)((acc, v) =>
+        acc ++ Array[Byte](0x12, v.length.toByte) ++ v)
       whenever(values.forall(_.getBytes(UTF_8).length < 128)) {
         val out = new ByteArrayOutputStream()
         Fixed.frame(proto, u, out)
@@ -207,7 +224,8 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       def payload(p: String) = if (framing == Json) s"""{"$p":1}""" else if (framing == Fixed) s"\u0012\u0001$p" else p
       val whole = framed(framing, Seq("a" -> uuid(1), "b" -> uuid(2)).map { case (p, u) => payload(p) -> u })
       for (cut <- 1 until whole.length) {
-        val it = new MessageIterator("j", framing, Iterator(JournalBytes(0, ByteBuffer.wrap(whole.take(cut)))), holdTail = true)
+        val it = new MessageIterator(
+          "j", framing, Iterator(JournalBytes(0, ByteBuffer.wrap(whole.take(cut)))), holdTail = true)
         val out = it.toList
         assert(out.forall(_.isRight), s"$framing cut at $cut: $out")
         assert(out.map(_.toOption.get.end).lastOption.getOrElse(0L) + (if (it.holdsPartial) 1 else 0) <= cut)
@@ -222,16 +240,24 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       override def contentType: String = inner.contentType
       override private[message] def newUnpacker(): Unpacker = new Unpacker {
         private val u = inner.newUnpacker()
-        override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = { scanned += until - from; u.unpack(b, from, until, atEnd) }
+        override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
+          scanned += until - from; u.unpack(b, from, until, atEnd)
+        }
       }
-      override def frame(payload: Array[Byte], uuid: java.util.UUID, out: ByteArrayOutputStream): Unit = inner.frame(payload, uuid, out)
-      override def frameAck(uuid: java.util.UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit = inner.frameAck(uuid, like, out)
+      override def frame(payload: Array[Byte], uuid: java.util.UUID, out: ByteArrayOutputStream): Unit =
+        inner.frame(payload, uuid, out)
+      override def frameAck(uuid: java.util.UUID, like: Array[Byte], out: ByteArrayOutputStream): Unit =
+        inner.frameAck(uuid, like, out)
     }
     val open = ("\"" + "x" * (4 << 20)).getBytes(UTF_8) // an unterminated quoted CSV field, 4 MiB long
-    for ((framing, bytes) <- Seq(new Counting(CsvFraming) -> open, new Counting(Json) -> ("{\"a\":\"" + "y" * (4 << 20) + "\"}\n").getBytes(UTF_8))) {
-      val chunks = bytes.grouped(16 << 10).zipWithIndex.map { case (c, i) => JournalBytes(i.toLong * (16 << 10), ByteBuffer.wrap(c)) }
+    for ((framing, bytes) <- Seq(new Counting(CsvFraming) -> open,
+        new Counting(Json) -> ("{\"a\":\"" + "y" * (4 << 20) + "\"}\n").getBytes(UTF_8))) {
+      val chunks = bytes.grouped(16 << 10).zipWithIndex.map { case (c, i) =>
+        JournalBytes(i.toLong * (16 << 10), ByteBuffer.wrap(c))
+      }
       new MessageIterator("j", framing, chunks, holdTail = true).toList
-      assert(framing.scanned < 4L * bytes.length, s"${framing.contentType}: ${framing.scanned} bytes scanned for ${bytes.length}")
+      assert(framing.scanned < 4L * bytes.length,
+        s"${framing.contentType}: ${framing.scanned} bytes scanned for ${bytes.length}")
     }
   }
 
@@ -241,10 +267,14 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     val bytes = open ++ good
     val chunks = bytes.grouped(512).zipWithIndex.map { case (c, i) => JournalBytes(i * 512L, ByteBuffer.wrap(c)) }
     val out = new MessageIterator("j", CsvFraming, chunks, holdTail = true, maxMessageBytes = 1024).toList
-    assert(out.head.left.toOption.exists(m => m.begin == 0 && m.reason.contains("no message ends within 1024 bytes")), out.head)
-    assert(out.collect { case Right(e) => (e.begin, e.end) } ==
-      Seq((open.length.toLong, open.length + good.length / 2L), (open.length + good.length / 2L, bytes.length.toLong)),
-      out.map(_.fold(m => s"${m.begin}-${m.end} ${m.reason.take(80)}", e => s"${e.begin}-${e.end}")))
+    assert(out.head.left.toOption.exists(m => m.begin == 0 && m.reason.contains("no message ends within 1024 bytes")),
+      out.head)
+    assert(
+      out.collect { case Right(e) => (e.begin, e.end) } ==
+        Seq(
+          (open.length.toLong, open.length + good.length / 2L), (open.length + good.length / 2L, bytes.length.toLong)),
+      out.map(_.fold(m => s"${m.begin}-${m.end} ${m.reason.take(80)}", e => s"${e.begin}-${e.end}"))
+    )
   }
 
   test("unknown content types are refused with the value named") {
@@ -258,14 +288,17 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
   private def records(text: String, chunkSizes: Seq[Int], maxBytes: Int): Seq[(Long, Long, Boolean)] = {
     val bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8)
     val bounds = chunkSizes.scanLeft(0)(_ + _).filter(_ < bytes.length) :+ bytes.length
-    val chunks = bounds.zip(bounds.drop(1)).map { case (a, b) => JournalBytes(a, java.nio.ByteBuffer.wrap(bytes, a, b - a).slice()) }
-    new MessageIterator("j", new JsonFraming("/_meta/uuid"), chunks.iterator, holdTail = true, maxMessageBytes = maxBytes)
+    val chunks = bounds.zip(bounds.drop(1)).map { case (a, b) =>
+      JournalBytes(a, java.nio.ByteBuffer.wrap(bytes, a, b - a).slice())
+    }
+    new MessageIterator(
+      "j", new JsonFraming("/_meta/uuid"), chunks.iterator, holdTail = true, maxMessageBytes = maxBytes)
       .map { case Left(m) => (m.begin, m.end, false); case Right(e) => (e.begin, e.end, true) }.toSeq
   }
 
   test("ndjson: after a line longer than the limit is cut, every later newline still ends a record") {
     val long = "{\"p\":\"" + "x" * 53 + "\"}\n" // 62 bytes
-    val a = "{\"p\":\"" + "a" * 12 + "\"}\n"     // 21 bytes
+    val a = "{\"p\":\"" + "a" * 12 + "\"}\n" // 21 bytes
     assert(records(long + a + a, Seq(40, 1000), 40).filter(_._3).map(_._1) == Seq(62L, 83L))
     assert(records(long + a + a + a, Seq.fill(20)(10), 40).filter(_._3).map(_._1) == Seq(62L, 83L, 104L))
     // A cut line at the end of what was read never yields a record past it.

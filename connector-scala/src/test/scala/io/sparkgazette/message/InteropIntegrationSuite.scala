@@ -17,8 +17,8 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
 
   private def short(contentType: String) = contentType match {
     case Framing.JsonLines => "ndjson"
-    case Framing.Csv       => "csv"
-    case _                 => "fixed"
+    case Framing.Csv => "csv"
+    case _ => "fixed"
   }
 
   private def create(names: Seq[(String, String)]): Unit =
@@ -32,23 +32,26 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
   /** Our read of `journal`: framings, MessageIterator and Sequencer, with a small ring so that
     * long transactions are committed by replaying from the broker.
     */
-  private def ours(journal: String, contentType: String, committed: Boolean = true, ring: Int = 16): Seq[JudgeRecord] = {
+  private def ours(journal: String, contentType: String, committed: Boolean = true, ring: Int = 16)
+      : Seq[JudgeRecord] = {
     val framing = Framing.forContentType(contentType).toOption.get
     val all = messages(journal, framing, 0, 0)
     val read =
-      if (committed) new ReadCommitted(all, new Sequencer[RawMessage](ringSize = ring), (j, b, e) => messages(j, framing, b, e), OnMalformed.Fail)
+      if (committed) new ReadCommitted(
+        all, new Sequencer[RawMessage](ringSize = ring), (j, b, e) => messages(j, framing, b, e), OnMalformed.Fail)
       else ReadUncommitted(all, OnMalformed.Fail)
     read.map { e =>
       val uuid = if (e.message.uuid == Uuid.Zero) "" else e.message.uuid.toString
-      JudgeRecord(journal, e.begin, e.end, uuid, if (e.clock == 0) 0 else e.flags, payload(contentType, e.message.bytes))
+      JudgeRecord(
+        journal, e.begin, e.end, uuid, if (e.clock == 0) 0 else e.flags, payload(contentType, e.message.bytes))
     }.toList
   }
 
   // The judge's rendering of a payload: the JSON line, the CSV fields after the UUID, or hex.
   private def payload(contentType: String, b: Array[Byte]): String = contentType match {
     case Framing.JsonLines => new String(b, UTF_8)
-    case Framing.Csv       => CsvFraming.fields(b).toOption.get.drop(1).mkString(",")
-    case _                 => b.map(x => f"${x & 0xff}%02x").mkString
+    case Framing.Csv => CsvFraming.fields(b).toOption.get.drop(1).mkString(",")
+    case _ => b.map(x => f"${x & 0xff}%02x").mkString
   }
 
   private def assertSame(journal: String, contentType: String, committed: Boolean = true): Int = {
@@ -65,7 +68,8 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
 
   test("every named scenario, in every framing, reads as Gazette's ReadCommittedIter reads it") {
     val scenarios = Judge.scenarios
-    assert(scenarios.toSet == Set("committed", "uncommitted-acks", "rollback", "duplicates", "many-producers", "long-txn", "mixed"))
+    assert(scenarios.toSet == Set("committed", "uncommitted-acks", "rollback", "duplicates", "many-producers",
+      "long-txn", "mixed"))
     val journals = for (s <- scenarios; ct <- Framings) yield (s"interop/scenario/$s-${short(ct)}", ct)
     create(journals)
     for ((journal, ct) <- journals) {
@@ -93,8 +97,8 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
       val framing = Framing.forContentType(ct).toOption.get
       def payloadOf(i: Int): Array[Byte] = ct match {
         case Framing.JsonLines => s"""{"i":$i}""".getBytes(UTF_8)
-        case Framing.Csv       => s"$i,row".getBytes(UTF_8)
-        case _                 => Array[Byte](0x10, i.toByte) // field 2 varint
+        case Framing.Csv => s"$i,row".getBytes(UTF_8)
+        case _ => Array[Byte](0x10, i.toByte) // field 2 varint
       }
       val p = new Publisher()
       val expected = scala.collection.mutable.ArrayBuffer[Int]()
@@ -117,11 +121,12 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
       flush()
 
       val go = Judge.read(cluster.broker, journal)
-      val seen = go.map(r => ct match {
-        case Framing.JsonLines => """"i":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toInt
-        case Framing.Csv       => r.payload.takeWhile(_ != ',').toInt
-        case _                 => Integer.parseInt(r.payload.substring(2, 4), 16)
-      })
+      val seen = go.map(r =>
+        ct match {
+          case Framing.JsonLines => """"i":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toInt
+          case Framing.Csv => r.payload.takeWhile(_ != ',').toInt
+          case _ => Integer.parseInt(r.payload.substring(2, 4), 16)
+        })
       assert(seen == expected, s"$journal as read by Gazette")
       assert(go.forall(r => Uuid.producer(Uuid.parse(r.uuid).get) == p.producer))
       assert(ours(journal, ct) == go)
@@ -130,7 +135,8 @@ class InteropIntegrationSuite extends AnyFunSuite with ClusterSuite {
 
   test("modulo and rendezvous pick the journal Gazette picks, for 10,000 keys and several journal lists") {
     val rnd = new scala.util.Random(7)
-    val keys = (0 until 10000).map(i => if (i % 2 == 0) s"user-$i" else rnd.alphanumeric.take(1 + rnd.nextInt(30)).mkString)
+    val keys = (0 until 10000).map(i =>
+      if (i % 2 == 0) s"user-$i" else rnd.alphanumeric.take(1 + rnd.nextInt(30)).mkString)
     for (n <- Seq(1, 2, 3, 7, 16)) {
       val journals = (0 until n).map(i => f"topic/part-$i%03d")
       val go = Judge.map(journals, keys)

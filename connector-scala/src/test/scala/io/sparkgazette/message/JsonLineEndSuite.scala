@@ -16,9 +16,40 @@ class JsonLineEndSuite extends AnyFunSuite {
     if (i < until && JsonSyntax.check(b, from, i).isEmpty) i else -1
   }
 
-  private val tokens = Seq("{", "}", "[", "]", ":", ",", " ", "\t", "\r", "\n", "\"a\"", "\"\\n\"", "\"é\"", "\"\\u00e9\"",
-    "\"\\u12\"", "\"\\q\"", "\"open", "\"\n\"", "\"\u0001\"", "1", "-0.5e3", "01", "-", "1.", "true", "tru", "null",
-    "false", "x", "\"k\":", "\"k\":1", "{\"k\":[1,2]}")
+  private val tokens = Seq(
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "\"a\"",
+    "\"\\n\"",
+    "\"é\"",
+    "\"\\u00e9\"",
+    "\"\\u12\"",
+    "\"\\q\"",
+    "\"open",
+    "\"\n\"",
+    "\"\u0001\"",
+    "1",
+    "-0.5e3",
+    "01",
+    "-",
+    "1.",
+    "true",
+    "tru",
+    "null",
+    "false",
+    "x",
+    "\"k\":",
+    "\"k\":1",
+    "{\"k\":[1,2]}"
+  )
 
   private def value(rnd: Random, depth: Int): String = rnd.nextInt(if (depth > 3) 4 else 6) match {
     case 0 => "\"" + Seq("", "a b", "é", "\\\"", "\\\\", "\\u00e9", "\\n", "x" * rnd.nextInt(40))(rnd.nextInt(8)) + "\""
@@ -26,7 +57,8 @@ class JsonLineEndSuite extends AnyFunSuite {
     case 2 => Seq("true", "false", "null")(rnd.nextInt(3))
     case 3 => "\"" + "y" * rnd.nextInt(200) + "\""
     case 4 => (0 until rnd.nextInt(4)).map(_ => ws(rnd) + value(rnd, depth + 1) + ws(rnd)).mkString("[", ",", "]")
-    case _ => (0 until rnd.nextInt(4)).map(k => ws(rnd) + s"\"k$k\"" + ws(rnd) + ":" + value(rnd, depth + 1)).mkString("{", ",", "}")
+    case _ => (0 until rnd.nextInt(4)).map(k => ws(rnd) + s"\"k$k\"" + ws(rnd) + ":" + value(rnd, depth + 1)).mkString(
+        "{", ",", "}")
   }
 
   // Whitespace, sometimes with a line break inside it (which ends an ndjson line).

@@ -48,7 +48,8 @@ class JsonPointerScannerSuite extends AnyFunSuite {
       "/_meta/uuid" -> """{"_meta":{}}""",
       "/_meta/uuid" -> """{"_meta":{"uuid":"open""",
       "/list/1" -> """{"list":["a","b"]}""",
-      "" -> "\"whole\"")
+      "" -> "\"whole\""
+    )
     for ((pointer, doc) <- cases) {
       val bytes = ("xx" + doc + "yy").getBytes(UTF_8)
       val scanner = new JsonPointerScanner(pointer)

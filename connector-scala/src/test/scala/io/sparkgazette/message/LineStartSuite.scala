@@ -23,7 +23,9 @@ class LineStartSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
   }
 
   private def rest(ls: LineStart): String =
-    ls.map { c => val b = new Array[Byte](c.data.remaining()); c.data.duplicate().get(b); new String(b, UTF_8) }.mkString
+    ls.map { c =>
+      val b = new Array[Byte](c.data.remaining()); c.data.duplicate().get(b); new String(b, UTF_8)
+    }.mkString
 
   test("a line begins at `from` when the byte before it is a newline") {
     val text = "ab\ncd\nef"
@@ -61,7 +63,8 @@ class LineStartSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
-  test("after an offset jump (bytes removed by retention) a message begins at the first byte, as MessageIterator reads it") {
+  test(
+    "after an offset jump (bytes removed by retention) a message begins at the first byte, as MessageIterator reads it") {
     val ls = new LineStart(80, chunks("{\"a\":1}\n{\"b\":2}\n", 100, Seq(4)))
     assert(ls.hasNext && ls.start == 100)
     assert(rest(ls) == "{\"a\":1}\n{\"b\":2}\n")

@@ -30,6 +30,7 @@ class MappingSuite extends AnyFunSuite {
 
   test("mappings are named as the options name them") {
     assert(Mapping.named("rendezvous", IndexedSeq("x")).map(_.journalFor(b("k"))) == Right("x"))
-    assert(Mapping.named("hash", IndexedSeq("x")) == Left("unknown mapping 'hash'; expected modulo, rendezvous or random"))
+    assert(Mapping.named("hash", IndexedSeq("x")) ==
+      Left("unknown mapping 'hash'; expected modulo, rendezvous or random"))
   }
 }

@@ -25,13 +25,15 @@ class PublisherSuite extends AnyFunSuite {
       val all = bytes(journal)
       def from(begin: Long, end: Long) = new MessageIterator(journal, framing,
         Iterator(JournalBytes(begin, ByteBuffer.wrap(all, begin.toInt, (end - begin).toInt))))
-      new ReadCommitted(from(0, all.length), new Sequencer[RawMessage](ringSize = ring), (_, b, e) => from(b, e), OnMalformed.Fail)
+      new ReadCommitted(
+        from(0, all.length), new Sequencer[RawMessage](ringSize = ring), (_, b, e) => from(b, e), OnMalformed.Fail)
         .map(e => new String(e.message.bytes, UTF_8)).toList
     }
   }
 
   // A frozen wall clock: ticks alone must keep UUIDs ordered.
-  private def publisher() = new Publisher(clock = new MonotonicClock(), now = () => Instant.parse("2026-01-01T00:00:00Z"))
+  private def publisher() =
+    new Publisher(clock = new MonotonicClock(), now = () => Instant.parse("2026-01-01T00:00:00Z"))
   private def doc(i: Int) = s"""{"i":$i}""".getBytes(UTF_8)
   private def field(s: String) = """"i":(\d+)""".r.findFirstMatchIn(s).map(_.group(1).toInt).get
 
@@ -59,7 +61,8 @@ class PublisherSuite extends AnyFunSuite {
     val p = publisher()
     Seq("a", "b", "c").foreach(j => p.publishUncommitted(j, Json, doc(0)))
     val clocks = p.buildAckIntents().map { i =>
-      new MessageIterator(i.journal, Json, Iterator(JournalBytes(0, ByteBuffer.wrap(i.intent)))).next().toOption.get.clock
+      new MessageIterator(
+        i.journal, Json, Iterator(JournalBytes(0, ByteBuffer.wrap(i.intent)))).next().toOption.get.clock
     }
     assert(clocks == clocks.sorted && clocks.distinct.size == 3)
   }
@@ -103,9 +106,11 @@ class PublisherSuite extends AnyFunSuite {
       val doc = s"""{"i":$i,"pad":"${"x" * rnd.nextInt(3000)}"}"""
       p.publishCommitted(j, Json, doc.getBytes(UTF_8))
       expected(j) :+= doc
-      if (p.buffered(j) > (16 << 10)) p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len)))
+      if (p.buffered(j) > (16 << 10))
+        p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len)))
     }
-    names.foreach(j => p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len))))
+    names.foreach(j =>
+      p.drainTo(j)((b, off, len) => journals.append(j, java.util.Arrays.copyOfRange(b, off, off + len))))
     names.foreach { j =>
       assert(p.buffered(j) == 0)
       assert(journals.committed(j).map(_.replaceFirst("""^\{"_meta":\{"uuid":"[^"]+"\},""", "{")) == expected(j), j)

@@ -21,7 +21,8 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
       val begin = all.lastOption.map(_.end).getOrElse(0L)
       all += Envelope(J, begin, begin + 10 + name.length, ProducerId(p), clock, flags, name)
     }
-    def range(begin: Long, end: Long): Iterator[Envelope[String]] = all.iterator.filter(e => e.begin >= begin && e.end <= end)
+    def range(begin: Long, end: Long): Iterator[Envelope[String]] =
+      all.iterator.filter(e => e.begin >= begin && e.end <= end)
   }
 
   /** Gazette's message/sequencer.go with a ring that never evicts. Returns the committed messages, ACKs included. */
@@ -62,13 +63,21 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
     val intents = Array.fill(producers)(mutable.ArrayBuffer[Long]())
     for (i <- 0 until ops) {
       val p = rnd.nextInt(producers)
-      def publish(flags: Int, name: String): Unit = { clock += 1; log.write(p + 1, clock, flags, name); sent(p) += ((clock, flags, name)) }
+      def publish(flags: Int, name: String): Unit = {
+        clock += 1; log.write(p + 1, clock, flags, name); sent(p) += ((clock, flags, name))
+      }
       rnd.nextInt(100) match {
         case r if r < 15 => publish(Flags.OutsideTxn, s"p$p-out$i")
         case r if r < 60 => publish(Flags.ContinueTxn, s"p$p-c$i")
         case r if r < 75 => clock += 1; intents(p) += clock; log.write(p + 1, clock, Flags.AckTxn, s"p$p-ack$i")
-        case r if r < 80 => if (intents(p).nonEmpty) { val c = intents(p)(rnd.nextInt(intents(p).size)); log.write(p + 1, c, Flags.AckTxn, s"p$p-reack$c-$i") }
-        case r if r < 92 => if (sent(p).nonEmpty) { val (c, f, n) = sent(p)(rnd.nextInt(sent(p).size)); log.write(p + 1, c, f, s"$n-dup$i") }
+        case r if r < 80 =>
+          if (intents(p).nonEmpty) {
+            val c = intents(p)(rnd.nextInt(intents(p).size)); log.write(p + 1, c, Flags.AckTxn, s"p$p-reack$c-$i")
+          }
+        case r if r < 92 =>
+          if (sent(p).nonEmpty) {
+            val (c, f, n) = sent(p)(rnd.nextInt(sent(p).size)); log.write(p + 1, c, f, s"$n-dup$i")
+          }
         case _ => log.write(0, 0, Flags.OutsideTxn, s"none$i")
       }
     }
@@ -117,7 +126,8 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
     (out.toSeq, full.toSeq)
   }
 
-  test("restored at every batch, with small rings and rebuilt states, the Sequencer emits what Gazette's uninterrupted reader does") {
+  test(
+    "restored at every batch, with small rings and rebuilt states, the Sequencer emits what Gazette's uninterrupted reader does") {
     val seed = sys.env.get("SPARKGAZETTE_SEED").map(_.toLong).getOrElse(20261123L)
     val rnd = new Random(seed)
     for (round <- 0 until sys.env.get("SPARKGAZETTE_ROUNDS").map(_.toInt).getOrElse(3000)) {
@@ -130,9 +140,11 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
       val got = ours.filterNot(isAck).map(e => (e.begin, e.message))
       val want = expected.filter { case (e, at) => !isAck(e) && full.exists { case (s, t) => at > s && at <= t } }
         .map { case (e, _) => (e.begin, e.message) }
-      assert(got.diff(want).isEmpty && want.diff(got).isEmpty,
+      assert(
+        got.diff(want).isEmpty && want.diff(got).isEmpty,
         s"seed $seed round $round: not expected (or repeated) ${got.diff(want)}, missing ${want.diff(got)}; batches read in full $full\n" +
-          s"log: ${log.all.map(e => s"${e.message}@${e.begin}:${e.clock}/${e.flags}").mkString(" ")}")
+          s"log: ${log.all.map(e => s"${e.message}@${e.begin}:${e.clock}/${e.flags}").mkString(" ")}"
+      )
     }
   }
 }

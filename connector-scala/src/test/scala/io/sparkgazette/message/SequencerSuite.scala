@@ -72,7 +72,8 @@ class SequencerSuite extends AnyFunSuite {
     assert(feed(seq, log, log.write(A, 3, ack, "a3ACK"))._2 == Seq("a3ACK"))
   }
 
-  test("ring add and evict: evicting a producer's first entries moves its replay range; offsets follow every CONTINUE") {
+  test(
+    "ring add and evict: evicting a producer's first entries moves its replay range; offsets follow every CONTINUE") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 5)
     Seq(log.write(A, 1, cont, "a1"), log.write(B, 1, cont, "b1"), log.write(A, 2, cont, "a2"),
       log.write(B, 2, cont, "b2"), log.write(A, 3, cont, "a3")).foreach { e =>
@@ -85,7 +86,8 @@ class SequencerSuite extends AnyFunSuite {
     assert(seq.queue(log.write(A, 4, ack, "a4ACK")) == AckCommitReplay)
     assert(seq.replayRange == ((J, log.all(0).begin, log.all(4).begin)))
     seq.startReplay(log.range(log.all(0).begin, log.all(4).begin))
-    assert(Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a1", "a2", "a3", "a4ACK"))
+    assert(Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a1", "a2", "a3",
+      "a4ACK"))
     // Once all of a producer's entries are evicted, its range ends at the ACK, the ring's only entry.
     Seq("c1", "c2", "c3", "c4", "c5").zipWithIndex.foreach { case (n, i) => seq.queue(log.write(C, i + 1L, cont, n)) }
     assert(seq.queue(log.write(B, 5, ack, "b5ACK")) == AckCommitReplay)
@@ -192,7 +194,8 @@ class SequencerSuite extends AnyFunSuite {
     assert(again.map(_._2) == Seq(Nil, Seq("a1", "a2", "a3ACK"), Seq("b1", "b2ACK")))
   }
 
-  test("an old message re-sent into an open sequence after a restore is a duplicate, as in the uninterrupted sequencer") {
+  test(
+    "an old message re-sent into an open sequence after a restore is a duplicate, as in the uninterrupted sequencer") {
     // A re-sent message whose clock lies between the last ACK and the open sequence's newest clock,
     // then an ACK between the two: Gazette's sequencer drops the re-send (ContinueTxnClockLarger)
     // and the ACK rolls the sequence back. A restored sequencer must know the sequence's newest
@@ -210,8 +213,11 @@ class SequencerSuite extends AnyFunSuite {
 
   test("a checkpoint taken mid-dequeue excludes the ACK and is tightened to the messages consumed") {
     val log = new Log; val seq = new Sequencer[String](ringSize = 12)
-    Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK")).foreach(feed(seq, log, _))
-    val a4 = log.write(A, 4, cont, "a4"); val a5 = log.write(A, 5, cont, "a5"); val a6ACK = log.write(A, 6, ack, "a6ACK")
+    Seq(
+      log.write(
+        A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK")).foreach(feed(seq, log, _))
+    val a4 = log.write(A, 4, cont, "a4"); val a5 = log.write(A, 5, cont, "a5");
+    val a6ACK = log.write(A, 6, ack, "a6ACK")
     seq.queue(a4); seq.queue(a5)
     assert(seq.queue(a6ACK) == AckCommitRing)
     assert(seq.step().map(_.message) == Some("a4"))
@@ -225,18 +231,22 @@ class SequencerSuite extends AnyFunSuite {
     assert(restored.queue(a6ACK) == AckCommitReplay)
     assert(restored.replayRange == ((J, a5.begin, a6ACK.begin)))
     restored.startReplay(log.range(a5.begin, a6ACK.begin))
-    assert(Iterator.continually(restored.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a5", "a6ACK"))
+    assert(Iterator.continually(restored.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq == Seq("a5",
+      "a6ACK"))
   }
 
   test("duplicates straddling a checkpoint extend the restored span, yet each message is emitted once") {
     val log = new Log; val seq1 = new Sequencer[String](ringSize = 12)
-    Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, cont, "a3")).foreach(feed(seq1, log, _))
+    Seq(
+      log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, cont, "a3")).foreach(feed(seq1, log, _))
     val (offsets, states) = seq1.checkpoint(0)
     val seq2 = new Sequencer[String](offsets, states, 12)
-    val rest = Seq(log.write(A, 1, cont, "a1Dup"), log.write(A, 2, cont, "a2Dup"), log.write(A, 3, cont, "a3Dup"), log.write(A, 4, ack, "a4ACK"))
+    val rest = Seq(log.write(A, 1, cont, "a1Dup"), log.write(A, 2, cont, "a2Dup"), log.write(A, 3, cont, "a3Dup"),
+      log.write(A, 4, ack, "a4ACK"))
     val first = rest.map(feed(seq1, log, _))
     val second = rest.map(feed(seq2, log, _))
-    assert(first.map(_._1) == Seq(ContinueTxnClockLarger, ContinueTxnClockLarger, ContinueTxnClockLarger, AckCommitRing))
+    assert(
+      first.map(_._1) == Seq(ContinueTxnClockLarger, ContinueTxnClockLarger, ContinueTxnClockLarger, AckCommitRing))
     assert(second.map(_._1) == Seq(ContinueExtendSpan, ContinueExtendSpan, ContinueExtendSpan, AckCommitReplay))
     assert(first.last._2 == Seq("a1", "a2", "a3", "a4ACK"))
     assert(second.last._2 == Seq("a1", "a2", "a3", "a4ACK"))
@@ -290,7 +300,8 @@ class SequencerSuite extends AnyFunSuite {
         val before = run(first, log, log.all.take(cut).toSeq)
         val (offsets, states) = first.checkpoint(0)
         val resumeAt = offsets.getOrElse(J, 0L)
-        val after = run(new Sequencer[String](offsets, states, ringSize = 4), log, log.all.filter(_.begin >= resumeAt).toSeq)
+        val after =
+          run(new Sequencer[String](offsets, states, ringSize = 4), log, log.all.filter(_.begin >= resumeAt).toSeq)
         assert(before ++ after == whole, s"cut at $cut of ${log.all.map(_.message)}")
       }
     }

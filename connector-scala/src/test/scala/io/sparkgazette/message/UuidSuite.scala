@@ -35,12 +35,21 @@ class UuidSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
 
   test("parse reads Gazette's accepted forms, any case, and refuses near misses") {
     val u = UUID.fromString("89abcdef-4567-1123-9402-010203040506")
-    for (text <- Seq("89abcdef-4567-1123-9402-010203040506", "89ABCDEF-4567-1123-9402-010203040506",
-        "{89abcdef-4567-1123-9402-010203040506}", "urn:uuid:89abcdef-4567-1123-9402-010203040506",
-        "89abcdef456711239402010203040506"))
+    for (text <- Seq(
+        "89abcdef-4567-1123-9402-010203040506",
+        "89ABCDEF-4567-1123-9402-010203040506",
+        "{89abcdef-4567-1123-9402-010203040506}",
+        "urn:uuid:89abcdef-4567-1123-9402-010203040506",
+        "89abcdef456711239402010203040506"
+      ))
       assert(Uuid.parse(text) == Some(u), text)
-    for (text <- Seq("89abcdef-4567-1123-9402-01020304050g", "89abcdef-4567-1123-9402+010203040506",
-        "89abcdef04567-1123-9402-01020304050", "89abcdef-4567-1123-9402-0102030405060", ""))
+    for (text <- Seq(
+        "89abcdef-4567-1123-9402-01020304050g",
+        "89abcdef-4567-1123-9402+010203040506",
+        "89abcdef04567-1123-9402-01020304050",
+        "89abcdef-4567-1123-9402-0102030405060",
+        ""
+      ))
       assert(Uuid.parse(text) == None, text)
     val bytes = "x89ABCDEF-4567-1123-9402-010203040506x".getBytes("US-ASCII")
     assert(Uuid.canonical(bytes, 1, 37) == u)

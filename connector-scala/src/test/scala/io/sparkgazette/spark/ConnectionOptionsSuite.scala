@@ -11,8 +11,10 @@ import org.scalatest.funsuite.AnyFunSuite
 /** Options that say how clients reach the brokers, shared by source and sink. */
 class ConnectionOptionsSuite extends AnyFunSuite {
   private val source = Map("broker" -> "http://127.0.0.1:8080", "selector" -> "prefix=events/")
-  private val sink = Map("broker" -> "http://127.0.0.1:8080", "journal" -> "out", "deliveryGuarantee" -> "at-least-once")
-  private def read(kv: (String, String)*) = SourceOptions.parse(new CaseInsensitiveStringMap((source ++ kv).asJava), streaming = true)
+  private val sink =
+    Map("broker" -> "http://127.0.0.1:8080", "journal" -> "out", "deliveryGuarantee" -> "at-least-once")
+  private def read(kv: (String, String)*) =
+    SourceOptions.parse(new CaseInsensitiveStringMap((source ++ kv).asJava), streaming = true)
   private def write(kv: (String, String)*) = SinkOptions.parse(sink ++ kv, streaming = true)
 
   test("rpcTimeout and retryTimeout reach the client's config on both sides; unset, the client's defaults stay") {
@@ -39,17 +41,22 @@ class SecurityOptionsSuite extends AnyFunSuite {
     SourceOptions.parse(new CaseInsensitiveStringMap((tlsSource ++ kv).asJava), streaming = true)
 
   test("TLS files and the token reach the client's config; the token never prints") {
-    val c = read("trustedCaFile" -> "/ca.pem", "certFile" -> "/c.pem", "certKeyFile" -> "/k.pem", "authToken" -> "s3cr3t.jwt.sig").clientConfig
+    val c = read("trustedCaFile" -> "/ca.pem", "certFile" -> "/c.pem", "certKeyFile" -> "/k.pem",
+      "authToken" -> "s3cr3t.jwt.sig").clientConfig
     assert(c.tls == io.sparkgazette.client.Tls(Some("/ca.pem"), Some("/c.pem"), Some("/k.pem")))
     assert(c.authToken.map(_.value).contains("s3cr3t.jwt.sig"))
     assert(!c.toString.contains("s3cr3t") && !read("authToken" -> "s3cr3t.jwt.sig").toString.contains("s3cr3t"))
-    assert(GazetteErrors.describe(Map("AUTHTOKEN" -> "s3cr3t", "broker" -> "b")) == "AUTHTOKEN=*********(redacted), broker=b")
+    assert(GazetteErrors.describe(Map("AUTHTOKEN" -> "s3cr3t", "broker" -> "b")) ==
+      "AUTHTOKEN=*********(redacted), broker=b")
   }
 
-  test("a certificate without its key, TLS to an http endpoint and a bad token fail, naming the option and not the token") {
-    assert(intercept[IllegalArgumentException](read("certFile" -> "/c.pem")).getMessage contains "'certKeyFile' is required")
+  test(
+    "a certificate without its key, TLS to an http endpoint and a bad token fail, naming the option and not the token") {
+    assert(
+      intercept[IllegalArgumentException](read("certFile" -> "/c.pem")).getMessage contains "'certKeyFile' is required")
     val plain = intercept[IllegalArgumentException](SourceOptions.parse(new CaseInsensitiveStringMap(
-      Map("broker" -> "http://b:1", "journals" -> "j", "trustedCaFile" -> "/ca.pem").asJava), streaming = true)).getMessage
+          Map("broker" -> "http://b:1", "journals" -> "j", "trustedCaFile" -> "/ca.pem").asJava),
+        streaming = true)).getMessage
     assert(plain.contains("'broker'") && plain.contains("https://"))
     val bad = intercept[IllegalArgumentException](read("authToken" -> "s3cr3t with spaces")).getMessage
     assert(bad.contains("'authToken'") && !bad.contains("s3cr3t"))

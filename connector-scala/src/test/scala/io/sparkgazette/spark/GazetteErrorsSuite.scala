@@ -28,9 +28,11 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "rowJournalNotTargeted" -> (() => GazetteErrors.rowJournalNotTargeted("a/x", 3, 1, Seq("a/b", "a/c"))),
     "unsupportedFraming" -> (() => GazetteErrors.unsupportedFraming("a/b", "unrecognized content-type (x)")),
     "unwritableFraming" -> (() => GazetteErrors.unwritableFraming("a/b", "unrecognized content-type (x)")),
-    "unwritableJournals" -> (() => GazetteErrors.unwritableJournals(Seq(("a/b", 10L, "unrecognized content-type (x)")))),
+    "unwritableJournals" ->
+      (() => GazetteErrors.unwritableJournals(Seq(("a/b", 10L, "unrecognized content-type (x)")))),
     "dataLoss" -> (() => GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")),
-    "malformedMessage" -> (() => GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))),
+    "malformedMessage" ->
+      (() => GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))),
     "missingSequencerState" -> (() => GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")),
     "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99))),
     "offsetsNotAnObject" -> (() => GazetteErrors.offsetsNotAnObject("[1]")),
@@ -55,7 +57,8 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "csvWidth" -> (() => GazetteErrors.csvWidth("a/b", 3, 1, 3, 2)),
     "completeMode" -> (() => GazetteErrors.completeMode()),
     "continuousProcessing" -> (() => GazetteErrors.continuousProcessing()),
-    "invalidJournalSpec" -> (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),
+    "invalidJournalSpec" ->
+      (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),
     "internal" -> (() => GazetteErrors.internal("an invariant"))
   )
 
@@ -68,19 +71,21 @@ class GazetteErrorsSuite extends AnyFunSuite {
   )
 
   private def builders(o: AnyRef): Set[String] =
-    o.getClass.getDeclaredMethods.filter(m => Modifier.isPublic(m.getModifiers) && !m.getName.contains("$") &&
-      classOf[Throwable].isAssignableFrom(m.getReturnType)).map(_.getName).toSet
+    o.getClass.getDeclaredMethods.filter(m =>
+      Modifier.isPublic(m.getModifiers) && !m.getName.contains("$") &&
+        classOf[Throwable].isAssignableFrom(m.getReturnType)).map(_.getName).toSet
 
   // The name callers written before Spark 4.0 use.
   @nowarn("cat=deprecation") private def errorClass(t: SparkThrowable): String = t.getErrorClass
 
   private def throwable(e: Throwable): SparkThrowable = e match {
     case s: SparkThrowable => s
-    case other             => fail(s"${other.getClass.getName} is not a SparkThrowable: ${other.getMessage}")
+    case other => fail(s"${other.getClass.getName} is not a SparkThrowable: ${other.getMessage}")
   }
 
-  private def built: Seq[(String, Throwable)] = (gazette ++ protobuf.map { case (k, v) => s"protobuf.$k" -> v }).toSeq.sortBy(_._1)
-    .map { case (name, make) => name -> make() }
+  private def built: Seq[(String, Throwable)] =
+    (gazette ++ protobuf.map { case (k, v) => s"protobuf.$k" -> v }).toSeq.sortBy(_._1)
+      .map { case (name, make) => name -> make() }
 
   test("every builder is exercised here") {
     assert(builders(GazetteErrors) == gazette.keySet)
@@ -94,7 +99,8 @@ class GazetteErrorsSuite extends AnyFunSuite {
     GazetteErrors.conditions.foreach { case (n, meaning) =>
       assert(meaning.trim.nonEmpty && !meaning.contains('|') && !meaning.contains('\n'), n)
     }
-    assert(ProtobufErrors.conditions.forall(c => c._1.startsWith("GAZETTE_PROTOBUF_") && GazetteErrors.conditions.contains(c)))
+    assert(ProtobufErrors.conditions.forall(c =>
+        c._1.startsWith("GAZETTE_PROTOBUF_") && GazetteErrors.conditions.contains(c)))
   }
 
   test("every error carries a listed condition, its SQLSTATE and parameters, and says its condition first") {
@@ -128,31 +134,38 @@ class GazetteErrorsSuite extends AnyFunSuite {
 
   test("messages name the option, value, journal and offset, and parameters name them too") {
     val invalid = GazetteErrors.invalidOption("maxBytesPerTrigger", "-5", "a positive whole number")
-    assert(invalid.getMessage == "[GAZETTE_INVALID_OPTION] Gazette option 'maxBytesPerTrigger' has invalid value '-5': " +
-      "expected a positive whole number")
+    assert(
+      invalid.getMessage == "[GAZETTE_INVALID_OPTION] Gazette option 'maxBytesPerTrigger' has invalid value '-5': " +
+        "expected a positive whole number")
     assert(invalid.getMessageParameters.asScala == Map("option" -> "maxBytesPerTrigger", "value" -> "-5",
       "expected" -> "a positive whole number"))
     val unknown = GazetteErrors.unknownOption("typo", Seq("selector", "broker"))
-    assert(unknown.getMessage == "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'typo'. Known options: broker, selector")
+    assert(
+      unknown.getMessage == "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'typo'. Known options: broker, selector")
     assert(unknown.getCondition == "GAZETTE_UNKNOWN_OPTION" && unknown.getMessageParameters.get("option") == "typo")
     val loss = GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")
-    assert(loss.getCondition == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
+    assert(
+      loss.getCondition == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
     assert(loss.getMessage.contains("'failOnDataLoss'") && loss.getMessageParameters.get("journal") == "a/b")
     val head = GazetteErrors.startPastWriteHead("a/b", 500, 400)
     assert(head.getMessage.contains("'startingOffsets' starts journal a/b at offset 500, past its write head 400"))
     assert(head.getMessageParameters.asScala.toMap.view.filterKeys(Set("option", "journal", "offset")).toMap ==
       Map("option" -> "startingOffsets", "journal" -> "a/b", "offset" -> "500"))
     val state = GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")
-    assert(state.getMessage.contains("journal a/b at offset 4096") && state.getMessageParameters.get("offset") == "4096")
+    assert(
+      state.getMessage.contains("journal a/b at offset 4096") && state.getMessageParameters.get("offset") == "4096")
     val malformed = GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))
-    assert(malformed.getMessage.contains("journal a/b at offset 4096 (4 bytes): invalid JSON") && malformed.getCause != null)
+    assert(
+      malformed.getMessage.contains("journal a/b at offset 4096 (4 bytes): invalid JSON") && malformed.getCause != null)
     val missing = GazetteErrors.missingJournal("out/a", Some("journal"))
     assert(missing.getMessage == "[GAZETTE_UNKNOWN_JOURNAL] Journal 'out/a' (option 'journal') does not exist")
   }
 
   test("a secret's value is in no message and no parameter") {
-    for ((option, e) <- Seq("authToken" -> GazetteErrors.invalidSecret("authToken", "a JWT without spaces"),
-        "AuthToken" -> GazetteErrors.invalidOption("AuthToken", "s3cr3t with spaces", "a JWT without spaces"))) {
+    for ((option, e) <- Seq(
+        "authToken" -> GazetteErrors.invalidSecret("authToken", "a JWT without spaces"),
+        "AuthToken" -> GazetteErrors.invalidOption("AuthToken", "s3cr3t with spaces", "a JWT without spaces")
+      )) {
       assert(e.getCondition == "GAZETTE_INVALID_OPTION" && e.getMessage.contains(s"'$option'"), e.getMessage)
       assert(!e.getMessage.contains("s3cr3t") && !e.getMessageParameters.asScala.values.exists(_.contains("s3cr3t")))
       assert(e.getMessageParameters.get("value") == "*********(redacted)")

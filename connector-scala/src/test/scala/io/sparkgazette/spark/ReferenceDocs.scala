@@ -28,7 +28,7 @@ object ReferenceDocs {
     require(begin >= 0, s"docs/operations.md has no '$Begin' marker where the error conditions go")
     val end = page.indexOf(End, begin) match {
       case -1 => page.indexOf('\n', begin) match { case -1 => page.length; case nl => nl }
-      case e  => e + End.length
+      case e => e + End.length
     }
     page.substring(0, begin) + s"$Begin\n$conditions\n$End" + page.substring(end)
   }

@@ -5,8 +5,10 @@ import org.scalatest.funsuite.AnyFunSuite
 class ReferenceDocsSuite extends AnyFunSuite {
 
   test("docs/options.md is the page generated from the options' reference (make options-doc)") {
-    assert(ReferenceDocs.read(ReferenceDocs.optionsPage) == ReferenceDocs.options,
-      "docs/options.md differs from GazetteOptions.reference: run `make options-doc`")
+    assert(
+      ReferenceDocs.read(ReferenceDocs.optionsPage) == ReferenceDocs.options,
+      "docs/options.md differs from GazetteOptions.reference: run `make options-doc`"
+    )
   }
 
   test("docs/operations.md lists the error conditions GazetteErrors raises (make options-doc)") {

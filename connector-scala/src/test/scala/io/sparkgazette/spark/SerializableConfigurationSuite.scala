@@ -20,9 +20,12 @@ class SerializableConfigurationSuite extends AnyFunSuite {
   for ((name, serializer) <- Seq(
       "Java" -> (() => new JavaSerializer(new SparkConf())),
       "Kryo" -> (() => new KryoSerializer(new SparkConf())),
-      "Kryo with registration required" -> (() => new KryoSerializer(new SparkConf()
-        .set("spark.kryo.registrationRequired", "true")
-        .set("spark.kryo.classesToRegister", classOf[SerializableConfiguration].getName))))) {
+      "Kryo with registration required" ->
+        (() =>
+          new KryoSerializer(new SparkConf()
+              .set("spark.kryo.registrationRequired", "true")
+              .set("spark.kryo.classesToRegister", classOf[SerializableConfiguration].getName)))
+    )) {
     test(s"a configuration crosses $name serialization whole") {
       val conf = roundTrip(serializer())
       assert(conf != null)

@@ -27,6 +27,7 @@ trait ClusterSuite extends BeforeAndAfterAll { this: Suite =>
 
 /** A [[ClusterSuite]] with a local SparkSession, stopped before the cluster. */
 trait SparkClusterSuite extends ClusterSuite { this: Suite =>
+
   /** Spark's master; `local[2,2]` gives each task a second attempt. */
   protected def sparkMaster: String = "local[2]"
   protected var spark: SparkSession = _
@@ -38,5 +39,6 @@ trait SparkClusterSuite extends ClusterSuite { this: Suite =>
   }
 
   override def afterAll(): Unit =
-    try { if (spark != null) spark.stop() } finally super.afterAll()
+    try { if (spark != null) spark.stop() }
+    finally super.afterAll()
 }

@@ -3,7 +3,7 @@ package io.sparkgazette.testing
 import java.io.FileNotFoundException
 import java.net.URI
 
-import org.apache.hadoop.fs.{FileStatus, FSDataInputStream, Path, RawLocalFileSystem}
+import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, Path, RawLocalFileSystem}
 
 /** The local file system under scheme `gzdriver:`, as an executor on another host sees a
   * directory on the driver's own disk: Spark's task threads find nothing there.

@@ -38,7 +38,9 @@ final class OrphanedChannels private (logger: Logger) extends Handler {
 
   override def publish(r: LogRecord): Unit =
     if (r.getLevel.intValue() >= Level.SEVERE.intValue() && String.valueOf(r.getMessage).contains("garbage collected"))
-      seen.synchronized(seen += String.valueOf(r.getParameters match { case null => r.getMessage; case ps => ps.mkString(", ") }))
+      seen.synchronized(seen += String.valueOf(r.getParameters match {
+        case null => r.getMessage; case ps => ps.mkString(", ")
+      }))
 
   override def flush(): Unit = ()
   override def close(): Unit = logger.removeHandler(this)
@@ -48,7 +50,8 @@ final class OrphanedChannels private (logger: Logger) extends Handler {
     System.gc()
     System.runFinalization()
     val probe = GazetteClient(broker)
-    try probe.list("name=nothing/at/all") finally probe.close()
+    try probe.list("name=nothing/at/all")
+    finally probe.close()
     seen.synchronized(seen.toList)
   }
 }

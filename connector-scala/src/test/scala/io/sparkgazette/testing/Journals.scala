@@ -1,7 +1,7 @@
 package io.sparkgazette.testing
 
-import io.sparkgazette.client.{GazetteClient, JournalSpecs}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
+import io.sparkgazette.client.{GazetteClient, JournalSpecs}
 
 /** Journals as the suites make them ([[JournalSpecs]] with the suites' fragment settings: small
   * fragments in the brokers' file store, listed every second), and waiting until applied journals
@@ -18,7 +18,8 @@ object Journals {
       flags: Int = 0,
       store: String = "file:///"
   ): JournalSpec =
-    JournalSpecs(name, labels, replication, JournalSpecs.Fragment(fragmentLength, codec, Seq(store), refreshSeconds = 1), flags)
+    JournalSpecs(
+      name, labels, replication, JournalSpecs.Fragment(fragmentLength, codec, Seq(store), refreshSeconds = 1), flags)
 
   /** Applies `specs` and waits until each journal can be written. */
   def create(client: GazetteClient, specs: JournalSpec*): Unit = client.upsertAndAwait(specs)

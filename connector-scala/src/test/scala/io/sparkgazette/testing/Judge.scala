@@ -27,12 +27,20 @@ object Judge {
   /** What Gazette's ReadCommittedIter yields, ACKs left out unless `acks`, or with `committed` false
     * everything its ReadUncommittedIter yields, ACKs included.
     */
-  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false): Seq[JudgeRecord] =
+  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false)
+      : Seq[JudgeRecord] =
     run(Seq("read", "--broker", broker, "--journal", journal, "--ring", ring.toString) ++
-      (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil) else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
+      (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil)
+       else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
       val o = JsonParser.parseString(line).getAsJsonObject
-      JudgeRecord(o.get("journal").getAsString, o.get("begin").getAsLong, o.get("end").getAsLong,
-        o.get("uuid").getAsString, o.get("flags").getAsInt, o.get("payload").getAsString)
+      JudgeRecord(
+        o.get("journal").getAsString,
+        o.get("begin").getAsLong,
+        o.get("end").getAsLong,
+        o.get("uuid").getAsString,
+        o.get("flags").getAsInt,
+        o.get("payload").getAsString
+      )
     }.toSeq
 
   /** What reading `journal` costs Gazette's reader (default ring): the messages it yields, and
@@ -49,8 +57,11 @@ object Judge {
     */
   def script(broker: String, journal: String): JudgeScript = {
     if (!Files.isExecutable(binary)) throw new IllegalStateException(s"$binary is missing: run `make setup`")
-    new JudgeScript(new java.lang.ProcessBuilder(binary.toString, "script", "--broker", broker, "--journal", journal)
-      .redirectError(java.lang.ProcessBuilder.Redirect.INHERIT).start(), journal)
+    new JudgeScript(
+      new java.lang.ProcessBuilder(binary.toString, "script", "--broker", broker, "--journal", journal)
+        .redirectError(java.lang.ProcessBuilder.Redirect.INHERIT).start(),
+      journal
+    )
   }
 
   /** The journals Gazette's ModuloMapping and RendezvousMapping pick for each key. */
@@ -93,7 +104,8 @@ final class JudgeScript private[testing] (process: java.lang.Process, journal: S
   def sync(): Unit = {
     in.println("sync")
     val line = out.readLine()
-    if (line != "ok") throw new IllegalStateException(s"judge script of $journal: expected ok, got $line (exit ${exitCode})")
+    if (line != "ok")
+      throw new IllegalStateException(s"judge script of $journal: expected ok, got $line (exit ${exitCode})")
   }
 
   private def exitCode = if (process.isAlive()) "running" else process.exitValue().toString
@@ -101,6 +113,7 @@ final class JudgeScript private[testing] (process: java.lang.Process, journal: S
   override def close(): Unit = {
     in.close()
     if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly()
-    else if (process.exitValue() != 0) throw new IllegalStateException(s"judge script of $journal failed (${process.exitValue()})")
+    else if (process.exitValue() != 0)
+      throw new IllegalStateException(s"judge script of $journal failed (${process.exitValue()})")
   }
 }

@@ -35,7 +35,8 @@ object LocalCluster {
   def start(brokers: Int = 1, specs: Seq[String] = Nil): LocalCluster = {
     val dir = Files.createTempDirectory("gazette-cluster-state")
     val specArgs = specs.flatMap(s => Seq("--specs", root.resolve(s).toString))
-    harness(dir, Seq("up", "--brokers", brokers.toString, "--owner-pid", ProcessHandle.current().pid().toString) ++ specArgs: _*)
+    harness(dir,
+      Seq("up", "--brokers", brokers.toString, "--owner-pid", ProcessHandle.current().pid().toString) ++ specArgs: _*)
     val env = Files.readAllLines(dir.resolve("env")).asScala.collect {
       case line if line.contains('=') => line.takeWhile(_ != '=') -> line.dropWhile(_ != '=').drop(1)
     }.toMap

@@ -17,14 +17,17 @@ final class SyncRecordingFileSystem extends RawLocalFileSystem {
   override def create(f: Path, overwrite: Boolean, bufferSize: Int, replication: Short, blockSize: Long,
       progress: Progressable): FSDataOutputStream = {
     val out = super.create(f, overwrite, bufferSize, replication, blockSize, progress)
-    new FSDataOutputStream(new OutputStream with Syncable {
-      private var unsynced = 0L
-      override def write(b: Int): Unit = { out.write(b); unsynced += 1 }
-      override def write(b: Array[Byte], off: Int, len: Int): Unit = { out.write(b, off, len); unsynced += len }
-      override def hflush(): Unit = out.hflush()
-      override def hsync(): Unit = { out.hsync(); unsynced = 0 }
-      override def close(): Unit = { out.close(); if (unsynced > 0) SyncRecordingFileSystem.unsynced.add(f.toString) }
-    }, null)
+    new FSDataOutputStream(
+      new OutputStream with Syncable {
+        private var unsynced = 0L
+        override def write(b: Int): Unit = { out.write(b); unsynced += 1 }
+        override def write(b: Array[Byte], off: Int, len: Int): Unit = { out.write(b, off, len); unsynced += len }
+        override def hflush(): Unit = out.hflush()
+        override def hsync(): Unit = { out.hsync(); unsynced = 0 }
+        override def close(): Unit = { out.close(); if (unsynced > 0) SyncRecordingFileSystem.unsynced.add(f.toString) }
+      },
+      null
+    )
   }
 }
 

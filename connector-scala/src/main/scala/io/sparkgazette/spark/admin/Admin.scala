@@ -6,8 +6,8 @@ import java.util.Base64
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import io.sparkgazette.client.{ClientConfig, GazetteClient, JournalSpecs}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
+import io.sparkgazette.client.{ClientConfig, GazetteClient, JournalSpecs}
 import io.sparkgazette.message.{Framing, Publisher}
 
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
@@ -18,33 +18,37 @@ private[spark] object Admin {
 
   /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */
   private def withClient[T](broker: String, connectionJson: String)(f: GazetteClient => T): T = {
-    val connection = mapper.readTree(connectionJson).properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+    val connection =
+      mapper.readTree(connectionJson).properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
     val client = new GazetteClient(GazetteOptions.connectionConfig(connection + (GazetteOptions.Broker -> broker)))
-    try f(client) finally client.close()
+    try f(client)
+    finally client.close()
   }
 
   /** `[{"name", "labels": {name: [values]}, "writeHead"}]` of the journals `selector` matches. */
-  def listJournals(broker: String, selector: String, connectionJson: String): String = withClient(broker, connectionJson) { client =>
-    val out = mapper.createArrayNode()
-    client.list(selector).map(_.getSpec).sortBy(_.name).foreach { spec =>
-      val node = out.addObject()
-      node.put("name", spec.name)
-      val labels = node.putObject("labels")
-      spec.labels.toSeq.flatMap(_.labels).groupBy(_.name).foreach { case (k, ls) =>
-        val values = labels.putArray(k)
-        ls.foreach(l => values.add(l.value))
+  def listJournals(broker: String, selector: String, connectionJson: String): String =
+    withClient(broker, connectionJson) { client =>
+      val out = mapper.createArrayNode()
+      client.list(selector).map(_.getSpec).sortBy(_.name).foreach { spec =>
+        val node = out.addObject()
+        node.put("name", spec.name)
+        val labels = node.putObject("labels")
+        spec.labels.toSeq.flatMap(_.labels).groupBy(_.name).foreach { case (k, ls) =>
+          val values = labels.putArray(k)
+          ls.foreach(l => values.add(l.value))
+        }
+        node.put("writeHead", client.writeHead(spec.name))
       }
-      node.put("writeHead", client.writeHead(spec.name))
+      mapper.writeValueAsString(out)
     }
-    mapper.writeValueAsString(out)
-  }
 
   /** Creates or updates journals from flattened specs `[{"name", "replication", "labels":
     * [[name, value]], "fragment": {"length", "compression_codec", "stores", "refresh_interval"}}]`
     * and waits until each accepts appends.
     */
-  def applySpecs(broker: String, specsJson: String, connectionJson: String): Unit = withClient(broker, connectionJson) { client =>
-    client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
+  def applySpecs(broker: String, specsJson: String, connectionJson: String): Unit = withClient(broker, connectionJson) {
+    client =>
+      client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
   }
 
   /** Publishes base64-encoded payloads to `journal` as committed messages with UUIDs, in one
@@ -56,7 +60,8 @@ private[spark] object Admin {
       val spec = client.list(s"name=$journal").headOption.map(_.getSpec)
         .getOrElse(throw GazetteErrors.missingJournal(journal, None))
       val ct = spec.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")
-      val framing = Framing.forContentType(ct, uuidPointer, uuidField).fold(p => throw GazetteErrors.unwritableFraming(journal, p), identity)
+      val framing = Framing.forContentType(ct, uuidPointer, uuidField).fold(
+        p => throw GazetteErrors.unwritableFraming(journal, p), identity)
       val publisher = new Publisher()
       mapper.readTree(payloadsJson).elements().asScala.foreach { p =>
         publisher.publishCommitted(journal, framing, Base64.getDecoder.decode(p.asText()))
@@ -73,7 +78,7 @@ private[spark] object Admin {
     val defaults = JournalSpecs.Fragment()
     val codec = text("compression_codec").map { c =>
       CompressionCodec.fromName(c).getOrElse(throw GazetteErrors.invalidJournalSpec(name, "compression_codec", c,
-        CompressionCodec.values.filterNot(_ == CompressionCodec.INVALID).map(_.name).mkString("one of ", ", ", "")))
+          CompressionCodec.values.filterNot(_ == CompressionCodec.INVALID).map(_.name).mkString("one of ", ", ", "")))
     }
     JournalSpecs(
       name,

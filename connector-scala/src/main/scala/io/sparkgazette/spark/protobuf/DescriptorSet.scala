@@ -5,7 +5,9 @@ import scala.jdk.CollectionConverters._
 
 import com.google.protobuf.DescriptorProtos.{FileDescriptorProto, FileDescriptorSet}
 import com.google.protobuf.Descriptors.{Descriptor, FileDescriptor}
-import com.google.protobuf.{AnyProto, DurationProto, EmptyProto, FieldMaskProto, StructProto, TimestampProto, WrappersProto}
+import com.google.protobuf.{
+  AnyProto, DurationProto, EmptyProto, FieldMaskProto, StructProto, TimestampProto, WrappersProto
+}
 
 /** A descriptor set as `protoc --descriptor_set_out` writes it, resolved into message descriptors.
   *
@@ -15,8 +17,15 @@ import com.google.protobuf.{AnyProto, DurationProto, EmptyProto, FieldMaskProto,
 private[spark] object DescriptorSet {
 
   private val wellKnown: Map[String, FileDescriptor] =
-    Seq(AnyProto.getDescriptor, DurationProto.getDescriptor, EmptyProto.getDescriptor, FieldMaskProto.getDescriptor,
-      StructProto.getDescriptor, TimestampProto.getDescriptor, WrappersProto.getDescriptor)
+    Seq(
+      AnyProto.getDescriptor,
+      DurationProto.getDescriptor,
+      EmptyProto.getDescriptor,
+      FieldMaskProto.getDescriptor,
+      StructProto.getDescriptor,
+      TimestampProto.getDescriptor,
+      WrappersProto.getDescriptor
+    )
       .map(f => f.getName -> f).toMap
 
   /** The message `name` of the set in `bytes`: its full name (`demo.Event`, also `.demo.Event`),
@@ -35,7 +44,8 @@ private[spark] object DescriptorSet {
   private def all(ds: Seq[Descriptor]): Seq[Descriptor] = ds.flatMap(d => d +: all(d.getNestedTypes.asScala.toSeq))
 
   private def resolve(bytes: Array[Byte], source: String): Seq[FileDescriptor] = {
-    val set = try FileDescriptorSet.parseFrom(bytes) catch {
+    val set = try FileDescriptorSet.parseFrom(bytes)
+    catch {
       case e: com.google.protobuf.InvalidProtocolBufferException =>
         throw ProtobufErrors.badDescriptorSet(source, s"it is not a FileDescriptorSet (${e.getMessage})")
     }
@@ -43,23 +53,30 @@ private[spark] object DescriptorSet {
     val built = mutable.Map.empty[String, FileDescriptor]
 
     // Dependencies first; a file's dependencies must be built before the file itself.
-    def build(name: String, importedBy: List[String]): FileDescriptor = built.getOrElse(name, {
-      if (importedBy.contains(name))
-        throw ProtobufErrors.badDescriptorSet(source, s"files import each other in a cycle: ${(name :: importedBy).reverse.mkString(" -> ")}")
-      val file = protos.get(name) match {
-        case Some(proto) =>
-          val deps = proto.getDependencyList.asScala.map(build(_, name :: importedBy)).toArray
-          try FileDescriptor.buildFrom(proto, deps) catch {
-            case e: com.google.protobuf.Descriptors.DescriptorValidationException =>
-              throw ProtobufErrors.badDescriptorSet(source, s"file $name is invalid: ${e.getMessage}")
-          }
-        case None => wellKnown.getOrElse(name, throw ProtobufErrors.badDescriptorSet(source,
-          s"${importedBy.headOption.getOrElse("it")} imports $name, which the set does not hold; " +
-            "write the set with protoc's --include_imports"))
+    def build(name: String, importedBy: List[String]): FileDescriptor = built.getOrElse(
+      name, {
+        if (importedBy.contains(name))
+          throw ProtobufErrors.badDescriptorSet(
+            source, s"files import each other in a cycle: ${(name :: importedBy).reverse.mkString(" -> ")}")
+        val file = protos.get(name) match {
+          case Some(proto) =>
+            val deps = proto.getDependencyList.asScala.map(build(_, name :: importedBy)).toArray
+            try FileDescriptor.buildFrom(proto, deps)
+            catch {
+              case e: com.google.protobuf.Descriptors.DescriptorValidationException =>
+                throw ProtobufErrors.badDescriptorSet(source, s"file $name is invalid: ${e.getMessage}")
+            }
+          case None => wellKnown.getOrElse(
+              name,
+              throw ProtobufErrors.badDescriptorSet(source,
+                s"${importedBy.headOption.getOrElse("it")} imports $name, which the set does not hold; " +
+                  "write the set with protoc's --include_imports")
+            )
+        }
+        built(name) = file
+        file
       }
-      built(name) = file
-      file
-    })
+    )
 
     set.getFileList.asScala.map(f => build(f.getName, Nil)).toSeq
   }

@@ -1,9 +1,9 @@
 package io.sparkgazette.spark.protobuf
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.{DataType, StringType}
 
 /** `gazette_from_protobuf(value, messageName, descriptorFile[, mode[, journal, begin]])`: the
@@ -11,7 +11,8 @@ import org.apache.spark.sql.types.{DataType, StringType}
   * Connect) call it by name. Message name, file and mode are literals: they fix the result's
   * type while the query is analyzed, on the driver, which also reads the descriptor set once.
   */
-private[spark] final case class FromProtobufExpression(children: Seq[Expression]) extends Expression with CodegenFallback {
+private[spark] final case class FromProtobufExpression(children: Seq[Expression])
+    extends Expression with CodegenFallback {
   import FromProtobufExpression._
 
   if (children.size < 3 || children.size == 5 || children.size > 6)
@@ -28,15 +29,16 @@ private[spark] final case class FromProtobufExpression(children: Seq[Expression]
 
   override def eval(input: InternalRow): Any = {
     val value = children.head.eval(input) match {
-      case null        => return null
+      case null => return null
       case b: Array[Byte] => b
-      case s           => s.toString.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      case s => s.toString.getBytes(java.nio.charset.StandardCharsets.UTF_8)
     }
     val journal = if (children.size > 4) Option(children(4).eval(input)).map(_.toString).orNull else null
     val begin = if (children.size > 5) children(5).eval(input) match {
       case l: Long => java.lang.Long.valueOf(l)
-      case _       => null
-    } else null
+      case _ => null
+    }
+    else null
     val row = decoder.call(value, journal, begin)
     if (row == null) null else toCatalyst(row)
   }
@@ -48,7 +50,8 @@ private[spark] final case class FromProtobufExpression(children: Seq[Expression]
     e.eval().toString
   }
 
-  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression = copy(children = newChildren)
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
+    copy(children = newChildren)
 
   override def prettyName: String = Name
 }

@@ -1,7 +1,7 @@
 package io.sparkgazette.spark.protobuf
 
-import com.google.protobuf.{DynamicMessage, InvalidProtocolBufferException, UninitializedMessageException}
 import com.google.protobuf.Descriptors.Descriptor
+import com.google.protobuf.{DynamicMessage, InvalidProtocolBufferException, UninitializedMessageException}
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.api.java.UDF3
 import org.apache.spark.sql.types.StructType
@@ -12,8 +12,9 @@ import org.apache.spark.sql.types.StructType
   * `permissive` makes a payload that does not parse a null; otherwise it fails the task with an
   * error that names the journal and offset of the message.
   */
-private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String, permissive: Boolean)
-  extends UDF3[Array[Byte], String, java.lang.Long, Row] {
+private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String,
+    permissive: Boolean)
+    extends UDF3[Array[Byte], String, java.lang.Long, Row] {
 
   @transient private lazy val descriptor: Descriptor = DescriptorSet.message(descriptorSet, messageName, source)
   @transient private lazy val toRow = new ProtobufToRow(descriptor)
@@ -24,7 +25,8 @@ private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: A
   /** The payload `value` of the message at `begin` of `journal` (both may be null) as a row. */
   override def call(value: Array[Byte], journal: String, begin: java.lang.Long): Row =
     if (value == null) null
-    else try toRow(DynamicMessage.parseFrom(descriptor, value)) catch {
+    else try toRow(DynamicMessage.parseFrom(descriptor, value))
+    catch {
       case e @ (_: InvalidProtocolBufferException | _: UninitializedMessageException) =>
         if (permissive) null
         else throw ProtobufErrors.malformedProtobuf(descriptor.getFullName, journal, begin, e.getMessage)

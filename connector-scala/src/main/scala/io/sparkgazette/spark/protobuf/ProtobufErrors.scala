@@ -12,14 +12,23 @@ private[spark] object ProtobufErrors {
 
   private final case class Condition(name: String, sqlState: String, meaning: String)
 
-  private val InvalidArgument = Condition("GAZETTE_PROTOBUF_INVALID_ARGUMENT", "22023",
+  private val InvalidArgument = Condition(
+    "GAZETTE_PROTOBUF_INVALID_ARGUMENT",
+    "22023",
     "An argument of the protobuf decoding functions (`fromProtobuf`, `parse_protobuf`, `gazette_from_protobuf`) " +
-      "cannot be used: the mode, the number of arguments, a name or file that is not a string literal.")
-  private val InvalidDescriptorSet = Condition("GAZETTE_PROTOBUF_INVALID_DESCRIPTOR_SET", "42K0G",
+      "cannot be used: the mode, the number of arguments, a name or file that is not a string literal."
+  )
+  private val InvalidDescriptorSet = Condition(
+    "GAZETTE_PROTOBUF_INVALID_DESCRIPTOR_SET",
+    "42K0G",
     "The descriptor set file cannot be read, is not a FileDescriptorSet, holds an invalid file, or lacks a file " +
-      "another imports (write it with protoc's `--include_imports`).")
-  private val UnknownMessage = Condition("GAZETTE_PROTOBUF_UNKNOWN_MESSAGE", "42K0G",
-    "The descriptor set holds no message of the name given (or several of that simple name); the message lists those it holds.")
+      "another imports (write it with protoc's `--include_imports`)."
+  )
+  private val UnknownMessage = Condition(
+    "GAZETTE_PROTOBUF_UNKNOWN_MESSAGE",
+    "42K0G",
+    "The descriptor set holds no message of the name given (or several of that simple name); the message lists those it holds."
+  )
   private val RecursiveMessage = Condition("GAZETTE_PROTOBUF_RECURSIVE_MESSAGE", "42K0G",
     "The message contains itself, and a recursive message has no Spark schema.")
   private val MalformedMessage = Condition("GAZETTE_PROTOBUF_MALFORMED_MESSAGE", "22000",
@@ -27,7 +36,8 @@ private[spark] object ProtobufErrors {
 
   /** Every condition of protobuf decoding, with what it means. */
   private[spark] val conditions: Seq[(String, String)] =
-    Seq(InvalidArgument, InvalidDescriptorSet, UnknownMessage, RecursiveMessage, MalformedMessage).map(c => c.name -> c.meaning)
+    Seq(InvalidArgument, InvalidDescriptorSet, UnknownMessage, RecursiveMessage, MalformedMessage).map(c =>
+      c.name -> c.meaning)
 
   private def argument(c: Condition, message: String, parameters: (String, String)*): ProtobufIllegalArgumentException =
     new ProtobufIllegalArgumentException(c.name, c.sqlState, parameters.toMap, message)
@@ -37,21 +47,37 @@ private[spark] object ProtobufErrors {
       "argument" -> name, "value" -> value, "expected" -> expected)
 
   private[spark] def badDescriptorSet(file: String, problem: String): ProtobufIllegalArgumentException =
-    argument(InvalidDescriptorSet, s"Protobuf descriptor set $file cannot be used: $problem", "file" -> file, "reason" -> problem)
+    argument(InvalidDescriptorSet, s"Protobuf descriptor set $file cannot be used: $problem", "file" -> file,
+      "reason" -> problem)
 
-  private[spark] def unknownProtobufMessage(name: String, file: String, known: Seq[String]): ProtobufIllegalArgumentException =
-    argument(UnknownMessage, s"Protobuf descriptor set $file has no message '$name' (or several of that simple " +
-      s"name). It holds: ${if (known.isEmpty) "none" else known.sorted.mkString(", ")}", "message" -> name, "file" -> file)
+  private[spark] def unknownProtobufMessage(name: String, file: String, known: Seq[String])
+      : ProtobufIllegalArgumentException =
+    argument(
+      UnknownMessage,
+      s"Protobuf descriptor set $file has no message '$name' (or several of that simple " +
+        s"name). It holds: ${if (known.isEmpty) "none" else known.sorted.mkString(", ")}",
+      "message" -> name,
+      "file" -> file
+    )
 
   private[spark] def recursiveProtobuf(path: String, field: String): ProtobufIllegalArgumentException =
-    argument(RecursiveMessage, s"Protobuf message field $field makes the message recursive ($path), and a " +
-      "recursive message has no Spark schema; decode a message that does not contain itself", "field" -> field, "path" -> path)
+    argument(
+      RecursiveMessage,
+      s"Protobuf message field $field makes the message recursive ($path), and a " +
+        "recursive message has no Spark schema; decode a message that does not contain itself",
+      "field" -> field,
+      "path" -> path
+    )
 
-  private[spark] def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String): ProtobufIllegalStateException = {
+  private[spark] def malformedProtobuf(message: String, journal: String, begin: java.lang.Long, problem: String)
+      : ProtobufIllegalStateException = {
     val (offset, where) = (Option(begin).map(_.toString).getOrElse("?"), Option(journal).getOrElse("?"))
-    new ProtobufIllegalStateException(MalformedMessage.name, MalformedMessage.sqlState,
+    new ProtobufIllegalStateException(
+      MalformedMessage.name,
+      MalformedMessage.sqlState,
       Map("message" -> message, "journal" -> where, "offset" -> offset, "reason" -> problem),
-      s"Message at offset $offset of journal $where is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null.")
+      s"Message at offset $offset of journal $where is not a valid $message: $problem. Use mode 'PERMISSIVE' to decode it as null."
+    )
   }
 }
 

@@ -3,8 +3,8 @@ package io.sparkgazette.spark.protobuf
 import java.util.Locale
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{Column, SparkSession, functions}
 import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.{Column, SparkSession, functions}
 
 /** Decoding protobuf payloads (for example of `application/x-protobuf-fixed` journals) into
   * structs, given a descriptor set file; needs nothing on the cluster beyond the connector.
@@ -26,7 +26,7 @@ object ProtobufFunctions {
     * parse fails the query, naming its journal and offset) or `PERMISSIVE` (it becomes null).
     */
   def fromProtobuf(value: Column, journal: Column, begin: Column, messageName: String, descriptorFile: String,
-                   mode: String): Column = {
+      mode: String): Column = {
     val d = decoder(SparkSession.active, messageName, descriptorFile, mode)
     functions.udf(d, d.schema).apply(value, journal, begin)
   }
@@ -41,7 +41,8 @@ object ProtobufFunctions {
     schema.json
   }
 
-  private[protobuf] def decoder(spark: SparkSession, messageName: String, descriptorFile: String, mode: String): ProtobufDecoder = {
+  private[protobuf] def decoder(spark: SparkSession, messageName: String, descriptorFile: String, mode: String)
+      : ProtobufDecoder = {
     val permissive = mode.toUpperCase(Locale.ROOT) match {
       case "FAILFAST" => false
       case "PERMISSIVE" => true
@@ -54,9 +55,11 @@ object ProtobufFunctions {
   private def read(spark: SparkSession, file: String): Array[Byte] = {
     val path = new Path(file)
     val fs = path.getFileSystem(spark.sparkContext.hadoopConfiguration)
-    val in = try fs.open(path) catch {
+    val in = try fs.open(path)
+    catch {
       case e: java.io.IOException => throw ProtobufErrors.badDescriptorSet(file, s"it cannot be read (${e.getMessage})")
     }
-    try in.readAllBytes() finally in.close()
+    try in.readAllBytes()
+    finally in.close()
   }
 }

@@ -2,8 +2,8 @@ package io.sparkgazette.spark.protobuf
 
 import scala.jdk.CollectionConverters._
 
-import com.google.protobuf.Descriptors.{Descriptor, FieldDescriptor}
 import com.google.protobuf.Descriptors.FieldDescriptor.Type
+import com.google.protobuf.Descriptors.{Descriptor, FieldDescriptor}
 import org.apache.spark.sql.types._
 
 /** The Spark type of a protobuf message, field by field.

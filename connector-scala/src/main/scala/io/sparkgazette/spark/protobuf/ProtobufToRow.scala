@@ -5,8 +5,8 @@ import java.time.{Duration => JDuration, Instant}
 
 import scala.jdk.CollectionConverters._
 
-import com.google.protobuf.Descriptors.{Descriptor, EnumValueDescriptor, FieldDescriptor}
 import com.google.protobuf.Descriptors.FieldDescriptor.Type
+import com.google.protobuf.Descriptors.{Descriptor, EnumValueDescriptor, FieldDescriptor}
 import com.google.protobuf.{ByteString, Message}
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
@@ -39,8 +39,9 @@ private object ProtobufToRow {
       val entry = f.getMessageType
       val (kf, vf) = (entry.findFieldByNumber(1), entry.findFieldByNumber(2))
       val (k, v) = (single(kf), single(vf))
-      value => value.asInstanceOf[java.util.List[Message]].asScala.iterator
-        .map(e => k(e.getField(kf)) -> v(e.getField(vf))).toMap
+      value =>
+        value.asInstanceOf[java.util.List[Message]].asScala.iterator
+          .map(e => k(e.getField(kf)) -> v(e.getField(vf))).toMap
     } else if (f.isRepeated) {
       val one = single(f)
       value => value.asInstanceOf[java.util.List[Any]].asScala.iterator.map(one).toIndexedSeq

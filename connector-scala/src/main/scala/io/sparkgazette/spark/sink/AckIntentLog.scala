@@ -37,20 +37,34 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   /** The record of the latest epoch: where the stream's producers stand. */
   def latest(): Option[IntentRecord] =
     if (!fs.exists(dir)) None
-    else fs.listStatus(dir).flatMap(s => s.getPath.getName.stripSuffix(".json").toLongOption).maxOption.flatMap(e => read(e.toString))
+    else fs.listStatus(dir).flatMap(s => s.getPath.getName.stripSuffix(".json").toLongOption).maxOption.flatMap(e =>
+      read(e.toString))
 
   private def parse(node: JsonNode): IntentRecord = {
     val intents = node.get("intents").elements().asScala.map { n =>
-      AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()), Option(n.get("clock")).fold(0L)(_.asLong))
+      AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()),
+        Option(n.get("clock")).fold(0L)(_.asLong))
     }.toSeq
     val producers = Option(node.get("producers")).map { p =>
-      SinkProducers(p.get("seed").asLong(), p.get("lastAcks").elements().asScala.map { a =>
-        (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) -> a.get("clock").asLong()
-      }.toMap)
+      SinkProducers(
+        p.get("seed").asLong(),
+        p.get("lastAcks").elements().asScala.map { a =>
+          (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) ->
+            a.get("clock").asLong()
+        }.toMap
+      )
     }
     val staged = Option(node.get("staged")).toSeq.flatMap(_.elements().asScala.map { n =>
-      StagedRun(n.get("journal").asText(), n.get("path").asText(), n.get("bytes").asLong(), n.get("producer").asText(),
-        n.get("clock").asLong(), n.get("token").asText(), n.get("revision").asLong(), Base64.getDecoder.decode(n.get("quietAck").asText()))
+      StagedRun(
+        n.get("journal").asText(),
+        n.get("path").asText(),
+        n.get("bytes").asLong(),
+        n.get("producer").asText(),
+        n.get("clock").asLong(),
+        n.get("token").asText(),
+        n.get("revision").asLong(),
+        Base64.getDecoder.decode(n.get("quietAck").asText())
+      )
     })
     IntentRecord(intents, producers, staged)
   }
@@ -71,13 +85,16 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
     node.put("key", key)
     val array = node.putArray("intents")
     record.intents.foreach { i =>
-      array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)).put("clock", i.clock)
+      array.addObject().put("journal", i.journal).put("intent", Base64.getEncoder.encodeToString(i.intent)).put(
+        "clock", i.clock)
     }
     if (record.staged.nonEmpty) {
       val staged = node.putArray("staged")
       record.staged.foreach { r =>
-        staged.addObject().put("journal", r.journal).put("path", r.path).put("bytes", r.bytes).put("producer", r.producer)
-          .put("clock", r.clock).put("token", r.token).put("revision", r.revision).put("quietAck", Base64.getEncoder.encodeToString(r.quietAck))
+        staged.addObject().put("journal", r.journal).put("path", r.path).put("bytes", r.bytes).put(
+          "producer", r.producer)
+          .put("clock", r.clock).put("token", r.token).put("revision", r.revision).put(
+            "quietAck", Base64.getEncoder.encodeToString(r.quietAck))
       }
     }
     record.producers.foreach { p =>
@@ -95,26 +112,28 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
     finally out.close()
     val placed =
       try localFile(tmp) match {
-        case Some(from) =>
-          try { Files.createLink(localFile(file(key)).get.toPath, from.toPath); true }
-          catch { case _: FileAlreadyExistsException => false }
-        case None => fs.rename(tmp, file(key))
-      } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+          case Some(from) =>
+            try { Files.createLink(localFile(file(key)).get.toPath, from.toPath); true }
+            catch { case _: FileAlreadyExistsException => false }
+          case None => fs.rename(tmp, file(key))
+        }
+      finally if (fs.exists(tmp)) fs.delete(tmp, false)
     if (placed) record
     else read(key).getOrElse(throw GazetteErrors.checkpointWriteFailed(s"the ACK intents of $key", file(key).toString))
   }
 
   private def localFile(p: Path): Option[java.io.File] = fs match {
-    case l: LocalFileSystem    => Some(l.pathToFile(p))
+    case l: LocalFileSystem => Some(l.pathToFile(p))
     case r: RawLocalFileSystem => Some(r.pathToFile(p))
-    case _                     => None
+    case _ => None
   }
 
   /** Forgets epochs more than `keep` before `epoch`: Spark never re-runs them. */
   def prune(epoch: Long, keep: Int = 100): Unit =
     if (fs.exists(dir))
       fs.listStatus(dir).map(_.getPath).foreach { p =>
-        p.getName.stripSuffix(".json").stripSuffix(".published").toLongOption.filter(_ < epoch - keep).foreach(_ => fs.delete(p, false))
+        p.getName.stripSuffix(".json").stripSuffix(".published").toLongOption.filter(_ < epoch - keep).foreach(_ =>
+          fs.delete(p, false))
       }
 
   private def file(key: String) = new Path(dir, s"$key.json")

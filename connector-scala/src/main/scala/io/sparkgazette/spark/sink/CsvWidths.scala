@@ -29,7 +29,8 @@ private[spark] object CsvWidths {
     if (from >= head) return None
     val reader = client.read(journal, from, head)
     try {
-      val messages = new MessageIterator(journal, CsvFraming, reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())))
+      val messages = new MessageIterator(
+        journal, CsvFraming, reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())))
       messages.collectFirst { case Right(m) => m.message.bytes }.flatMap(r => CsvFraming.fields(r).toOption).map(_.size)
     } finally reader.close()
   }

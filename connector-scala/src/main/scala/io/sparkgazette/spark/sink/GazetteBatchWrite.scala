@@ -16,13 +16,15 @@ import org.slf4j.LoggerFactory
   * writes nothing twice and completes what a failed run recorded; without it every job is a
   * new write, whose job commit appends the intents directly.
   */
-private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
+private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns,
+    hadoopConf: SerializableConfiguration)
     extends BatchWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
-    new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()),
+    new GazetteDataWriterFactory(
+      driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()),
       writeId = driver.newWriteId())
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = driver.commit(epoch, messages)

@@ -10,8 +10,8 @@ import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
@@ -19,5 +19,7 @@ import org.slf4j.LoggerFactory
   * visible (none for at-least-once writes, or for an epoch already recorded), and how many
   * rows it held back from journals the sink cannot write, for the driver to refuse.
   */
-private[spark] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent], rollbacks: Seq[AckIntent],
-    unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil) extends WriterCommitMessage
+private[spark] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent],
+    rollbacks: Seq[AckIntent],
+    unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil)
+    extends WriterCommitMessage

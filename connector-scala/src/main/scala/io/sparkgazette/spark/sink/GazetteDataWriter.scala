@@ -10,8 +10,8 @@ import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
@@ -26,8 +26,10 @@ import org.slf4j.LoggerFactory
   * write nothing.
   */
 private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
-    producers: Option[SinkProducers] = None, threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
-    writeId: String = "") extends DataWriter[InternalRow] {
+    producers: Option[SinkProducers] = None,
+    threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
+    writeId: String = "")
+    extends DataWriter[InternalRow] {
   import GazetteDataWriter._
 
   private val client = ClientCache(config.client)
@@ -38,7 +40,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private val clock = new MonotonicClock(stable.fold(0L)(p => p.clockFloor(producerOf(p))))
   private val publisher = stable match {
     case Some(p) => new Publisher(producerOf(p), clock)
-    case None    => new Publisher(clock = clock)
+    case None => new Publisher(clock = clock)
   }
   private def producerOf(p: SinkProducers) = p.producer(partitionId, stageAttempt, attempt, epoch)
   // Exactly-once, a journal's bytes wait in a spool for the task's one append there at commit;
@@ -48,16 +50,18 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
   private val cols = config.columns
   private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
-  private val framings: Map[String, Framing] = targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
-    case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
-  }
+  private val framings: Map[String, Framing] =
+    targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
+      case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
+    }
   // Rows for journals the sink cannot write are held back and counted: the driver refuses the
   // epoch once, naming them, rather than every task failing on its own.
   private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
   // CSV journals' widths, UUID column included: the journal's first record's, or else this
   // task's first row's there.
   private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
-  private val mapping = if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
+  private val mapping =
+    if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
   private val staging = config.staging.filter(_ => config.options.exactlyOnce)
   // Rows not yet framed, per journal, while it is undecided whether the task appends them
@@ -77,7 +81,8 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   override def write(row: InternalRow): Unit = if (!skip) {
     val journal = journalOf(row)
     if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
-    val framing = framings.getOrElse(journal, throw GazetteErrors.rowJournalNotTargeted(journal, rows, partitionId, targets.journals))
+    val framing = framings.getOrElse(
+      journal, throw GazetteErrors.rowJournalNotTargeted(journal, rows, partitionId, targets.journals))
     val payload =
       if (cols.jsonRows) {
         if (framing.contentType != Framing.JsonLines)
@@ -109,7 +114,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
     config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
-      .foreach(_ => if (rows == FaultAfterRows) { appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows") })
+      .foreach(_ =>
+        if (rows == FaultAfterRows) {
+          appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows")
+        })
   }
 
   private def publish(journal: String, framing: Framing, payload: Array[Byte], row: Long, committed: Boolean): Unit = {
@@ -133,18 +141,25 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     staged(journal) = new StagedRunWriter(file, s"$key.$writeId.${file.getName}", config.hadoopConf.value)
     val h = held.remove(journal).get
     heldBytes -= h.bytes
-    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = true); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+    h.foreach((row, payload) => {
+      publish(journal, h.framing, payload, row, committed = true);
+      if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
+    })
   }
 
   /** Frames the rows held for `journal` as the task's own uncommitted run. */
   private def release(journal: String): Unit = held.remove(journal).foreach { h =>
     heldBytes -= h.bytes
-    h.foreach((row, payload) => { publish(journal, h.framing, payload, row, committed = false); if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal) })
+    h.foreach((row, payload) => {
+      publish(journal, h.framing, payload, row, committed = false);
+      if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
+    })
   }
 
   override def commit(): WriterCommitMessage = {
     appendAll()
-    if (skip || !config.options.exactlyOnce) return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
+    if (skip || !config.options.exactlyOnce)
+      return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
     val runs = staged.toSeq.flatMap { case (j, w) =>
       w.close(j, publisher.producer.toString, lastClocks(j), targets.revisions.getOrElse(j, 0L),
         clock => publisher.ackAt(j, framings(j), firstPayloads(j), clock).intent)
@@ -167,8 +182,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
   // where its next attempt would roll back too; a fresh producer's before its first message.
   private def rollbacks(): Seq[AckIntent] = stable match {
-    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) => publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j)) }
-    case None    => publisher.rollbackIntents()
+    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) =>
+        publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j))
+      }
+    case None => publisher.rollbackIntents()
   }
 
   override def close(): Unit = { closeSpools(); discardStaged() }
@@ -178,12 +195,14 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private def journalOf(row: InternalRow): String =
     if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
     else if (mapping == null) targets.journals.head
-    else mapping.journalFor(if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
+    else mapping.journalFor(
+      if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
 
   private def flush(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
     if (staged.contains(journal)) staged(journal).write(bytes, offset, length, lastClocks(journal))
     else if (config.options.exactlyOnce)
-      spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(bytes, offset, length)
+      spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(
+        bytes, offset, length)
     else { client.append(journal, ByteString.copyFrom(bytes, offset, length)); wrote = true }
   }
 
@@ -204,7 +223,9 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   }
 
   private def closeSpools(): Unit = {
-    spools.values.foreach(s => try s.close() catch { case NonFatal(_) => })
+    spools.values.foreach(s =>
+      try s.close()
+      catch { case NonFatal(_) => })
     spools.clear()
   }
 }

@@ -11,7 +11,8 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.slf4j.LoggerFactory
 
-private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration)
+private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
+    hadoopConf: SerializableConfiguration)
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
 

@@ -18,9 +18,11 @@ private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
   // The session's Hadoop configuration: credentials set with spark.conf.set apply.
   private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
 
-  override def toStreaming: StreamingWrite = new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf)
+  override def toStreaming: StreamingWrite =
+    new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf)
 
-  override def toBatch: BatchWrite = new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)
+  override def toBatch: BatchWrite =
+    new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)
 
   override def description(): String = "Gazette"
 }

@@ -16,7 +16,8 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
   */
 private[spark] final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
   def open(conf: Configuration): AckIntentLog =
-    if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf) else AckIntentLog.epochs(checkpointLocation, conf)
+    if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf)
+    else AckIntentLog.epochs(checkpointLocation, conf)
 
   def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
 }

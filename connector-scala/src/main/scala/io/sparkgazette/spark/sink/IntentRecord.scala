@@ -15,4 +15,5 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
 /** What is recorded for one write: its ACK intents, its staged runs and, for a stream, where its
   * producers stand once they are appended.
   */
-private[spark] final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None, staged: Seq[StagedRun] = Nil)
+private[spark] final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None,
+    staged: Seq[StagedRun] = Nil)

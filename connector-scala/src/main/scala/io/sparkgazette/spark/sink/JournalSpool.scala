@@ -37,7 +37,8 @@ private[spark] final class JournalSpool(memoryBytes: Int, dir: Path) extends Aut
       if (channel == null) Nil
       else
         Iterator.range(0L, spilled, JournalSpool.MapBytes).map { at =>
-          UnsafeByteOperations.unsafeWrap(channel.map(FileChannel.MapMode.READ_ONLY, at, math.min(JournalSpool.MapBytes, spilled - at)))
+          UnsafeByteOperations.unsafeWrap(channel.map(FileChannel.MapMode.READ_ONLY, at,
+              math.min(JournalSpool.MapBytes, spilled - at)))
         }.toList
     (fromFile :+ ByteString.copyFrom(memory.toByteArray)).reduce(_.concat(_))
   }

@@ -35,21 +35,21 @@ private[spark] final class RowToJson(schema: StructType) {
   }
 
   private def value(g: JsonGenerator, v: Any, t: DataType): Unit = (t, v) match {
-    case (_, null)                       => g.writeNull()
-    case (StringType, s)                 => g.writeString(s.toString)
-    case (BooleanType, b: Boolean)       => g.writeBoolean(b)
-    case (ByteType, b: Byte)             => g.writeNumber(b.toInt)
-    case (ShortType, s: Short)           => g.writeNumber(s.toInt)
-    case (IntegerType, n: Int)           => g.writeNumber(n)
-    case (LongType, n: Long)             => g.writeNumber(n)
-    case (FloatType, n: Float)           => g.writeNumber(n)
-    case (DoubleType, n: Double)         => g.writeNumber(n)
-    case (_: DecimalType, d: Decimal)    => g.writeNumber(d.toJavaBigDecimal)
-    case (BinaryType, b: Array[Byte])    => g.writeString(Base64.getEncoder.encodeToString(b))
-    case (DateType, d: Int)              => g.writeString(LocalDate.ofEpochDay(d.toLong).toString)
-    case (TimestampType, us: Long)       => g.writeString(instant(us).toString)
+    case (_, null) => g.writeNull()
+    case (StringType, s) => g.writeString(s.toString)
+    case (BooleanType, b: Boolean) => g.writeBoolean(b)
+    case (ByteType, b: Byte) => g.writeNumber(b.toInt)
+    case (ShortType, s: Short) => g.writeNumber(s.toInt)
+    case (IntegerType, n: Int) => g.writeNumber(n)
+    case (LongType, n: Long) => g.writeNumber(n)
+    case (FloatType, n: Float) => g.writeNumber(n)
+    case (DoubleType, n: Double) => g.writeNumber(n)
+    case (_: DecimalType, d: Decimal) => g.writeNumber(d.toJavaBigDecimal)
+    case (BinaryType, b: Array[Byte]) => g.writeString(Base64.getEncoder.encodeToString(b))
+    case (DateType, d: Int) => g.writeString(LocalDate.ofEpochDay(d.toLong).toString)
+    case (TimestampType, us: Long) => g.writeString(instant(us).toString)
     // A timestamp without a time zone is a wall-clock reading: no zone is invented for it.
-    case (TimestampNTZType, us: Long)    => g.writeString(LocalDateTime.ofInstant(instant(us), ZoneOffset.UTC).toString)
+    case (TimestampNTZType, us: Long) => g.writeString(LocalDateTime.ofInstant(instant(us), ZoneOffset.UTC).toString)
     case (st: StructType, r: InternalRow) => struct(g, r, st)
     case (ArrayType(et, _), a: ArrayData) =>
       g.writeStartArray()
@@ -61,7 +61,7 @@ private[spark] final class RowToJson(schema: StructType) {
       (0 until m.numElements()).foreach { i =>
         g.writeFieldName(kt match {
           case BinaryType => Base64.getEncoder.encodeToString(ks.getBinary(i))
-          case _          => ks.get(i, kt).toString
+          case _ => ks.get(i, kt).toString
         })
         value(g, if (vs.isNullAt(i)) null else vs.get(i, vt), vt)
       }

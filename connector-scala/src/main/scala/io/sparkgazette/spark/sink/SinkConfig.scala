@@ -10,21 +10,24 @@ import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 import org.slf4j.LoggerFactory
 
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them;
   * `unwritable` holds why the sink cannot write some of them (their content type).
   */
-private[spark] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String], mapping: String,
-    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty, revisions: Map[String, Long] = Map.empty)
+private[spark] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String],
+    mapping: String,
+    unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty,
+    revisions: Map[String, Long] = Map.empty)
 
 /** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
   * epochs' ACK intents are recorded.
   */
-private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkColumns, intentLog: Option[IntentLogLocation],
+private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkColumns,
+    intentLog: Option[IntentLogLocation],
     hadoopConfBroadcast: Broadcast[SerializableConfiguration]) {
   def client: ClientConfig = options.clientConfig
 
@@ -34,5 +37,6 @@ private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkCo
 
   /** Where large runs are staged: writes whose intents are recorded can stage theirs. */
   def staging: Option[StagingLocation] =
-    intentLog.filter(_ => options.readerRingSize > 0).map(l => StagingLocation(l.checkpointLocation, l.batchId.isDefined))
+    intentLog.filter(_ => options.readerRingSize > 0).map(l =>
+      StagingLocation(l.checkpointLocation, l.batchId.isDefined))
 }

@@ -23,14 +23,16 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 
-  val config: SinkConfig = SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
+  val config: SinkConfig =
+    SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
 
   // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
   private var producers: Option[SinkProducers] = None
 
   /** The producers this epoch's writers publish as (see [[SinkProducers]]). */
   def epochProducers(): Option[SinkProducers] = {
-    if (producers.isEmpty && streaming) producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
+    if (producers.isEmpty && streaming)
+      producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
     producers
   }
 
@@ -54,7 +56,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         if (listed.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
         listed
     }
-    val contentTypes = journals.map(_.getSpec).map(s => s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
+    val contentTypes = journals.map(_.getSpec).map(s =>
+      s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")
     val unwritable = contentTypes.flatMap { case (j, ct) => Framing.forContentType(ct).left.toOption.map(j -> _) }
     val csvWidths = contentTypes.collect { case (j, Framing.Csv) => CsvWidths(client, j).map(j -> _) }.flatten.toMap
@@ -84,7 +87,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     val intents = record.intents
     fault("driver-after-persist", epoch)
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
-      StagedRuns.appendUnlessDeleted(client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
+      StagedRuns.appendUnlessDeleted(
+        client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
     // Whatever this run's options: a recorded epoch's staged runs are committed rows.
@@ -92,7 +96,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       val key = loc.key(epoch)
       val staging = StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined)
       if (record.staged.nonEmpty && !l.published(key)) {
-        StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
+        StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config,
+          s"Gazette sink: appending the staged runs of ${describe(epoch)}")
         fault("driver-after-publish", epoch)
         l.markPublished(key)
         StagedRuns.forget(record.staged, config)
@@ -101,24 +106,30 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
     }
     if (streaming) log_.foreach(_.prune(epoch))
-    logger.info(s"${describe(epoch)} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals" +
-      (if (record.staged.isEmpty) "" else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
+    logger.info(
+      s"${describe(epoch)} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals" +
+        (if (record.staged.isEmpty) ""
+         else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
   }
 
-  private def describe(epoch: Long): String = location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
+  private def describe(epoch: Long): String =
+    location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
     */
   def abort(epoch: Long, messages: Array[WriterCommitMessage]): Unit =
-    if (log_.exists(_.contains(location.get.key(epoch)))) logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
+    if (log_.exists(_.contains(location.get.key(epoch))))
+      logger.warn(s"epoch $epoch failed after its ACK intents were recorded; a restart completes it")
     else {
-      messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach { case (journal, rs) =>
-        try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
-        catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
+      messages.collect { case m: GazetteCommitMessage => m.rollbacks }.flatten.groupBy(_.journal).foreach {
+        case (journal, rs) =>
+          try client.append(journal, rs.map(_.intent).reduce(_ ++ _))
+          catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
       for (loc <- location; id <- writeId)
-        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(s"${loc.key(epoch)}/$id", hadoopConf.value)
+        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(
+            s"${loc.key(epoch)}/$id", hadoopConf.value)
         catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
     }
 
@@ -137,7 +148,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       .groupMapReduce(_._1)(_._2)(_ + _)
     if (held.nonEmpty) {
       val why = targets().unwritable
-      throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) => (j, n, why.getOrElse(j, "its content-type")) })
+      throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) =>
+        (j, n, why.getOrElse(j, "its content-type"))
+      })
     }
   }
 

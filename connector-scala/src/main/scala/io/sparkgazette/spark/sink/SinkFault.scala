@@ -9,7 +9,8 @@ package sink
   */
 private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
   def strikes(point: String, epoch: Long): Boolean =
-    this.point == point && (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
+    this.point == point &&
+      (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
 }
 
 private[spark] object SinkFault {
@@ -21,6 +22,7 @@ private[spark] object SinkFault {
   def parse(value: String): SinkFault = value.split(':') match {
     case Array(point, epoch) if Points.contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
     case Array("task-after-half", Every(first, period)) => SinkFault("task-after-half", first.toLong, period.toLong)
-    case _ => throw GazetteErrors.invalidOption(GazetteOptions.TestSinkFault, value, "point:epoch, e.g. driver-after-persist:1")
+    case _ =>
+      throw GazetteErrors.invalidOption(GazetteOptions.TestSinkFault, value, "point:epoch, e.g. driver-after-persist:1")
   }
 }

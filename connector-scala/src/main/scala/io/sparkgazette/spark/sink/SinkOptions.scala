@@ -43,10 +43,12 @@ private[spark] object SinkOptions {
     val target = (o.get(Journal).orElse(path), o.get(Selector)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Journal, Selector)
       case (Some(j), None) =>
-        if (j.trim.isEmpty || j.contains(',')) throw GazetteErrors.invalidOption(Journal, j, "one journal name (use 'selector' for several)")
+        if (j.trim.isEmpty || j.contains(','))
+          throw GazetteErrors.invalidOption(Journal, j, "one journal name (use 'selector' for several)")
         WriteTarget.OneJournal(j.trim)
       case (None, Some(s)) =>
-        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
+        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e =>
+          throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
         WriteTarget.BySelector(s)
       case (None, None) => throw GazetteErrors.missingOneOf(Journal, Selector, "which journals to write")
     }
@@ -58,26 +60,41 @@ private[spark] object SinkOptions {
     }
     val exactlyOnce = o.get(DeliveryGuarantee).map(_.trim.toLowerCase(Locale.ROOT)) match {
       case None | Some("exactly-once") => true
-      case Some("at-least-once")       => false
-      case Some(other)                 => throw GazetteErrors.invalidOption(DeliveryGuarantee, other, "exactly-once or at-least-once")
+      case Some("at-least-once") => false
+      case Some(other) => throw GazetteErrors.invalidOption(DeliveryGuarantee, other, "exactly-once or at-least-once")
     }
     val checkpoint = o.get(CheckpointLocation)
     if (streaming && exactlyOnce && checkpoint.isEmpty)
-      throw GazetteErrors.missingOption(CheckpointLocation,
+      throw GazetteErrors.missingOption(
+        CheckpointLocation,
         "an exactly-once streaming write keeps its ACK intents there. Set it with " +
           "writeStream.option(\"checkpointLocation\", ...): Spark does not show the session-wide default " +
-          "(spark.sql.streaming.checkpointLocation) to sinks. Or set deliveryGuarantee=at-least-once")
+          "(spark.sql.streaming.checkpointLocation) to sinks. Or set deliveryGuarantee=at-least-once"
+      )
     val batchId = o.get(BatchId).map { id =>
-      if (streaming) throw GazetteErrors.invalidOption(BatchId, id, "no value: batchId applies to batch writes only (a stream keys its epochs itself)")
+      if (streaming) throw GazetteErrors.invalidOption(
+        BatchId, id, "no value: batchId applies to batch writes only (a stream keys its epochs itself)")
       if (!id.matches("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}"))
-        throw GazetteErrors.invalidOption(BatchId, id, "1 to 128 letters, digits, '.', '_' or '-', not starting with '.'")
+        throw GazetteErrors.invalidOption(
+          BatchId, id, "1 to 128 letters, digits, '.', '_' or '-', not starting with '.'")
       if (!exactlyOnce) throw GazetteErrors.conflictingOptions(BatchId, s"$DeliveryGuarantee=at-least-once")
-      if (checkpoint.isEmpty) throw GazetteErrors.missingOption(CheckpointLocation, "a batch write with batchId records its ACK intents there")
+      if (checkpoint.isEmpty) throw GazetteErrors.missingOption(
+        CheckpointLocation, "a batch write with batchId records its ACK intents there")
       id
     }
-    SinkOptions(broker(o), target, mapping, exactlyOnce, uuidPointer(o), uuidField(o), checkpoint,
+    SinkOptions(
+      broker(o),
+      target,
+      mapping,
+      exactlyOnce,
+      uuidPointer(o),
+      uuidField(o),
+      checkpoint,
       o.get(FlushBytes).map(positiveLong(FlushBytes, _)).map(n => math.min(n, 64L << 20).toInt).getOrElse(1 << 20),
-      o.get(TestSinkFault).map(SinkFault.parse), batchId, connection(o),
-      o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192))
+      o.get(TestSinkFault).map(SinkFault.parse),
+      batchId,
+      connection(o),
+      o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192)
+    )
   }
 }

@@ -9,7 +9,9 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
-private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration, columns: Seq[String]) extends Batch {
+private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
+    columns: Seq[String])
+    extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
     val client = new GazetteClient(options.clientConfig)
@@ -17,17 +19,21 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
     try {
       val journals = directory.journals(mustExist = true)
       val names = journals.keys
-      val start = OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true) match {
-        case OffsetSpec.Earliest => directory.earliest(names)
-        case OffsetSpec.Latest   => directory.writeHeads(names)
-        case OffsetSpec.Specific(explicit) => resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
-        case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
-      }
+      val start =
+        OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true) match {
+          case OffsetSpec.Earliest => directory.earliest(names)
+          case OffsetSpec.Latest => directory.writeHeads(names)
+          case OffsetSpec.Specific(explicit) =>
+            resolve(directory, explicit, names, GazetteOptions.StartingOffsets, OffsetSpec.EarliestOffset)
+          case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
+        }
       val heads = directory.writeHeads(names)
       val end = OffsetsForTimes.resolve(options.endingOffsets, journals, directory, options, starting = false) match {
         case OffsetSpec.Specific(explicit) =>
           val ends = resolve(directory, explicit, names, GazetteOptions.EndingOffsets, OffsetSpec.LatestOffset)
-          explicit.filter(_._2 >= 0).keys.foreach { j => if (ends(j) > heads(j)) throw GazetteErrors.endPastWriteHead(j, ends(j), heads(j)) }
+          explicit.filter(_._2 >= 0).keys.foreach { j =>
+            if (ends(j) > heads(j)) throw GazetteErrors.endPastWriteHead(j, ends(j), heads(j))
+          }
           ends
         case _ => heads
       }
@@ -35,11 +41,16 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
       // the transactions open at its end (see JournalRangeReader).
       val ranges = names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j))
-          Some(JournalRange(j, journals(j).contentType, readerConfig.labelsToShip(journals(j).labels), start(j), end(j), lookAhead = heads(j)))
+          Some(JournalRange(j, journals(j).contentType, readerConfig.labelsToShip(journals(j).labels), start(j), end(j),
+              lookAhead = heads(j)))
         else None
       }
-      JournalRangePlanner.pack(GazetteMicroBatchStream.splitRanges(ranges, options), (r: JournalRange) => r.bytes, options.bytesPerPartition,
-        GazetteMicroBatchStream.minPartitions(options)).map(JournalTask(_): InputPartition).toArray
+      JournalRangePlanner.pack(
+        GazetteMicroBatchStream.splitRanges(ranges, options),
+        (r: JournalRange) => r.bytes,
+        options.bytesPerPartition,
+        GazetteMicroBatchStream.minPartitions(options)
+      ).map(JournalTask(_): InputPartition).toArray
     } finally {
       directory.close()
       client.close()
@@ -47,7 +58,8 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
   }
 
   // Explicit offsets, with -2 and -1 resolved and journals the JSON leaves out at `default`.
-  private def resolve(directory: JournalDirectory, explicit: Map[String, Long], journals: Iterable[String], option: String,
+  private def resolve(directory: JournalDirectory, explicit: Map[String, Long], journals: Iterable[String],
+      option: String,
       default: Long): Map[String, Long] = {
     explicit.keys.find(j => !journals.exists(_ == j)).foreach(j => throw GazetteErrors.unknownJournal(j, option))
     val wanted = journals.map(j => j -> explicit.getOrElse(j, default)).toMap

@@ -9,8 +9,8 @@ import io.sparkgazette.client.{ClientConfig, GazetteClient}
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.slf4j.LoggerFactory
 
 /** The streaming source: offsets are [[JournalOffsets]], each batch one [[JournalRange]] per
@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-private[spark] final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
+private[spark] final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
+    hadoopConf: SerializableConfiguration,
     columns: Seq[String])
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
   import GazetteMicroBatchStream._
@@ -40,7 +41,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   @volatile private var heads = Map.empty[String, Long]
   @volatile private var planned = Map.empty[String, JournalPosition]
   // A new primary can answer with a stale head until its next listing of the store: see StaleHeads.
-  private def graceMs(j: String): Long = options.clientConfig.retryTimeout.toMillis + known.get(j).fold(0L)(_.refreshIntervalMs)
+  private def graceMs(j: String): Long = options.clientConfig.retryTimeout.toMillis +
+    known.get(j).fold(0L)(_.refreshIntervalMs)
   private val staleHeads = new StaleHeads(graceMs)
   // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
@@ -62,9 +64,10 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     // A suspended journal has no replica to ask: its write head is where it was suspended. Read
     // from the earliest, it joins when an append resumes it, like a journal created then.
     val latest = spec match {
-      case OffsetSpec.Latest             => suspended.keySet
-      case OffsetSpec.Specific(given)    => suspended.keySet.filter(j => given.get(j).exists(_ != OffsetSpec.EarliestOffset))
-      case _                             => Set.empty[String]
+      case OffsetSpec.Latest => suspended.keySet
+      case OffsetSpec.Specific(given) =>
+        suspended.keySet.filter(j => given.get(j).exists(_ != OffsetSpec.EarliestOffset))
+      case _ => Set.empty[String]
     }
     val explicit = spec match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
     val offsets = startingOffsets(spec, readable.keys, ignore = suspended.keySet) ++
@@ -72,17 +75,24 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) })
   }
 
-  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String], ignore: Set[String]): Map[String, Long] = spec match {
-    case OffsetSpec.Earliest => directory.earliest(journals)
-    case OffsetSpec.Latest   => directory.writeHeads(journals)
-    case OffsetSpec.Specific(explicit) =>
-      explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j => throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
-      val earliest = directory.earliest(journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
-      val latest = directory.writeHeads(journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
-      explicit.collect { case (j, o) if o >= 0 && latest.get(j).exists(_ < o) => throw GazetteErrors.startPastWriteHead(j, o, latest(j)) }
-      journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
-    case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
-  }
+  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String], ignore: Set[String]): Map[String, Long] =
+    spec match {
+      case OffsetSpec.Earliest => directory.earliest(journals)
+      case OffsetSpec.Latest => directory.writeHeads(journals)
+      case OffsetSpec.Specific(explicit) =>
+        explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j =>
+          throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
+        val earliest = directory.earliest(
+          journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
+        val latest = directory.writeHeads(
+          journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
+        explicit.collect {
+          case (j, o) if o >= 0 && latest.get(j).exists(_ < o) =>
+            throw GazetteErrors.startPastWriteHead(j, o, latest(j))
+        }
+        journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
+      case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
+    }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)
 
@@ -91,9 +101,9 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     val max = options.maxBytesPerTrigger.map(ReadLimit.maxRows)
     val min = options.minBytesPerTrigger.map(ReadLimit.minRows(_, options.maxTriggerDelay.toMillis))
     (max ++ min).toSeq match {
-      case Seq()      => ReadLimit.allAvailable()
-      case Seq(one)   => one
-      case both       => ReadLimit.compositeLimit(both.toArray)
+      case Seq() => ReadLimit.allAvailable()
+      case Seq(one) => one
+      case both => ReadLimit.compositeLimit(both.toArray)
     }
   }
 
@@ -102,7 +112,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val t0 = System.nanoTime()
-    try nextOffset(startOffset, limit) finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
+    try nextOffset(startOffset, limit)
+    finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
   }
 
   private def nextOffset(startOffset: Offset, limit: ReadLimit): Offset = {
@@ -111,7 +122,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
     val vanished = start.keySet -- journals.keySet
     if (vanished.nonEmpty) {
-      val what = s"journal(s) ${vanished.toSeq.sorted.mkString(", ")} no longer exist or no longer match ${options.target.describe}"
+      val what =
+        s"journal(s) ${vanished.toSeq.sorted.mkString(", ")} no longer exist or no longer match ${options.target.describe}"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(vanished.head, what)
       log.warn(s"$what; they are no longer read (failOnDataLoss=false)")
     }
@@ -147,15 +159,17 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     val (maxBytes, minBytes, maxDelayMs) = limits(limit)
     val now = System.currentTimeMillis()
     // An AvailableNow run reads what is there, however little.
-    val waiting = availableNowHeads.isEmpty && JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
+    val waiting = availableNowHeads.isEmpty &&
+      JournalRangePlanner.shouldWait(available, minBytes, now - lastBatchAt, maxDelayMs)
     // A journal started over ends this batch where it starts again: its next batch reads from there.
-    val ends = (if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)) ++ restartAt
+    val ends = (if (waiting) from else maxBytes.map(JournalRangePlanner.capped(from, ceiling, _)).getOrElse(ceiling)) ++
+      restartAt
     if (ends != from) lastBatchAt = now
     // New journals enter at their first offset: their bytes are read from the next batch on.
     val positions = ends.map { case (j, e) =>
-        val origin = if (restartAt.contains(j)) restartAt(j) else readable(j).origin
-        j -> readable(j).copy(offset = e, revision = journals(j).revision, origin = origin)
-      } ++
+      val origin = if (restartAt.contains(j)) restartAt(j) else readable(j).origin
+      j -> readable(j).copy(offset = e, revision = journals(j).revision, origin = origin)
+    } ++
       suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
     planned = positions
     JournalOffsets(positions)
@@ -176,9 +190,10 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
       verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
     }
     // The run's heads were taken when it began: one stale then is raised to the head that came back.
-    availableNowHeads = availableNowHeads.map(cap => cap ++ cap.collect {
-      case (j, c) if current.get(j).exists(c < _) && answered.get(j).exists(_ >= current(j)) => j -> answered(j)
-    })
+    availableNowHeads = availableNowHeads.map(cap =>
+      cap ++ cap.collect {
+        case (j, c) if current.get(j).exists(c < _) && answered.get(j).exists(_ >= current(j)) => j -> answered(j)
+      })
     (answered, verdicts)
   }
 
@@ -192,23 +207,32 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
         writtenAgainFrom(j, lowest, offset) match {
           case Some(from) =>
             staleHeads.confirm(j)
-            wentBack(j, s"its write head went back before offset $offset the query has read, and the journal is written " +
-              s"again from $from (its head is now $head): a broker lost bytes before they were replicated or persisted", from)
+            wentBack(
+              j,
+              s"its write head went back before offset $offset the query has read, and the journal is written " +
+                s"again from $from (its head is now $head): a broker lost bytes before they were replicated or persisted",
+              from
+            )
             j -> StaleHeads.Behind(offset, head, from, waited, first = true)
           case None => j -> StaleHeads.Waiting(offset, head, waited, first = false)
         }
       case (j, b @ StaleHeads.Behind(offset, head, lowest, waited, true)) =>
-        wentBack(j, s"its write head went back to $lowest, before offset $offset the query has read, and stayed behind " +
-          s"it for $waited ms (now $head; a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the " +
-          "journal's fragment refresh interval)", lowest)
+        wentBack(
+          j,
+          s"its write head went back to $lowest, before offset $offset the query has read, and stayed behind " +
+            s"it for $waited ms (now $head; a head is waited for up to option '${GazetteOptions.RetryTimeout}' plus the " +
+            "journal's fragment refresh interval)",
+          lowest
+        )
         j -> b
       case other => other
     }.toMap
 
   private def wentBack(journal: String, what: String, restartAt: Long): Unit = {
     if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
-    log.warn(s"journal $journal: $what; reading it again from offset $restartAt with fresh state: what the query read " +
-      s"before is not read again, and bytes written there since are (failOnDataLoss=false)")
+    log.warn(
+      s"journal $journal: $what; reading it again from offset $restartAt with fresh state: what the query read " +
+        s"before is not read again, and bytes written there since are (failOnDataLoss=false)")
     restarted += 1
   }
 
@@ -226,8 +250,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
   private def limits(limit: ReadLimit): (Option[Long], Option[Long], Long) = limit match {
     case _: ReadAllAvailable => (None, None, 0L)
-    case m: ReadMaxRows      => (Some(m.maxRows()), None, 0L)
-    case m: ReadMinRows      => (None, Some(m.minRows()), m.maxTriggerDelayMs())
+    case m: ReadMaxRows => (Some(m.maxRows()), None, 0L)
+    case m: ReadMinRows => (None, Some(m.minRows()), m.maxTriggerDelayMs())
     case c: CompositeReadLimit =>
       c.getReadLimits.map(limits).foldLeft((Option.empty[Long], Option.empty[Long], 0L)) { (a, b) =>
         (a._1.orElse(b._1), a._2.orElse(b._2), math.max(a._3, b._3))
@@ -243,7 +267,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
   private def plan(from: Map[String, JournalPosition], to: Map[String, JournalPosition]): Array[InputPartition] = {
     val ranges = to.toSeq.flatMap { case (j, e) =>
-      from.get(j).filter(s => s.offset < e.offset && (s.revision == 0 || e.revision == 0 || s.revision == e.revision)).map(s => (j, s, e))
+      from.get(j).filter(s =>
+        s.offset < e.offset && (s.revision == 0 || e.revision == 0 || s.revision == e.revision)).map(s => (j, s, e))
     }
     if (ranges.exists { case (j, _, e) => !known.get(j).exists(i => !isRecreated(e, i)) }) discover()
     // The states at the batch's start: the previous batch's tasks saved them in its directory.
@@ -252,8 +277,17 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
       known.get(j).filterNot(i => isRecreated(e, i)) match {
         case Some(info) =>
           val rebuildFrom = if (e.origin >= 0 && e.origin <= s.offset) e.origin else s.offset
-          Some(JournalRange(j, info.contentType, readerConfig.labelsToShip(info.labels), s.offset, e.offset, e.origin, e.revision,
-            base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin), refreshIntervalMs = info.refreshIntervalMs))
+          Some(JournalRange(
+              j,
+              info.contentType,
+              readerConfig.labelsToShip(info.labels),
+              s.offset,
+              e.offset,
+              e.origin,
+              e.revision,
+              base = catalog.lookup(j, rebuildFrom, s.offset, e.revision, e.origin),
+              refreshIntervalMs = info.refreshIntervalMs
+            ))
         case None =>
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
@@ -265,8 +299,9 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     }
     catalog.pin(journalRanges.flatMap(_.base))
     val batch = SequencerStateStore.batchDir(to)
-    val packed = JournalRangePlanner.pack(splitRanges(journalRanges.sortBy(_.journal), options), (r: JournalRange) => r.bytes,
-      options.bytesPerPartition, minPartitions(options))
+    val packed =
+      JournalRangePlanner.pack(splitRanges(journalRanges.sortBy(_.journal), options), (r: JournalRange) => r.bytes,
+        options.bytesPerPartition, minPartitions(options))
     tasks = packed.size
     packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
   }
@@ -291,7 +326,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed = latestConsumedOffset.map[Map[String, Long]] {
       case o: JournalOffsets => o.offsets.toMap
-      case o                 => JournalOffsets.parsePositions(o.json()).map { case (j, p) => j -> p.offset }
+      case o => JournalOffsets.parsePositions(o.json()).map { case (j, p) => j -> p.offset }
     }.orElse(Map.empty)
     (JournalRangePlanner.metrics(consumed, heads) ++ Map(
       "suspendedJournals" -> known.values.count(_.suspended).toString,
@@ -328,10 +363,11 @@ private[spark] object GazetteMicroBatchStream {
     */
   def splitRanges(ranges: Seq[JournalRange], options: SourceOptions): Seq[JournalRange] =
     if (options.readCommitted) ranges
-    else JournalRangePlanner.split(ranges, r => Framing.splitsAtNewlines(r.contentType), options.bytesPerPartition, minPartitions(options))
+    else JournalRangePlanner.split(
+      ranges, r => Framing.splitsAtNewlines(r.contentType), options.bytesPerPartition, minPartitions(options))
 
   /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
   def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(
-    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
+    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
+        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
 }
-

@@ -5,15 +5,16 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
-import org.apache.spark.sql.connector.read.{Batch, Scan}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.connector.read.{Batch, Scan}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** The scan of one query; options are parsed here, where batch and streaming defaults differ.
   * `required`: the columns the query reads, when Spark pruned them; all otherwise.
   */
-private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None) extends Scan {
+private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None)
+    extends Scan {
   // The session's Hadoop configuration, as Spark builds it for its own checkpoint: credentials
   // set with spark.conf.set reach the source's state files too.
   private def hadoopConf = {

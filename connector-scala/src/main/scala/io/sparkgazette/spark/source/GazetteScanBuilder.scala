@@ -8,7 +8,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 /** Builds the scan of one query with the columns it reads: Spark prunes the others, and the
   * readers never build them (a UUID formatted for a query that counts rows is pure cost).
   */
-private[spark] final class GazetteScanBuilder(options: CaseInsensitiveStringMap) extends ScanBuilder with SupportsPushDownRequiredColumns {
+private[spark] final class GazetteScanBuilder(options: CaseInsensitiveStringMap)
+    extends ScanBuilder with SupportsPushDownRequiredColumns {
   private var required: Option[StructType] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = Some(requiredSchema)

@@ -13,13 +13,14 @@ import io.sparkgazette.message.Framing
   * their first readable offsets, asked concurrently.
   */
 private[spark] final class JournalDirectory(client: GazetteClient, target: JournalTarget) extends AutoCloseable {
-  private val pool = Executors.newFixedThreadPool(8, new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "gazette-journal-directory")
-      t.setDaemon(true)
-      t
-    }
-  })
+  private val pool = Executors.newFixedThreadPool(8,
+    new ThreadFactory {
+      override def newThread(r: Runnable): Thread = {
+        val t = new Thread(r, "gazette-journal-directory")
+        t.setDaemon(true)
+        t
+      }
+    })
   private implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
 
   /** The journals the target names now, by name; with `mustExist`, a named journal that does not
@@ -46,7 +47,8 @@ private[spark] final class JournalDirectory(client: GazetteClient, target: Journ
     parallel(times.toSeq) { case (info, t) =>
       val framing = Framing.forContentType(info.contentType, options.uuidPointer, options.uuidField)
         .fold(problem => throw GazetteErrors.unsupportedFraming(info.name, problem), identity)
-      info.name -> OffsetsForTimes.find(client, info.name, framing, t, math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+      info.name -> OffsetsForTimes.find(
+        client, info.name, framing, t, math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
     }.toMap
 
   private def parallel[A, B](items: Seq[A])(f: A => B): Seq[B] =
@@ -56,9 +58,15 @@ private[spark] final class JournalDirectory(client: GazetteClient, target: Journ
     val s = j.spec.getOrElse(throw GazetteErrors.internal("List returned a journal without a spec"))
     val labels = s.labels.map(_.labels).getOrElse(Nil).groupBy(_.name).map { case (k, ls) => k -> ls.map(_.value) }
     val suspended = s.suspend.exists(_.level == io.sparkgazette.client.protocol.JournalSpec.Suspend.Level.FULL)
-    JournalInfo(s.name, labels.get("content-type").flatMap(_.headOption).getOrElse(""), labels, j.createRevision, suspended,
+    JournalInfo(
+      s.name,
+      labels.get("content-type").flatMap(_.headOption).getOrElse(""),
+      labels,
+      j.createRevision,
+      suspended,
       s.suspend.map(_.offset).getOrElse(0L),
-      s.fragment.flatMap(_.refreshInterval).map(d => d.seconds * 1000 + d.nanos / 1000000).getOrElse(0L))
+      s.fragment.flatMap(_.refreshInterval).map(d => d.seconds * 1000 + d.nanos / 1000000).getOrElse(0L)
+    )
   }
 
   override def close(): Unit = pool.shutdownNow()

@@ -4,8 +4,8 @@ package source
 import scala.collection.immutable.SortedMap
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.JsonNodeType
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.connector.read.streaming.Offset
 
 /** The source's offset: each journal's [[JournalPosition]], written as a JSON object
@@ -27,7 +27,8 @@ private[spark] final case class JournalOffsets(positions: SortedMap[String, Jour
 private[spark] object JournalOffsets {
   private val mapper = new ObjectMapper()
 
-  def apply(positions: Map[String, JournalPosition]): JournalOffsets = new JournalOffsets(SortedMap(positions.toSeq: _*))
+  def apply(positions: Map[String, JournalPosition]): JournalOffsets =
+    new JournalOffsets(SortedMap(positions.toSeq: _*))
 
   def fromJson(json: String): JournalOffsets = JournalOffsets(parsePositions(json))
 
@@ -38,10 +39,11 @@ private[spark] object JournalOffsets {
   /** Positions from a JSON object whose values are offsets or `{"offset", "revision", "origin"}`. */
   def parsePositions(json: String): Map[String, JournalPosition] =
     entries(json).map { case (j, v) =>
-      j -> (if (v.isObject) {
-        def field(name: String, default: Long) = Option(v.get(name)).map(whole(j, name, _)).getOrElse(default)
-        JournalPosition(whole(j, "offset", v.get("offset")), field("revision", 0L), field("origin", -1L))
-      } else JournalPosition(whole(j, "offset", v)))
+      j ->
+        (if (v.isObject) {
+           def field(name: String, default: Long) = Option(v.get(name)).map(whole(j, name, _)).getOrElse(default)
+           JournalPosition(whole(j, "offset", v.get("offset")), field("revision", 0L), field("origin", -1L))
+         } else JournalPosition(whole(j, "offset", v)))
     }.toMap
 
   def toJson(positions: Map[String, JournalPosition]): String = {

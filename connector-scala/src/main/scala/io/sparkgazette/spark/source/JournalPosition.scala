@@ -4,8 +4,8 @@ package source
 import scala.collection.immutable.SortedMap
 import scala.jdk.CollectionConverters._
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.JsonNodeType
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.connector.read.streaming.Offset
 
 /** Where a query stands in one journal: `offset` is the next byte to read; `revision` the Etcd

@@ -20,8 +20,10 @@ import org.apache.spark.sql.connector.read.InputPartition
   * newest saved between `origin` and `start`, from which the state at `start` is rebuilt.
   * `piece`: read uncommitted, a large range of ndjson is read by several tasks, each a [[Piece]].
   */
-private[spark] final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]], start: Long, end: Long,
-    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None, piece: Option[Piece] = None,
+private[spark] final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]],
+    start: Long, end: Long,
+    origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None,
+    piece: Option[Piece] = None,
     refreshIntervalMs: Long = 0L) {
   def bytes: Long = piece.fold(end)(p => math.min(end, p.until)) - piece.fold(start)(_.from)
 
@@ -42,4 +44,5 @@ private[spark] final case class Piece(from: Long, until: Long)
 /** One task's work: its journals' ranges, read one after the other, and for a stream the file
   * (relative to the state directory) where it saves the state of each at the range's end.
   */
-private[spark] final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None) extends InputPartition
+private[spark] final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None)
+    extends InputPartition

@@ -64,7 +64,8 @@ private[spark] object JournalRangePlanner {
     val n = math.max(byBytes, math.min(small.size.toLong, math.max(1L, minTasks.toLong - large.size))).toInt
     val tasks = Array.fill(n)(Vector.empty[A])
     val loads = Array.fill(n)(0L)
-    val queue = scala.collection.mutable.PriorityQueue.empty[(Long, Int)](Ordering.by[(Long, Int), (Long, Int)](t => (-t._1, -t._2)))
+    val queue = scala.collection.mutable.PriorityQueue.empty[(Long, Int)](Ordering.by[(Long, Int), (Long, Int)](t =>
+        (-t._1, -t._2)))
     (0 until n).foreach(i => queue.enqueue((0L, i)))
     small.sortBy(a => -bytes(a)).foreach { a =>
       val (load, i) = queue.dequeue()
@@ -124,7 +125,8 @@ private[spark] object JournalRangePlanner {
     Map(
       "bytesBehindHead" -> behindBy.sum.toString,
       "maxBytesBehindHead" -> (if (behindBy.isEmpty) 0L else behindBy.max).toString,
-      "avgBytesBehindHead" -> String.format(java.util.Locale.ROOT, "%.1f", Double.box(if (behindBy.isEmpty) 0.0 else behindBy.sum.toDouble / behindBy.size)),
+      "avgBytesBehindHead" -> String.format(java.util.Locale.ROOT, "%.1f",
+        Double.box(if (behindBy.isEmpty) 0.0 else behindBy.sum.toDouble / behindBy.size)),
       "journals" -> heads.size.toString
     )
   }

@@ -25,14 +25,17 @@ import org.slf4j.LoggerFactory
   * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
   * plus read buffers, whatever the range's length.
   */
-private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart) extends PartitionReader[InternalRow] {
+private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart)
+    extends PartitionReader[InternalRow] {
   import JournalRangeReader._
 
   private val journal = range.journal
   private val options = config.options
   private val client = ClientCache(config.client)
-  private val framing = config.framing(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
-  private val toRow = new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
+  private val framing = config.framing(range.contentType).fold(
+    problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
+  private val toRow =
+    new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
   private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
@@ -52,10 +55,11 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   // task never gets this reader to close.
   private val saved: SequencerState =
     try from match {
-      case RangeStart.Saved(state)   => state
-      case RangeStart.Rebuild(base) => rebuild(base)
-      case RangeStart.LineAt(at)     => SequencerState(at, Nil, range.revision, range.origin)
-    } catch { case e: Throwable => close(); throw e }
+        case RangeStart.Saved(state) => state
+        case RangeStart.Rebuild(base) => rebuild(base)
+        case RangeStart.LineAt(at) => SequencerState(at, Nil, range.revision, range.origin)
+      }
+    catch { case e: Throwable => close(); throw e }
   private var position = saved.resume
   private val sequencer = newSequencer(position, saved.producers)
   // A piece of a split range reads its messages up to the first that begins at `until`.
@@ -87,7 +91,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
           ahead = ahead & sequencer.pendingProducers
           if (ahead.isEmpty || !beyond.hasNext) { finish(); return false }
           beyond.next() match {
-            case Left(_)    =>
+            case Left(_) =>
             case Right(env) => queue(sequencer, env, replay = true)
           }
         case None =>
@@ -127,7 +131,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     readers.lastOption.foreach(_.prefetch())
   }
 
-  override def close(): Unit = readers.foreach(r => try r.close() catch { case _: Exception => })
+  override def close(): Unit = readers.foreach(r =>
+    try r.close()
+    catch { case _: Exception => })
 
   private def newSequencer(at: Long, producers: Seq[ProducerState]) =
     new Sequencer[RawMessage](Map(journal -> at), producers, options.sequencerRingSize, options.sequencerRingBytes,
@@ -194,78 +200,85 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     * interval, passes. A jump over bytes that retention removed is a data-loss decision, taken at
     * once.
     */
-  private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean): Iterator[Chunk] = new Iterator[Chunk] {
-    private var expected = from
-    private var reader = read(from)
-    private var backoff = new Backoff(config.client.retryTimeout)
-    // A broker that has just taken the journal over serves the bytes once its next append or
-    // listing of the store catches it up: without a hole, a read waits that much longer (as the
-    // driver does, see StaleHeads).
-    private var extended = false
+  private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean): Iterator[Chunk] =
+    new Iterator[Chunk] {
+      private var expected = from
+      private var reader = read(from)
+      private var backoff = new Backoff(config.client.retryTimeout)
+      // A broker that has just taken the journal over serves the bytes once its next append or
+      // listing of the store catches it up: without a hole, a read waits that much longer (as the
+      // driver does, see StaleHeads).
+      private var extended = false
 
-    private def read(offset: Long): JournalReader = {
-      val r = client.read(journal, offset, until)
-      readers += r
-      r
-    }
-
-    override def hasNext: Boolean = {
-      while (!reader.hasNext && expected < until) {
-        if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
-        else if (backoff.pause())
-          log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
-        else holeEnd(expected) match {
-          case Some(next) => skip(expected, math.min(next, until)); backoff.reset()
-          case None if !extended && range.refreshIntervalMs > 0 =>
-            extended = true
-            backoff = new Backoff(range.refreshIntervalMs.millis)
-          case None if reader.writeHead >= 0 && reader.writeHead < expected =>
-            // The driver saw these bytes; the journal no longer has them (see StaleHeads).
-            skip(expected, until, s"the journal's write head went back to ${reader.writeHead} and stayed there, so " +
-              s"bytes [$expected, $until) the batch was planned with are gone")
-          case None =>
-            throw GazetteErrors.readCutShort(journal, expected, range.start, range.end)
-        }
-        if (expected < until) {
-          reader.close()
-          reader = read(expected)
-        }
+      private def read(offset: Long): JournalReader = {
+        val r = client.read(journal, offset, until)
+        readers += r
+        r
       }
-      expected < until && reader.hasNext
-    }
 
-    override def next(): Chunk = {
-      val c = reader.next()
-      if (c.offset > expected) skip(expected, c.offset)
-      expected = c.end
-      if (extended) { backoff = new Backoff(config.client.retryTimeout); extended = false } else backoff.reset()
-      if (!replay) bytesRead += c.content.size()
-      c
-    }
+      override def hasNext: Boolean = {
+        while (!reader.hasNext && expected < until) {
+          if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
+          else if (backoff.pause())
+            log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
+          else holeEnd(expected) match {
+            case Some(next) => skip(expected, math.min(next, until)); backoff.reset()
+            case None if !extended && range.refreshIntervalMs > 0 =>
+              extended = true
+              backoff = new Backoff(range.refreshIntervalMs.millis)
+            case None if reader.writeHead >= 0 && reader.writeHead < expected =>
+              // The driver saw these bytes; the journal no longer has them (see StaleHeads).
+              skip(
+                expected,
+                until,
+                s"the journal's write head went back to ${reader.writeHead} and stayed there, so " +
+                  s"bytes [$expected, $until) the batch was planned with are gone"
+              )
+            case None =>
+              throw GazetteErrors.readCutShort(journal, expected, range.start, range.end)
+          }
+          if (expected < until) {
+            reader.close()
+            reader = read(expected)
+          }
+        }
+        expected < until && reader.hasNext
+      }
 
-    /** Where the bytes resume after a hole at `at` in the journal's fragments: brokers answer a
+      override def next(): Chunk = {
+        val c = reader.next()
+        if (c.offset > expected) skip(expected, c.offset)
+        expected = c.end
+        if (extended) { backoff = new Backoff(config.client.retryTimeout); extended = false }
+        else backoff.reset()
+        if (!replay) bytesRead += c.content.size()
+        c
+      }
+
+      /** Where the bytes resume after a hole at `at` in the journal's fragments: brokers answer a
       * read there as one at the write head (they jump over a hole only once the fragment after it
       * is hours old, in case a fragment is on its way to the store), so once the retry budget is
       * spent, a hole that ListFragments still shows is bytes removed from the store.
       */
-    private def holeEnd(at: Long): Option[Long] = {
-      val fragments = client.listFragments(journal).flatMap(_.spec)
-      if (fragments.exists(f => f.begin <= at && at < f.end)) None
-      else fragments.iterator.map(_.begin).filter(_ > at).minOption
-    }
-
-    private def skip(from: Long, to: Long, why: String = ""): Unit = {
-      val what = if (why.nonEmpty) why else s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
-      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
-      log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
-      lostBytes += to - from
-      if (advances && to > skippedTo) {
-        if (from > skippedTo) holeFrom = from
-        skippedTo = to
+      private def holeEnd(at: Long): Option[Long] = {
+        val fragments = client.listFragments(journal).flatMap(_.spec)
+        if (fragments.exists(f => f.begin <= at && at < f.end)) None
+        else fragments.iterator.map(_.begin).filter(_ > at).minOption
       }
-      expected = to
+
+      private def skip(from: Long, to: Long, why: String = ""): Unit = {
+        val what = if (why.nonEmpty) why
+        else s"bytes [$from, $to) were removed before they were ${if (replay) "replayed" else "read"}"
+        if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+        log.warn(s"journal $journal: $what; skipping them (failOnDataLoss=false)")
+        lostBytes += to - from
+        if (advances && to > skippedTo) {
+          if (from > skippedTo) holeFrom = from
+          skippedTo = to
+        }
+        expected = to
+      }
     }
-  }
 
   /** Where reading resumes after the messages read through `read`: past a hole skipped after
     * them. Bytes between them and the hole began a message the hole cut off: lost with it.
@@ -274,8 +287,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     if (skippedTo <= read) read
     else {
       if (holeFrom > read) {
-        log.warn(s"journal $journal: the message at $read, cut off by bytes [$holeFrom, $skippedTo) that were removed, " +
-          "is lost (failOnDataLoss=false)")
+        log.warn(
+          s"journal $journal: the message at $read, cut off by bytes [$holeFrom, $skippedTo) that were removed, " +
+            "is lost (failOnDataLoss=false)")
         lostBytes += holeFrom - read
       }
       skippedTo
@@ -302,7 +316,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     replayedBytes,
     onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L },
     lostBytes,
-    rebuiltBytes)
+    rebuiltBytes
+  )
 }
 
 /** Where a range's Sequencer starts: a state saved at its start, or one to rebuild from the
@@ -313,6 +328,7 @@ private[spark] sealed trait RangeStart
 private[spark] object RangeStart {
   final case class Saved(state: SequencerState) extends RangeStart
   final case class Rebuild(base: Option[(Long, SequencerState)]) extends RangeStart
+
   /** A piece of a split range, read uncommitted: its first message begins at the first line start at or after `at`. */
   final case class LineAt(at: Long) extends RangeStart
 }

@@ -19,11 +19,13 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
   * this attempt starts from the states that attempt rebuilt, and saves nothing, so every attempt
   * agrees with the first.
   */
-private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderConfig) extends PartitionReader[InternalRow] {
+private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderConfig)
+    extends PartitionReader[InternalRow] {
   private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   // The states an earlier attempt of this task saved at the starts of its ranges, by journal.
-  private val earlier: Option[Map[(String, Long), StateRef]] = for (s <- store; f <- task.statesFile; refs <- s.index(f))
-    yield refs.map(r => (r.journal, r.offset) -> r).toMap
+  private val earlier: Option[Map[(String, Long), StateRef]] =
+    for (s <- store; f <- task.statesFile; refs <- s.index(f))
+      yield refs.map(r => (r.journal, r.offset) -> r).toMap
   private val ranges = task.ranges.iterator
   // The next ranges' readers, their Reads already sent: a task of many small ranges waits for
   // one broker round trip at a time only when it must.
@@ -61,7 +63,8 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
 
   private def fill(): Unit = {
     var bytes = ahead.iterator.map(_.range.bytes).sum
-    while (ranges.hasNext && ahead.size < JournalTaskReader.ReadAhead && (ahead.isEmpty || bytes < JournalTaskReader.ReadAheadBytes)) {
+    while (ranges.hasNext && ahead.size < JournalTaskReader.ReadAhead &&
+      (ahead.isEmpty || bytes < JournalTaskReader.ReadAheadBytes)) {
       val r = ranges.next()
       val reader = new JournalRangeReader(r, config, startOf(r))
       ahead.enqueue(reader)
@@ -97,7 +100,8 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
             case Some(b) => RangeStart.Rebuild(Some(b.offset -> s.load(b)))
             case None =>
               if (r.origin >= 0 && !visible.getOrElse { val v = s.visible; visible = Some(v); v })
-                throw GazetteErrors.checkpointNotVisible(r.journal, s.location, java.net.InetAddress.getLocalHost.getHostName)
+                throw GazetteErrors.checkpointNotVisible(
+                  r.journal, s.location, java.net.InetAddress.getLocalHost.getHostName)
               RangeStart.Rebuild(None)
           }
       }
@@ -119,6 +123,7 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
 }
 
 private[spark] object JournalTaskReader {
+
   /** At most this many ranges are read ahead of the current one, and their bytes at most: */
   val ReadAhead = 64
   val ReadAheadBytes: Long = 8L << 20

@@ -22,16 +22,17 @@ private[spark] object MessageToRow {
 
   def schema(includeLabels: Boolean): StructType = {
     val base = StructType(Seq(
-      StructField(Journal, StringType, nullable = false),
-      StructField(Begin, LongType, nullable = false),
-      StructField(End, LongType, nullable = false),
-      StructField(Value, BinaryType, nullable = false),
-      StructField(UuidColumn, StringType),
-      StructField(Producer, StringType),
-      StructField(ClockColumn, LongType),
-      StructField(PublishTime, TimestampType)
-    ))
-    if (includeLabels) base.add(StructField(Labels, MapType(StringType, ArrayType(StringType, containsNull = false), valueContainsNull = false)))
+        StructField(Journal, StringType, nullable = false),
+        StructField(Begin, LongType, nullable = false),
+        StructField(End, LongType, nullable = false),
+        StructField(Value, BinaryType, nullable = false),
+        StructField(UuidColumn, StringType),
+        StructField(Producer, StringType),
+        StructField(ClockColumn, LongType),
+        StructField(PublishTime, TimestampType)
+      ))
+    if (includeLabels) base.add(StructField(Labels,
+        MapType(StringType, ArrayType(StringType, containsNull = false), valueContainsNull = false)))
     else base
   }
 

@@ -80,7 +80,8 @@ private[spark] object OffsetsForTimes {
         (journals.keys.map(_ -> t).toMap, if (starting) StartingTimestamp else EndingTimestamp)
       case OffsetSpec.AtTimes(ts) =>
         val option = if (starting) StartingOffsetsByTimestamp else EndingOffsetsByTimestamp
-        ts.keys.toSeq.sorted.find(j => !journals.contains(j)).foreach(j => throw GazetteErrors.unknownJournal(j, option))
+        ts.keys.toSeq.sorted.find(j => !journals.contains(j)).foreach(j =>
+          throw GazetteErrors.unknownJournal(j, option))
         (ts, option)
       case other => return other
     }
@@ -99,7 +100,8 @@ private[spark] object OffsetsForTimes {
     val head = client.writeHead(journal)
     val fragments = client.listFragments(journal).flatMap(_.spec).map(f => FragmentTime(f.begin, f.end, f.modTime))
     val from = client.readableFrom(journal, searchFrom(fragments, epochMillis, slackMillis).getOrElse(0L))
-    val found = if (from >= head) NoneBefore(head) else {
+    val found = if (from >= head) NoneBefore(head)
+    else {
       val reader = client.read(journal, from, endOffset = head)
       try {
         val chunks = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
@@ -114,9 +116,9 @@ private[spark] object OffsetsForTimes {
       } finally reader.close()
     }
     log.info(s"journal $journal: ${found match {
-      case AtOffset(o)   => s"the first message at or after ${Instant.ofEpochMilli(epochMillis)} begins at offset $o"
-      case NoneBefore(h) => s"no message at or after ${Instant.ofEpochMilli(epochMillis)} up to the write head $h"
-    }} (searched from offset $from of ${fragments.size} fragments)")
+        case AtOffset(o) => s"the first message at or after ${Instant.ofEpochMilli(epochMillis)} begins at offset $o"
+        case NoneBefore(h) => s"no message at or after ${Instant.ofEpochMilli(epochMillis)} up to the write head $h"
+      }} (searched from offset $from of ${fragments.size} fragments)")
     found
   }
 }

@@ -37,6 +37,7 @@ private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: O
 private[spark] object ReaderConfig {
   // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
   // than with every task (over a third of deserializing a small stream's task, by a profile).
-  def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration, columns: Seq[String]): ReaderConfig =
+  def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,
+      columns: Seq[String]): ReaderConfig =
     ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
 }

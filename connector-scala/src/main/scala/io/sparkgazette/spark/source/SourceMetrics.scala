@@ -26,8 +26,15 @@ private[spark] object SourceMetrics {
   )
 
   def supported: Array[CustomMetric] = Array(
-    new BytesReadMetric, new MessagesEmittedMetric, new DuplicatesDroppedMetric, new RolledBackMessagesMetric,
-    new ReplayedBytesMetric, new MalformedSkippedMetric, new LostBytesMetric, new RebuiltBytesMetric)
+    new BytesReadMetric,
+    new MessagesEmittedMetric,
+    new DuplicatesDroppedMetric,
+    new RolledBackMessagesMetric,
+    new ReplayedBytesMetric,
+    new MalformedSkippedMetric,
+    new LostBytesMetric,
+    new RebuiltBytesMetric
+  )
 
   /** The metrics' names, in the order readers keep their values. */
   val Names: IndexedSeq[String] = descriptions.map(_._1).toIndexedSeq
@@ -37,7 +44,8 @@ private[spark] object SourceMetrics {
     * grows within a task, and one never reported stays at zero.
     */
   def task(values: Array[Long]): Array[CustomTaskMetric] = {
-    if (values.length != Names.size) throw GazetteErrors.internal(s"${values.length} task metric values for ${Names.size} metrics")
+    if (values.length != Names.size)
+      throw GazetteErrors.internal(s"${values.length} task metric values for ${Names.size} metrics")
     var n = 0
     var i = 0
     while (i < values.length) { if (values(i) != 0) n += 1; i += 1 }

@@ -34,8 +34,10 @@ private[spark] object JournalTarget {
   */
 private[spark] sealed trait NoMessageAtTime
 private[spark] object NoMessageAtTime {
+
   /** Fail, naming the journal and the time. */
   case object Error extends NoMessageAtTime
+
   /** Start at the journal's write head. */
   case object Latest extends NoMessageAtTime
 }
@@ -75,7 +77,8 @@ private[spark] object SourceOptions {
     val target = (o.get(Selector), o.get(Journals)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Selector, Journals)
       case (Some(s), None) =>
-        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e => throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
+        Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e =>
+          throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
         JournalTarget.BySelector(s)
       case (None, Some(j)) =>
         val names = j.split(',').map(_.trim).filter(_.nonEmpty).toSeq
@@ -90,27 +93,36 @@ private[spark] object SourceOptions {
     val endingByOffsets = o.get(EndingOffsets).map(offsets(EndingOffsets, _))
     if (endingByOffsets.contains(OffsetSpec.Earliest))
       throw GazetteErrors.invalidOption(EndingOffsets, "earliest", "'latest' or a JSON object of offsets")
-    val ending = Seq(o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v))),
+    val ending = Seq(
+      o.get(EndingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(EndingTimestamp, v))),
       o.get(EndingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(EndingOffsetsByTimestamp, v))),
-      endingByOffsets).flatten.headOption
-    val starting = Seq(o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v))),
+      endingByOffsets
+    ).flatten.headOption
+    val starting = Seq(
+      o.get(StartingTimestamp).map(v => OffsetSpec.AtTime(epochMillis(StartingTimestamp, v))),
       o.get(StartingOffsetsByTimestamp).map(v => OffsetSpec.AtTimes(timestamps(StartingOffsetsByTimestamp, v))),
-      o.get(StartingOffsets).map(offsets(StartingOffsets, _))).flatten.headOption
+      o.get(StartingOffsets).map(offsets(StartingOffsets, _))
+    ).flatten.headOption
     for (s <- starting; e <- ending) startAfterEnd(s, e).foreach { case (j, from, to) =>
-      throw GazetteErrors.invalidOption(if (o.get(EndingTimestamp).isDefined) EndingTimestamp else EndingOffsetsByTimestamp,
-        to.toString, s"a time at or after the starting time ($from)${j.map(" for journal " + _).getOrElse("")}")
+      throw GazetteErrors.invalidOption(
+        if (o.get(EndingTimestamp).isDefined) EndingTimestamp else EndingOffsetsByTimestamp,
+        to.toString,
+        s"a time at or after the starting time ($from)${j.map(" for journal " + _).getOrElse("")}"
+      )
     }
-    val noMessageAtStart = o.get(StartingOffsetsByTimestampStrategy).map(v => v.trim.toLowerCase(Locale.ROOT) match {
-      case "error"  => NoMessageAtTime.Error
-      case "latest" => NoMessageAtTime.Latest
-      case _        => throw GazetteErrors.invalidOption(StartingOffsetsByTimestampStrategy, v, "error or latest")
-    }).getOrElse(NoMessageAtTime.Error)
+    val noMessageAtStart = o.get(StartingOffsetsByTimestampStrategy).map(v =>
+      v.trim.toLowerCase(Locale.ROOT) match {
+        case "error" => NoMessageAtTime.Error
+        case "latest" => NoMessageAtTime.Latest
+        case _ => throw GazetteErrors.invalidOption(StartingOffsetsByTimestampStrategy, v, "error or latest")
+      }).getOrElse(NoMessageAtTime.Error)
     val maxBytes = o.get(MaxBytesPerTrigger).map(positiveLong(MaxBytesPerTrigger, _))
     val minBytes = o.get(MinBytesPerTrigger).map(positiveLong(MinBytesPerTrigger, _))
     for (max <- maxBytes; min <- minBytes if min > max)
       throw GazetteErrors.invalidOption(MinBytesPerTrigger, min.toString, s"at most $MaxBytesPerTrigger ($max)")
     if (o.get(MaxTriggerDelay).isDefined && minBytes.isEmpty)
-      throw GazetteErrors.invalidOption(MaxTriggerDelay, o.get(MaxTriggerDelay).get, s"to be given together with $MinBytesPerTrigger")
+      throw GazetteErrors.invalidOption(
+        MaxTriggerDelay, o.get(MaxTriggerDelay).get, s"to be given together with $MinBytesPerTrigger")
     SourceOptions(
       broker = broker(o),
       target = target,
@@ -127,15 +139,19 @@ private[spark] object SourceOptions {
       producerPruneHorizon = o.get(ProducerPruneHorizon).map(duration(ProducerPruneHorizon, _)).getOrElse(24.hours),
       includeLabels = o.boolean(IncludeLabels, default = false),
       sequencerRingSize = o.get(SequencerRingSize).map(positiveLong(SequencerRingSize, _))
-        .map(n => if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216") else n.toInt)
+        .map(n =>
+          if (n > (1 << 24)) throw GazetteErrors.invalidOption(SequencerRingSize, n.toString, "at most 16777216")
+          else n.toInt)
         .getOrElse(8192),
       sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
       fragmentRoot = o.get(FragmentRoot),
       connection = connection(o),
       noMessageAtStart = noMessageAtStart,
-      bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(DefaultBytesPerPartition),
+      bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(
+        DefaultBytesPerPartition),
       minPartitions = o.get(MinPartitions).map { v =>
-        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v, "a whole number from 1 to 2147483647"))
+        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
+            "a whole number from 1 to 2147483647"))
       }
     )
   }
@@ -143,12 +159,14 @@ private[spark] object SourceOptions {
   /** `earliest`, `latest`, or a JSON object of journal offsets. */
   def offsets(option: String, value: String): OffsetSpec = value.trim.toLowerCase(Locale.ROOT) match {
     case "earliest" => OffsetSpec.Earliest
-    case "latest"   => OffsetSpec.Latest
+    case "latest" => OffsetSpec.Latest
     case _ =>
       val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
-        throw GazetteErrors.invalidOption(option, value, """'earliest', 'latest' or JSON such as {"a/journal": 1024} (-2 earliest, -1 latest)"""))
+        throw GazetteErrors.invalidOption(
+          option, value, """'earliest', 'latest' or JSON such as {"a/journal": 1024} (-2 earliest, -1 latest)"""))
       parsed.find(_._2 < -2).foreach { case (j, off) =>
-        throw GazetteErrors.invalidOption(option, value, s"offsets >= 0, or -2 (earliest) or -1 (latest); journal $j has $off")
+        throw GazetteErrors.invalidOption(
+          option, value, s"offsets >= 0, or -2 (earliest) or -1 (latest); journal $j has $off")
       }
       OffsetSpec.Specific(parsed)
   }
@@ -157,25 +175,28 @@ private[spark] object SourceOptions {
   private def epochMillis(option: String, value: String): Long =
     value.trim.toLongOption.filter(t => t >= 0 && t <= MaxEpochMillis)
       .getOrElse(throw GazetteErrors.invalidOption(option, value,
-        s"milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000, at most $MaxEpochMillis (the last a message UUID's clock can hold)"))
+          s"milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000, at most $MaxEpochMillis (the last a message UUID's clock can hold)"))
 
   /** A JSON object of times in milliseconds since the Unix epoch, by journal. */
   private def timestamps(option: String, value: String): Map[String, Long] = {
     val parsed = Try(JournalOffsets.parseJson(value)).getOrElse(
-      throw GazetteErrors.invalidOption(option, value, """JSON such as {"a/journal": 1767225600000} (milliseconds since 1970)"""))
+      throw GazetteErrors.invalidOption(
+        option, value, """JSON such as {"a/journal": 1767225600000} (milliseconds since 1970)"""))
     parsed.find(t => t._2 < 0 || t._2 > MaxEpochMillis).foreach { case (j, t) =>
-      throw GazetteErrors.invalidOption(option, value, s"times from 0 to $MaxEpochMillis (milliseconds since 1970); journal $j has $t")
+      throw GazetteErrors.invalidOption(
+        option, value, s"times from 0 to $MaxEpochMillis (milliseconds since 1970); journal $j has $t")
     }
     parsed
   }
 
   // A start by time after the end by time, in all journals (None) or in one.
-  private def startAfterEnd(start: OffsetSpec, end: OffsetSpec): Option[(Option[String], Long, Long)] = (start, end) match {
-    case (OffsetSpec.AtTime(s), OffsetSpec.AtTime(e)) if s > e => Some((None, s, e))
-    case (OffsetSpec.AtTime(s), OffsetSpec.AtTimes(es)) => es.collectFirst { case (j, e) if s > e => (Some(j), s, e) }
-    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTime(e)) => ss.collectFirst { case (j, s) if s > e => (Some(j), s, e) }
-    case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTimes(es)) =>
-      ss.toSeq.sortBy(_._1).collectFirst { case (j, s) if es.get(j).exists(s > _) => (Some(j), s, es(j)) }
-    case _ => None
-  }
+  private def startAfterEnd(start: OffsetSpec, end: OffsetSpec): Option[(Option[String], Long, Long)] =
+    (start, end) match {
+      case (OffsetSpec.AtTime(s), OffsetSpec.AtTime(e)) if s > e => Some((None, s, e))
+      case (OffsetSpec.AtTime(s), OffsetSpec.AtTimes(es)) => es.collectFirst { case (j, e) if s > e => (Some(j), s, e) }
+      case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTime(e)) => ss.collectFirst { case (j, s) if s > e => (Some(j), s, e) }
+      case (OffsetSpec.AtTimes(ss), OffsetSpec.AtTimes(es)) =>
+        ss.toSeq.sortBy(_._1).collectFirst { case (j, s) if es.get(j).exists(s > _) => (Some(j), s, es(j)) }
+      case _ => None
+    }
 }

@@ -30,9 +30,10 @@ private[spark] final class StaleHeads(graceMs: String => Long) {
       val e = before.getOrElse(j, Episode(nowMs, head, head, reported = false))
       val waited = nowMs - e.since
       val lowest = math.min(e.lowest, head)
-      j -> (if (e.reported || waited >= graceMs(j)) Behind(offset, head, lowest, waited, first = !e.reported)
-            else if (head > e.head) Grew(offset, head, lowest, waited)
-            else Waiting(offset, head, waited, first = !before.contains(j)))
+      j ->
+        (if (e.reported || waited >= graceMs(j)) Behind(offset, head, lowest, waited, first = !e.reported)
+         else if (head > e.head) Grew(offset, head, lowest, waited)
+         else Waiting(offset, head, waited, first = !before.contains(j)))
     }
     episodes = verdicts.map { case (j, v) =>
       val e = before.getOrElse(j, Episode(nowMs, v.head, v.head, reported = false))

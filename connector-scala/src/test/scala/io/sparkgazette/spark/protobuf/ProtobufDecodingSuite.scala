@@ -4,12 +4,14 @@ import java.math.{BigDecimal => JBigDecimal}
 import java.nio.file.Files
 import java.time.{Duration => JDuration, Instant}
 
-import com.google.protobuf.DescriptorProtos.{DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto,
-  FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions, OneofDescriptorProto}
 import com.google.protobuf.DescriptorProtos.FieldDescriptorProto.{Label, Type}
+import com.google.protobuf.DescriptorProtos.{
+  DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto, FileDescriptorProto,
+  FileDescriptorSet, MessageOptions, OneofDescriptorProto
+}
 import com.google.protobuf.{ByteString, DynamicMessage, Timestamp, TimestampProto}
-import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.{Row, SparkSession}
 import org.scalatest.funsuite.AnyFunSuite
 
 class ProtobufDecodingSuite extends AnyFunSuite {
@@ -20,24 +22,38 @@ class ProtobufDecodingSuite extends AnyFunSuite {
 
   test("the schema widens unsigned integers and maps enums, maps, timestamps and durations") {
     assert(decoder(eventSet).schema == StructType(Seq(
-      StructField("i32", IntegerType), StructField("s64", LongType), StructField("u32", LongType),
-      StructField("u64", DecimalType(20, 0)), StructField("f", FloatType), StructField("d", DoubleType),
-      StructField("ok", BooleanType), StructField("name", StringType), StructField("raw", BinaryType),
-      StructField("kind", StringType), StructField("tags", ArrayType(StringType, containsNull = false)),
-      StructField("counts", MapType(StringType, LongType)), StructField("at", TimestampType),
-      StructField("took", DayTimeIntervalType()),
-      StructField("user", StructType(Seq(StructField("id", LongType), StructField("email", StringType)))),
-      StructField("nick", StringType), StructField("card", StringType), StructField("iban", StringType),
-      StructField("history", ArrayType(StructType(Seq(StructField("id", LongType), StructField("email", StringType))), containsNull = false))
-    )))
+        StructField("i32", IntegerType),
+        StructField("s64", LongType),
+        StructField("u32", LongType),
+        StructField("u64", DecimalType(20, 0)),
+        StructField("f", FloatType),
+        StructField("d", DoubleType),
+        StructField("ok", BooleanType),
+        StructField("name", StringType),
+        StructField("raw", BinaryType),
+        StructField("kind", StringType),
+        StructField("tags", ArrayType(StringType, containsNull = false)),
+        StructField("counts", MapType(StringType, LongType)),
+        StructField("at", TimestampType),
+        StructField("took", DayTimeIntervalType()),
+        StructField("user", StructType(Seq(StructField("id", LongType), StructField("email", StringType)))),
+        StructField("nick", StringType),
+        StructField("card", StringType),
+        StructField("iban", StringType),
+        StructField("history",
+          ArrayType(
+            StructType(Seq(StructField("id", LongType), StructField("email", StringType))), containsNull = false))
+      )))
   }
 
   test("a message decodes field by field, extremes of unsigned integers included") {
     val event = eventSet.getFileList.get(1)
     val d = com.google.protobuf.Descriptors.FileDescriptor.buildFrom(event,
-      Array(TimestampProto.getDescriptor, com.google.protobuf.DurationProto.getDescriptor)).findMessageTypeByName("Event")
+      Array(TimestampProto.getDescriptor, com.google.protobuf.DurationProto.getDescriptor)).findMessageTypeByName(
+      "Event")
     def f(n: String) = d.findFieldByName(n)
-    val user = DynamicMessage.newBuilder(d.findNestedTypeByName("User")).setField(f("user").getMessageType.findFieldByName("id"), 7).build()
+    val user = DynamicMessage.newBuilder(d.findNestedTypeByName("User")).setField(
+      f("user").getMessageType.findFieldByName("id"), 7).build()
     val entry = f("counts").getMessageType
     val msg = DynamicMessage.newBuilder(d)
       .setField(f("i32"), -5).setField(f("s64"), Long.MinValue).setField(f("u32"), -1).setField(f("u64"), -1L)
@@ -45,8 +61,9 @@ class ProtobufDecodingSuite extends AnyFunSuite {
       .setField(f("raw"), ByteString.copyFrom(Array[Byte](0, 1, -1)))
       .setField(f("kind"), d.findEnumTypeByName("Kind").findValueByName("REFUND"))
       .addRepeatedField(f("tags"), "a").addRepeatedField(f("tags"), "b")
-      .addRepeatedField(f("counts"), DynamicMessage.newBuilder(entry).setField(entry.findFieldByNumber(1), "x")
-        .setField(entry.findFieldByNumber(2), 3L).build())
+      .addRepeatedField(f("counts"),
+        DynamicMessage.newBuilder(entry).setField(entry.findFieldByNumber(1), "x")
+          .setField(entry.findFieldByNumber(2), 3L).build())
       .setField(f("at"), Timestamp.newBuilder().setSeconds(1700000000L).setNanos(123000).build())
       .setField(f("took"), com.google.protobuf.Duration.newBuilder().setSeconds(90).build())
       .setField(f("user"), user).setField(f("card"), "4111")
@@ -59,7 +76,8 @@ class ProtobufDecodingSuite extends AnyFunSuite {
     assert(row.get(3) == new JBigDecimal("18446744073709551615"))
     assert(row.get(4) == 1.5f && row.get(5) == 2.25 && row.get(6) == true && row.get(7) == "ada")
     assert(row.getAs[Array[Byte]](8).toSeq == Seq[Byte](0, 1, -1))
-    assert(row.get(9) == "REFUND" && row.getSeq[String](10) == Seq("a", "b") && row.getMap[String, Long](11) == Map("x" -> 3L))
+    assert(row.get(9) == "REFUND" && row.getSeq[String](10) == Seq("a", "b") &&
+      row.getMap[String, Long](11) == Map("x" -> 3L))
     assert(row.get(12) == Instant.ofEpochSecond(1700000000L, 123000) && row.get(13) == JDuration.ofSeconds(90))
     assert(row.getStruct(14) == Row(7L, "") && row.get(15) == null && row.get(16) == "4111" && row.get(17) == null)
     assert(row.getSeq[Row](18) == Seq(Row(7L, "")))
@@ -86,22 +104,29 @@ class ProtobufDecodingSuite extends AnyFunSuite {
     assert(decoder(eventSet, ".demo.Event").schema.size == 19)
     assert(decoder(eventSet, "User").schema.fieldNames.toSeq == Seq("id", "email"))
     val e = intercept[IllegalArgumentException](decoder(eventSet, "demo.Nope").schema)
-    assert(e.getMessage.contains("test.desc has no message 'demo.Nope'") && e.getMessage.contains("It holds: demo.Event, demo.Event.User, google.protobuf.Timestamp"), e.getMessage)
+    assert(
+      e.getMessage.contains("test.desc has no message 'demo.Nope'") &&
+        e.getMessage.contains("It holds: demo.Event, demo.Event.User, google.protobuf.Timestamp"),
+      e.getMessage
+    )
   }
 
   test("recursive messages, missing imports and bytes that are no descriptor set are refused by name") {
     val node = FileDescriptorProto.newBuilder().setName("node.proto").setPackage("demo").setSyntax("proto3")
       .addMessageType(DescriptorProto.newBuilder().setName("Node")
-        .addField(field("child", 1, Type.TYPE_MESSAGE).setTypeName(".demo.Node"))).build()
+          .addField(field("child", 1, Type.TYPE_MESSAGE).setTypeName(".demo.Node"))).build()
     val recursive = intercept[IllegalArgumentException](decoder(set(node), "demo.Node").schema)
-    assert(recursive.getMessage.contains("demo.Node.child") && recursive.getMessage.contains("demo.Node -> demo.Node"), recursive.getMessage)
+    assert(recursive.getMessage.contains("demo.Node.child") && recursive.getMessage.contains("demo.Node -> demo.Node"),
+      recursive.getMessage)
 
     val missing = intercept[IllegalArgumentException](decoder(set(eventSet.getFileList.get(1).toBuilder
-      .addDependency("money.proto").build())).schema)
-    assert(missing.getMessage.contains("event.proto imports money.proto") && missing.getMessage.contains("--include_imports"),
+            .addDependency("money.proto").build())).schema)
+    assert(missing.getMessage.contains("event.proto imports money.proto") &&
+        missing.getMessage.contains("--include_imports"),
       missing.getMessage)
 
-    val notASet = intercept[IllegalArgumentException](new ProtobufDecoder("demo.Event", Array[Byte](1, 2, 3), "junk.bin", false).schema)
+    val notASet = intercept[IllegalArgumentException](new ProtobufDecoder("demo.Event", Array[Byte](1, 2, 3),
+        "junk.bin", false).schema)
     assert(notASet.getMessage.contains("junk.bin cannot be used: it is not a FileDescriptorSet"), notASet.getMessage)
   }
 
@@ -112,18 +137,23 @@ class ProtobufDecodingSuite extends AnyFunSuite {
       val file = Files.createTempFile("event", ".desc")
       Files.write(file, eventSet.toByteArray)
       import spark.implicits._
-      val df = Seq(("j", 0L, Array.emptyByteArray), ("j", 5L, Array[Byte](0x0a, 0x7f, 1))).toDF("journal", "begin", "value")
-      val ok = df.where($"begin" === 0L).select(ProtobufFunctions.fromProtobuf($"value", "demo.Event", file.toString).as("m"))
+      val df =
+        Seq(("j", 0L, Array.emptyByteArray), ("j", 5L, Array[Byte](0x0a, 0x7f, 1))).toDF("journal", "begin", "value")
+      val ok =
+        df.where($"begin" === 0L).select(ProtobufFunctions.fromProtobuf($"value", "demo.Event", file.toString).as("m"))
       assert(ok.select("m.kind").as[String].collect().toSeq == Seq("SALE"))
       val permissive = df.select(ProtobufFunctions.fromProtobuf($"value", $"journal", $"begin", "demo.Event",
-        file.toUri.toString, "permissive").as("m")).where($"m".isNull)
+          file.toUri.toString, "permissive").as("m")).where($"m".isNull)
       assert(permissive.count() == 1)
       val failed = intercept[Exception](df.select(ProtobufFunctions.fromProtobuf($"value", $"journal", $"begin",
-        "demo.Event", file.toString, "FAILFAST")).collect())
-      assert(Iterator.iterate[Throwable](failed)(_.getCause).takeWhile(_ != null)
-        .exists(_.getMessage.contains("offset 5 of journal j is not a valid demo.Event")), failed)
+            "demo.Event", file.toString, "FAILFAST")).collect())
+      assert(
+        Iterator.iterate[Throwable](failed)(_.getCause).takeWhile(_ != null)
+          .exists(_.getMessage.contains("offset 5 of journal j is not a valid demo.Event")),
+        failed
+      )
       val badMode = intercept[IllegalArgumentException](ProtobufFunctions.fromProtobuf($"value", $"journal", $"begin",
-        "demo.Event", file.toString, "lenient"))
+          "demo.Event", file.toString, "lenient"))
       assert(badMode.getMessage.contains("'mode' has invalid value 'lenient'"))
       Files.delete(file)
     } finally spark.stop()
@@ -153,12 +183,14 @@ object ProtobufDecodingSuite {
     val kind = EnumDescriptorProto.newBuilder().setName("Kind")
       .addValue(EnumValueDescriptorProto.newBuilder().setName("SALE").setNumber(0))
       .addValue(EnumValueDescriptorProto.newBuilder().setName("REFUND").setNumber(1))
-    val event = DescriptorProto.newBuilder().setName("Event").addNestedType(user).addNestedType(countsEntry).addEnumType(kind)
+    val event = DescriptorProto.newBuilder().setName("Event").addNestedType(user).addNestedType(
+      countsEntry).addEnumType(kind)
       .addField(field("i32", 1, Type.TYPE_SINT32)).addField(field("s64", 2, Type.TYPE_SFIXED64))
       .addField(field("u32", 3, Type.TYPE_UINT32)).addField(field("u64", 4, Type.TYPE_FIXED64))
       .addField(field("f", 5, Type.TYPE_FLOAT)).addField(field("d", 6, Type.TYPE_DOUBLE))
       .addField(field("ok", 7, Type.TYPE_BOOL)).addField(field("name", 8, Type.TYPE_STRING))
-      .addField(field("raw", 9, Type.TYPE_BYTES)).addField(field("kind", 10, Type.TYPE_ENUM).setTypeName(".demo.Event.Kind"))
+      .addField(field("raw", 9, Type.TYPE_BYTES)).addField(field("kind", 10, Type.TYPE_ENUM).setTypeName(
+          ".demo.Event.Kind"))
       .addField(field("tags", 11, Type.TYPE_STRING, Label.LABEL_REPEATED))
       .addField(field("counts", 12, Type.TYPE_MESSAGE, Label.LABEL_REPEATED).setTypeName(".demo.Event.CountsEntry"))
       .addField(field("at", 13, Type.TYPE_MESSAGE).setTypeName(".google.protobuf.Timestamp"))
@@ -174,6 +206,7 @@ object ProtobufDecodingSuite {
       TimestampProto.getDescriptor.toProto,
       FileDescriptorProto.newBuilder().setName("event.proto").setPackage("demo").setSyntax("proto3")
         .addDependency("google/protobuf/timestamp.proto").addDependency("google/protobuf/duration.proto")
-        .addMessageType(event).build())
+        .addMessageType(event).build()
+    )
   }
 }

@@ -14,7 +14,8 @@ class AckIntentLogSuite extends AnyFunSuite {
   for ((name, scheme) <- Seq("local" -> "file://", "local without checksums" -> "file://", "a plain path" -> "")) {
     test(s"a recorded epoch is never replaced ($name file system)") {
       val conf = new Configuration()
-      if (name == "local without checksums") conf.set("fs.file.impl", classOf[org.apache.hadoop.fs.RawLocalFileSystem].getName)
+      if (name == "local without checksums")
+        conf.set("fs.file.impl", classOf[org.apache.hadoop.fs.RawLocalFileSystem].getName)
       conf.setBoolean("fs.file.impl.disable.cache", true)
       val log = AckIntentLog.epochs(scheme + Files.createTempDirectory("intents").toString, conf)
       assert(texts(log.record("7", IntentRecord(intents("first"))).intents) == texts(intents("first")))

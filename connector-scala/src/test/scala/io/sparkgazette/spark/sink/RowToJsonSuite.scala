@@ -11,12 +11,14 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
 class RowToJsonSuite extends AnyFunSuite {
-  private def json(schema: String, values: Any*) = new String(new RowToJson(StructType.fromDDL(schema))(InternalRow(values: _*)), UTF_8)
+  private def json(schema: String, values: Any*) =
+    new String(new RowToJson(StructType.fromDDL(schema))(InternalRow(values: _*)), UTF_8)
 
   test("timestamps are instants; timestamps without a time zone stay local date-times") {
     val at = Instant.parse("2026-11-22T13:04:05.123456Z")
     val local = LocalDateTime.parse("2026-11-22T13:04:05.123456")
-    assert(json("t TIMESTAMP, l TIMESTAMP_NTZ", DateTimeUtils.instantToMicros(at), DateTimeUtils.localDateTimeToMicros(local)) ==
+    assert(json("t TIMESTAMP, l TIMESTAMP_NTZ", DateTimeUtils.instantToMicros(at),
+      DateTimeUtils.localDateTimeToMicros(local)) ==
       """{"t":"2026-11-22T13:04:05.123456Z","l":"2026-11-22T13:04:05.123456"}""")
   }
 

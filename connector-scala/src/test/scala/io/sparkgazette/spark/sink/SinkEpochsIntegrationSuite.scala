@@ -61,7 +61,8 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def producers(journals: Seq[String]): Seq[Int] =
     journals.map(j => Judge.read(cluster.broker, j, committed = false).map(_.uuid.takeRight(12)).distinct.size)
 
-  test(s"$epochs epochs over $partitions partitions: each row once, producers bounded, driver descriptors and threads flat, no channel left open") {
+  test(
+    s"$epochs epochs over $partitions partitions: each row once, producers bounded, driver descriptors and threads flat, no channel left open") {
     val prefix = "sink/epochs/plain/"
     val journals = outputs(prefix)
     val rowsPerBatch = partitions * 2

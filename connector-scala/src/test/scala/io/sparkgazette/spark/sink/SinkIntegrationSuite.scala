@@ -35,7 +35,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   /** The pipeline: read committed, keep each message's identity, write JSON rows keyed by source. */
   private def run(selector: String, checkpoint: String, extra: Map[String, String] = Map.empty,
       queryName: Option[String] = None): Unit = {
-    val writer = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
+    val writer = spark.readStream.format("gazette").option("broker", cluster.broker).option(
+      "selector", "prefix=sink/in/")
       .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "4000").load()
       .select(col("journal").as("src"), col("begin"), col("uuid"), col("journal").as("key"))
       .writeStream.format("gazette").option("broker", cluster.broker).option("selector", selector)
@@ -57,7 +58,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def assertExactlyOnce(selector: String): Unit = {
     val seen = committedOutput(selector)
     assert(seen.size == seen.distinct.size, s"${seen.size - seen.distinct.size} rows are visible twice")
-    assert(seen.toSet == expected, s"missing ${(expected -- seen.toSet).size}, unexpected ${(seen.toSet -- expected).size}")
+    assert(
+      seen.toSet == expected, s"missing ${(expected -- seen.toSet).size}, unexpected ${(seen.toSet -- expected).size}")
   }
 
   test("a streaming pipeline writes every input row exactly once, as Gazette's ReadCommittedIter sees it") {
@@ -103,20 +105,25 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         run(out, checkpoint, staged)
       }
       assertExactlyOnce(out)
-      val outside = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 0)
+      val outside =
+        client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(
+          _.flags == 0)
       assert(outside > 0, "no run was staged")
-      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "epochs", "1")), "epoch 1's staged runs were not deleted")
+      assert(!Files.exists(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "epochs", "1")),
+        "epoch 1's staged runs were not deleted")
     }
   }
 
   /** The staged (OUTSIDE_TXN) messages in the journals of `selector`, as appended, copies included. */
   private def stagedMessages(selector: String): Seq[String] =
-    client.list(selector).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).filter(_.flags == 0).map(_.uuid)
+    client.list(selector).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j, committed = false)).filter(
+      _.flags == 0).map(_.uuid)
 
   test("staged runs recorded before a crash are appended even when the restart stages nothing") {
     val out = outputs("staged-then-0")
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
-    val e = intercept[Exception](run(out, checkpoint, Map("readerRingSize" -> "16", "test.sinkFault" -> "driver-after-persist:1")))
+    val e = intercept[Exception](run(out, checkpoint,
+        Map("readerRingSize" -> "16", "test.sinkFault" -> "driver-after-persist:1")))
     assert(e.getMessage.contains("injected driver failure at driver-after-persist of epoch 1"))
     run(out, checkpoint, Map("readerRingSize" -> "0"))
     assertExactlyOnce(out)
@@ -132,10 +139,12 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     run(out, checkpoint, staged)
     assertExactlyOnce(out)
     val after = stagedMessages(out)
-    assert(after.size == after.distinct.size, s"${after.size - after.distinct.size} staged messages were appended twice")
+    assert(
+      after.size == after.distinct.size, s"${after.size - after.distinct.size} staged messages were appended twice")
   }
 
-  test("a checkpoint that the driver and executors do not share fails a write that stages, before anything is recorded") {
+  test(
+    "a checkpoint that the driver and executors do not share fails a write that stages, before anything is recorded") {
     spark.conf.set("fs.gzhost.impl", classOf[io.sparkgazette.testing.HostLocalFileSystem].getName)
     spark.conf.set("fs.gzhost.impl.disable.cache", "true")
     try {
@@ -143,8 +152,9 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       Journals.create(client, Journals.spec(journal))
       val dir = Files.createTempDirectory("gazette-ckpt")
       val e = intercept[Exception](spark.range(0, 100, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
-        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
-        .option("checkpointLocation", "gzhost://" + dir).option("batchId", "b").option("readerRingSize", "16").mode("append").save())
+          .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+          .option("checkpointLocation", "gzhost://" + dir).option("batchId", "b").option("readerRingSize", "16").mode(
+            "append").save())
       val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
       assert(message.contains("cannot be seen from the driver") && message.contains(dir.toString), message)
       assert(!Files.exists(dir.resolve("gazette-sink/batches/b.json")), "the write was recorded")
@@ -158,18 +168,22 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val staged = Map("readerRingSize" -> "16")
     intercept[Exception](run(out, checkpoint, staged ++ Map("test.sinkFault" -> "driver-after-persist:0")))
     // What epoch 0 staged for one journal, about to be re-created.
-    val runs = Files.walk(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging")).toArray.map(_.asInstanceOf[java.nio.file.Path])
+    val runs = Files.walk(java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging")).toArray.map(
+      _.asInstanceOf[java.nio.file.Path])
       .filter(_.getFileName.toString.endsWith(".run"))
     assert(runs.nonEmpty, "epoch 0 staged nothing")
     val name = """[0-9]+-[0-9]+-[0-9]+-([0-9]+)\.[0-9]+\.run""".r
     val index = runs.head.getFileName.toString match { case name(i) => i.toInt }
     val recreated = client.list(out).map(_.getSpec.name).sorted.apply(index)
-    val lost = runs.filter(_.getFileName.toString match { case name(i) => i.toInt == index; case _ => false }).flatMap(p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
-      (""""src":"([^"]+)"""".r.findFirstMatchIn(l).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(l).get.group(1).toLong)
+    val lost = runs.filter(_.getFileName.toString match { case name(i) => i.toInt == index; case _ => false }).flatMap(
+      p => new String(Files.readAllBytes(p), "UTF-8").linesIterator).map { l =>
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(l).get.group(1),
+        """"begin":(\d+)""".r.findFirstMatchIn(l).get.group(1).toLong)
     }.toSet
     // Its small runs, appended by the tasks before the crash, go with it too.
     val appended = Judge.read(cluster.broker, recreated, committed = false).filter(_.flags != 2).map { r =>
-      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1),
+        """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
     }.toSet
     client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = recreated)))
     Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "recreated"))
@@ -177,7 +191,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     run(out, checkpoint, staged)
     val seen = committedOutput(out)
     assert(seen.size == seen.distinct.size)
-    assert((seen.toSet & lost).isEmpty, s"${(seen.toSet & lost).size} rows of the deleted journal's epoch reached the new one")
+    assert((seen.toSet & lost).isEmpty,
+      s"${(seen.toSet & lost).size} rows of the deleted journal's epoch reached the new one")
     assert(seen.toSet == expected -- lost -- appended)
   }
 
@@ -186,7 +201,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal))
     val dir = Files.createTempDirectory("gazette-staging")
     val conf = spark.sessionState.newHadoopConf()
-    val writer = new StagedRunWriter(new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", conf, partBytes = 2000)
+    val writer = new StagedRunWriter(
+      new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", conf, partBytes = 2000)
     val clock = new io.sparkgazette.message.MonotonicClock()
     val publisher = new io.sparkgazette.message.Publisher(clock = clock)
     val framing = io.sparkgazette.message.Framing.forContentType(io.sparkgazette.message.Framing.JsonLines).toOption.get
@@ -194,12 +210,20 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       publisher.publishCommitted(journal, framing, s"""{"n":$n}""".getBytes("UTF-8"))
       if (n % 7 == 6 || n == 99) writer.write(publisher.drain(journal), clock.current)
     }
-    val runs = writer.close(journal, publisher.producer.toString, clock.current, client.list(s"name=$journal").head.createRevision,
-      c => publisher.ackAt(journal, framing, "{}".getBytes("UTF-8"), c).intent)
+    val runs = writer.close(
+      journal,
+      publisher.producer.toString,
+      clock.current,
+      client.list(s"name=$journal").head.createRevision,
+      c => publisher.ackAt(journal, framing, "{}".getBytes("UTF-8"), c).intent
+    )
     assert(runs.size > 1 && runs.map(_.part) == runs.indices, s"${runs.size} parts")
-    val config = SinkConfig(SinkOptions.parse(Map("broker" -> cluster.broker, "journal" -> journal), streaming = false),
-      SinkColumns(new org.apache.spark.sql.types.StructType().add("value", "string")), None,
-      spark.sparkContext.broadcast(new SerializableConfiguration(conf)))
+    val config = SinkConfig(
+      SinkOptions.parse(Map("broker" -> cluster.broker, "journal" -> journal), streaming = false),
+      SinkColumns(new org.apache.spark.sql.types.StructType().add("value", "string")),
+      None,
+      spark.sparkContext.broadcast(new SerializableConfiguration(conf))
+    )
     StagedRuns.publish(spark.sparkContext, runs, config, "parts")
     StagedRuns.publish(spark.sparkContext, runs.reverse, config, "parts again")
     assert(committedNumbers(journal) == (0L until 100L))
@@ -209,11 +233,13 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   }
 
   for (partitions <- Seq(16, 200)) {
-    test(s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
+    test(
+      s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
       val journal = s"sink/out/read-cost-$partitions/part-000"
       Journals.create(client, Journals.spec(journal))
       val rows = 20000L
-      spark.range(0, rows, 1, partitions).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
+      spark.range(0, rows, 1, partitions).selectExpr(
+        "to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
         .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
         .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString).option("batchId", "large")
         .mode("append").save()
@@ -222,10 +248,13 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       val (_, uncommittedBytes) = Judge.readCost(cluster.broker, journal, committed = false)
       assert(committed == rows)
       assert(uncommittedBytes >= rows * 1000, s"Gazette's reader fetched $uncommittedBytes bytes read uncommitted")
-      assert(committedBytes <= 1.5 * uncommittedBytes,
-        s"Gazette's reader fetched $committedBytes bytes read committed, ${committedBytes.toDouble / uncommittedBytes}x the journal")
+      assert(
+        committedBytes <= 1.5 * uncommittedBytes,
+        s"Gazette's reader fetched $committedBytes bytes read committed, ${committedBytes.toDouble / uncommittedBytes}x the journal"
+      )
       // Our own source, read committed, with its default ring.
-      val df = spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().select("begin")
+      val df =
+        spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().select("begin")
       assert(df.collect().length == rows)
       val replayed = df.queryExecution.executedPlan.collectFirst {
         case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => s.metrics("replayedBytes").value
@@ -238,7 +267,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def committedNumbers(journal: String): Seq[Long] =
     Judge.read(cluster.broker, journal).map(r => """"n":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
 
-  private def batchWrite(journal: String, from: Long, checkpoint: String, extra: Map[String, String] = Map.empty): Unit =
+  private def batchWrite(journal: String, from: Long, checkpoint: String, extra: Map[String, String] = Map.empty)
+      : Unit =
     spark.range(from, from + 10, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
       .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
       .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
@@ -259,7 +289,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1"))
     batchWrite(journal, 0, checkpoint, Map("batchId" -> "day-1")) // a re-run of a job that succeeded
     batchWrite(journal, 10, checkpoint, Map("batchId" -> "day-2"))
-    val e = intercept[Exception](batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3", "test.sinkFault" -> "driver-after-persist:0")))
+    val e = intercept[Exception](batchWrite(journal, 20, checkpoint,
+        Map("batchId" -> "day-3", "test.sinkFault" -> "driver-after-persist:0")))
     assert(e.getMessage.contains("injected driver failure at driver-after-persist"))
     batchWrite(journal, 20, checkpoint, Map("batchId" -> "day-3"))
     assert(committedNumbers(journal).sorted == (0L until 30L))
@@ -270,7 +301,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal))
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
     val staged = Map("batchId" -> "day-1", "readerRingSize" -> "4")
-    val e = intercept[Exception](batchWrite(journal, 0, checkpoint, staged + ("test.sinkFault" -> "driver-after-publish:0")))
+    val e =
+      intercept[Exception](batchWrite(journal, 0, checkpoint, staged + ("test.sinkFault" -> "driver-after-publish:0")))
     assert(e.getMessage.contains("injected driver failure at driver-after-publish"))
     batchWrite(journal, 0, checkpoint, staged)
     batchWrite(journal, 0, checkpoint, staged)
@@ -288,7 +320,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .write.format("gazette").option("broker", cluster.broker).option("journal", journal).option("flushBytes", "10000")
       .mode("append").save()
     assert(committedNumbers(journal).sorted == (0L until 4000L))
-    val producers = Judge.read(cluster.broker, journal, committed = false).filter(_.flags == 1).map(_.uuid.takeRight(12))
+    val producers =
+      Judge.read(cluster.broker, journal, committed = false).filter(_.flags == 1).map(_.uuid.takeRight(12))
     val runs = producers.foldLeft(List.empty[String])((acc, p) => if (acc.headOption.contains(p)) acc else p :: acc)
     assert(runs.size == 8 && runs.distinct.size == 8, s"${runs.size} runs of ${runs.distinct.size} producers")
   }
@@ -301,7 +334,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     // Whatever reached the journal about to go is lost with it, acknowledged or not.
     val deleted = "sink/out/deleted/part-002"
     val lost = Judge.read(cluster.broker, deleted, committed = false).filter(_.flags != 2).map { r =>
-      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1), """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
+      (""""src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1),
+        """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong)
     }.toSet
     client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = deleted)))
     run(out, checkpoint)
@@ -313,14 +347,18 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   test("journals the sink cannot write are refused once, by the driver, naming them, and only when rows go there") {
     val good = "sink/out/badtype/part-000"
     val bad = "sink/out/badtype/part-001"
-    Journals.create(client, Journals.spec(good), Journals.spec(bad, labels = Seq("content-type" -> "application/octet-stream")))
-    def write(journalColumn: String) = spark.range(0, 20, 1, 4).selectExpr("to_json(named_struct('n', id)) AS value", s"$journalColumn AS journal")
-      .write.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/out/badtype/").mode("append").save()
+    Journals.create(
+      client, Journals.spec(good), Journals.spec(bad, labels = Seq("content-type" -> "application/octet-stream")))
+    def write(journalColumn: String) =
+      spark.range(0, 20, 1, 4).selectExpr("to_json(named_struct('n', id)) AS value", s"$journalColumn AS journal")
+        .write.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/out/badtype/").mode(
+          "append").save()
     write(s"'$good'")
     assert(committedNumbers(good).sorted == (0L until 20L))
     val e = intercept[Exception](write(s"if(id % 2 = 0, '$good', '$bad')"))
     val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
-    assert(message.contains(s"Journal $bad cannot be written (10 rows): unrecognized content-type (application/octet-stream)"), message)
+    assert(message.contains(
+        s"Journal $bad cannot be written (10 rows): unrecognized content-type (application/octet-stream)"), message)
     assert(!message.contains("Lost task") && !message.contains("stage failure"), message)
     assert(committedNumbers(good).sorted == (0L until 20L))
   }
@@ -331,22 +369,25 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     def write(values: String*) = {
       val session = spark
       import session.implicits._
-      values.toSeq.toDF("value").coalesce(1).write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      values.toSeq.toDF("value").coalesce(1).write.format("gazette").option("broker", cluster.broker).option(
+        "journal", journal)
         .mode("append").save()
     }
     write("a,b", "c,d")
     def error(values: String*) = Iterator.iterate[Throwable](intercept[Exception](write(values: _*)))(_.getCause)
       .takeWhile(_ != null).map(_.getMessage).mkString("\n")
-    assert(error("e,f,g").contains(s"Row 0 of partition 0 has 3 CSV fields, but the records of journal $journal have 2"))
-    assert(error("h,i", "j").contains(s"Row 1 of partition 0 has 1 CSV fields, but the records of journal $journal have 2"))
+    assert(
+      error("e,f,g").contains(s"Row 0 of partition 0 has 3 CSV fields, but the records of journal $journal have 2"))
+    assert(error("h,i", "j").contains(
+        s"Row 1 of partition 0 has 1 CSV fields, but the records of journal $journal have 2"))
     assert(Judge.read(cluster.broker, journal).map(_.payload.stripSuffix("\n")) == Seq("a,b", "c,d"))
   }
 
   test("continuous processing is refused with a clear message") {
     val e = intercept[Exception](spark.readStream.format("rate").load().selectExpr("cast(value AS string) AS value")
-      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
-      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
-      .trigger(Trigger.Continuous("1 second")).start().awaitTermination(60000))
+        .writeStream.format("gazette").option("broker", cluster.broker).option("journal", "sink/in/part-000")
+        .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+        .trigger(Trigger.Continuous("1 second")).start().awaitTermination(60000))
     assert(e.getMessage.contains("continuous"), e.getMessage)
     assert(e.getMessage.contains("Trigger.Continuous"), e.getMessage)
   }
@@ -361,28 +402,33 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .trigger(Trigger.AvailableNow()).start()
     q.awaitTermination()
     val counts = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j)).map { r =>
-      """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1) -> """"count":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong
+      """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1) ->
+        """"count":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong
     }.toMap
     assert(counts == expected.groupBy(_._1).map { case (j, rows) => j -> rows.size.toLong })
   }
 
   test("complete mode and a missing checkpointLocation are refused with clear messages") {
-    val stream = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/").load()
+    val stream =
+      spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/").load()
     // Spark itself refuses a query without any checkpoint location; with only the session-wide
     // default set, the sink cannot see it and says so.
     spark.conf.set("spark.sql.streaming.checkpointLocation", Files.createTempDirectory("c").toString)
     val noCheckpoint =
       try intercept[Exception](stream.select(col("value")).writeStream.format("gazette")
-        .option("broker", cluster.broker).option("journal", "sink/in/part-000").start().processAllAvailable())
+            .option("broker", cluster.broker).option("journal", "sink/in/part-000").start().processAllAvailable())
       finally spark.conf.unset("spark.sql.streaming.checkpointLocation")
-    assert(noCheckpoint.getMessage.contains("'checkpointLocation' is required") && noCheckpoint.getMessage.contains("session-wide default"))
+    assert(noCheckpoint.getMessage.contains("'checkpointLocation' is required") &&
+      noCheckpoint.getMessage.contains("session-wide default"))
     val complete = intercept[Exception](stream.groupBy("journal").count().select(col("journal").as("value"))
-      .writeStream.format("gazette").outputMode("complete").option("broker", cluster.broker)
-      .option("journal", "sink/in/part-000").option("checkpointLocation", Files.createTempDirectory("c").toString).start()
-      .processAllAvailable())
+        .writeStream.format("gazette").outputMode("complete").option("broker", cluster.broker)
+        .option("journal", "sink/in/part-000").option(
+          "checkpointLocation", Files.createTempDirectory("c").toString).start()
+        .processAllAvailable())
     assert(complete.getMessage.contains("append-only"))
-    val extra = intercept[Exception](spark.range(3).selectExpr("cast(id as string) as value", "id").write.format("gazette")
-      .option("broker", cluster.broker).option("journal", "sink/in/part-000").mode("append").save())
+    val extra =
+      intercept[Exception](spark.range(3).selectExpr("cast(id as string) as value", "id").write.format("gazette")
+          .option("broker", cluster.broker).option("journal", "sink/in/part-000").mode("append").save())
     assert(extra.getMessage.contains("Column 'id' cannot be written"))
   }
 }

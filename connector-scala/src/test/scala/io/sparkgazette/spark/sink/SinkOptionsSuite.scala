@@ -10,20 +10,28 @@ class SinkOptionsSuite extends AnyFunSuite {
 
   test("sink options: one journal or a selector, mappings, delivery guarantees, and checkpointLocation for streams") {
     val b = "broker" -> "http://127.0.0.1:8080"
-    val o = SinkOptions.parse(Map(b, "selector" -> "prefix=out/", "MAPPING" -> "Modulo", "checkpointLocation" -> "/c"), streaming = true)
+    val o = SinkOptions.parse(
+      Map(b, "selector" -> "prefix=out/", "MAPPING" -> "Modulo", "checkpointLocation" -> "/c"), streaming = true)
     assert(o.target == WriteTarget.BySelector("prefix=out/") && o.mapping.contains("modulo") && o.exactlyOnce)
     assert(SinkOptions.parse(Map(b, "path" -> "out/a"), streaming = false).target == WriteTarget.OneJournal("out/a"))
-    def sinkError(kv: (String, String)*) = intercept[IllegalArgumentException](SinkOptions.parse(kv.toMap, streaming = true)).getMessage
-    assert(sinkError(b, "journal" -> "a", "selector" -> "prefix=x/") contains "'journal' and 'selector' cannot be used together")
+    def sinkError(kv: (String, String)*) =
+      intercept[IllegalArgumentException](SinkOptions.parse(kv.toMap, streaming = true)).getMessage
+    assert(sinkError(b, "journal" -> "a", "selector" -> "prefix=x/") contains
+      "'journal' and 'selector' cannot be used together")
     assert(sinkError(b, "journal" -> "a,b", "checkpointLocation" -> "/c") contains "'journal'")
-    assert(sinkError(b, "journal" -> "a", "mapping" -> "hash", "checkpointLocation" -> "/c") contains "modulo, rendezvous or random")
-    assert(sinkError(b, "journal" -> "a", "deliveryGuarantee" -> "once", "checkpointLocation" -> "/c") contains "'deliveryGuarantee'")
+    assert(sinkError(b, "journal" -> "a", "mapping" -> "hash", "checkpointLocation" -> "/c") contains
+      "modulo, rendezvous or random")
+    assert(sinkError(b, "journal" -> "a", "deliveryGuarantee" -> "once", "checkpointLocation" -> "/c") contains
+      "'deliveryGuarantee'")
     assert(sinkError(b, "journal" -> "a") contains "session-wide default")
-    assert(SinkOptions.parse(Map(b, "journal" -> "a", "deliveryGuarantee" -> "at-least-once"), streaming = true).checkpointLocation.isEmpty)
-    assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "test.sinkFault" -> "sometime") contains "'test.sinkFault'")
+    assert(SinkOptions.parse(Map(b, "journal" -> "a", "deliveryGuarantee" -> "at-least-once"),
+        streaming = true).checkpointLocation.isEmpty)
+    assert(sinkError(b, "journal" -> "a", "checkpointLocation" -> "/c", "test.sinkFault" -> "sometime") contains
+      "'test.sinkFault'")
   }
 
-  test("sink option readerRingSize: Gazette's default ring, 0 never stages, a threshold per task that shrinks with partitions") {
+  test(
+    "sink option readerRingSize: Gazette's default ring, 0 never stages, a threshold per task that shrinks with partitions") {
     val base = Map("broker" -> "http://127.0.0.1:8080", "journal" -> "a", "checkpointLocation" -> "/c")
     assert(SinkOptions.parse(base, streaming = true).readerRingSize == 8192)
     assert(SinkOptions.parse(base + ("readerRingSize" -> "0"), streaming = true).readerRingSize == 0)
@@ -42,9 +50,11 @@ class SinkOptionsSuite extends AnyFunSuite {
     assert(batchError("batchId" -> "x") contains "'checkpointLocation' is required")
     assert(batchError("checkpointLocation" -> "/c", "batchId" -> "a/b") contains "'batchId' has invalid value 'a/b'")
     assert(batchError("checkpointLocation" -> "/c", "batchId" -> ".hidden") contains "'batchId'")
-    assert(batchError("checkpointLocation" -> "/c", "batchId" -> "x", "deliveryGuarantee" -> "at-least-once") contains "'batchId' and")
-    val streaming = intercept[IllegalArgumentException](SinkOptions.parse(Map(b, "journal" -> "a", "checkpointLocation" -> "/c",
-      "batchId" -> "x"), streaming = true)).getMessage
+    assert(batchError("checkpointLocation" -> "/c", "batchId" -> "x", "deliveryGuarantee" -> "at-least-once") contains
+      "'batchId' and")
+    val streaming =
+      intercept[IllegalArgumentException](SinkOptions.parse(Map(b, "journal" -> "a", "checkpointLocation" -> "/c",
+            "batchId" -> "x"), streaming = true)).getMessage
     assert(streaming contains "batch writes only")
   }
 
@@ -53,7 +63,9 @@ class SinkOptionsSuite extends AnyFunSuite {
     val ok = SinkColumns(StructType.fromDDL("value STRING, journal STRING, key BINARY"))
     assert(ok.value == 0 && ok.journal == 1 && ok.key == 2 && !ok.jsonRows)
     assert(SinkColumns(StructType.fromDDL("a INT, b STRING")).jsonRows)
-    assert(intercept[IllegalArgumentException](SinkColumns(StructType.fromDDL("value STRING, extra INT"))).getMessage contains "Column 'extra'")
-    assert(intercept[IllegalArgumentException](SinkColumns(StructType.fromDDL("value INT"))).getMessage contains "string or binary")
+    assert(intercept[IllegalArgumentException](
+      SinkColumns(StructType.fromDDL("value STRING, extra INT"))).getMessage contains "Column 'extra'")
+    assert(intercept[IllegalArgumentException](SinkColumns(StructType.fromDDL("value INT"))).getMessage contains
+      "string or binary")
   }
 }

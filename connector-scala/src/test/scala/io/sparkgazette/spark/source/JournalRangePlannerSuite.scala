@@ -8,11 +8,13 @@ import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
 
   test("without a cap, ranges end at the write heads") {
-    assert(JournalRangePlanner.capped(Map("a" -> 0, "b" -> 10), Map("a" -> 100, "b" -> 20), 1000) == Map("a" -> 100, "b" -> 20))
+    assert(JournalRangePlanner.capped(Map("a" -> 0, "b" -> 10), Map("a" -> 100, "b" -> 20), 1000) ==
+      Map("a" -> 100, "b" -> 20))
   }
 
   test("a cap is split in proportion to backlog, every journal with a backlog reading at least one byte") {
-    val ends = JournalRangePlanner.capped(Map("a" -> 0, "b" -> 0, "c" -> 50), Map("a" -> 9000, "b" -> 1000, "c" -> 50), 1000)
+    val ends =
+      JournalRangePlanner.capped(Map("a" -> 0, "b" -> 0, "c" -> 50), Map("a" -> 9000, "b" -> 1000, "c" -> 50), 1000)
     assert(ends == Map("a" -> 900, "b" -> 100, "c" -> 50))
     val tiny = JournalRangePlanner.capped(Map("a" -> 0, "b" -> 0), Map("a" -> 1000000, "b" -> 10), 100)
     assert(tiny("b") == 1 && tiny("a") == 99)
@@ -35,7 +37,8 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
     val heads = Map("a" -> 300L, "b" -> 1000L, "c" -> 50L)
     assert(JournalRangePlanner.ceiling(start, heads, None) == heads)
     // b's cap was read from a lagging replica; c joined after the run began.
-    assert(JournalRangePlanner.ceiling(start, heads, Some(Map("a" -> 200L, "b" -> 900L))) == Map("a" -> 200L, "b" -> 1000L, "c" -> 5L))
+    assert(JournalRangePlanner.ceiling(start, heads, Some(Map("a" -> 200L, "b" -> 900L))) ==
+      Map("a" -> 200L, "b" -> 1000L, "c" -> 5L))
   }
 
   test("min bytes wait until enough arrived or the delay passed") {
@@ -53,7 +56,8 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
   test("small ranges are packed into tasks by bytes, large ones are tasks of their own") {
     val ranges = (0 until 1000).map(i => f"j$i%04d" -> 1024L) ++ Seq("big-a" -> (64L << 20), "big-b" -> (16L << 20))
     val tasks = JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, 16L << 20, minTasks = 2)
-    assert(tasks.count(t => t.exists(_._1.startsWith("big"))) == 2 && tasks.filter(_.exists(_._1.startsWith("big"))).forall(_.size == 1))
+    assert(tasks.count(t => t.exists(_._1.startsWith("big"))) == 2 &&
+      tasks.filter(_.exists(_._1.startsWith("big"))).forall(_.size == 1))
     assert(tasks.size == 3, "1,000 ranges of 1 KiB fit one task; the two large ones make the minimum of two")
     val spread = JournalRangePlanner.pack(ranges.take(1000), (r: (String, Long)) => r._2, 16L << 20, minTasks = 4)
     assert(spread.size == 4 && spread.map(_.size) == Seq(250, 250, 250, 250), "spread over the cores")
@@ -69,7 +73,8 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
       assert(tasks.size >= math.min(ranges.size, min))
       val small = ranges.filter(_._2 < target)
       // Never more shared tasks than the bytes need, unless the cores do.
-      val needed = math.max((small.map(_._2).sum + target - 1) / target, math.min(small.size, math.max(1, min - (ranges.size - small.size))))
+      val needed = math.max((small.map(_._2).sum + target - 1) / target,
+        math.min(small.size, math.max(1, min - (ranges.size - small.size))))
       assert(tasks.count(_.forall(_._2 < target)) <= math.max(needed, 0L))
       assert(JournalRangePlanner.pack(ranges, (r: (String, Long)) => r._2, target, min) == tasks)
     }
@@ -78,8 +83,10 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
   private def range(j: String, start: Long, end: Long) = JournalRange(j, "application/x-ndjson", Map.empty, start, end)
 
   test("splitting cuts splittable ranges larger than the target into even pieces that cover them") {
-    val rs = JournalRangePlanner.split(Seq(range("a", 100, 1300), range("b", 0, 300), range("c", 0, 5000)), _.journal != "c", 400, 1, 1)
-    assert(rs.filter(_.journal == "a").map(_.piece) == Seq(Some(Piece(100, 500)), Some(Piece(500, 900)), Some(Piece(900, Long.MaxValue))))
+    val rs = JournalRangePlanner.split(
+      Seq(range("a", 100, 1300), range("b", 0, 300), range("c", 0, 5000)), _.journal != "c", 400, 1, 1)
+    assert(rs.filter(_.journal == "a").map(_.piece) == Seq(Some(Piece(100, 500)), Some(Piece(500, 900)),
+      Some(Piece(900, Long.MaxValue))))
     // Pieces of at least the target: a range under twice the target stays whole.
     assert(JournalRangePlanner.split(Seq(range("a", 0, 799)), _ => true, 400, 1, 1).map(_.piece) == Seq(None))
     assert(rs.filter(_.journal == "b").map(_.piece) == Seq(None))
@@ -88,7 +95,8 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
   }
 
   test("splitting for minPartitions cuts the largest pieces first, never below the smallest piece size") {
-    val rs = JournalRangePlanner.split(Seq(range("a", 0, 8L << 20), range("b", 0, 3L << 20), range("c", 0, 10)), _ => true, 16L << 20, 8, 1L << 20)
+    val rs = JournalRangePlanner.split(
+      Seq(range("a", 0, 8L << 20), range("b", 0, 3L << 20), range("c", 0, 10)), _ => true, 16L << 20, 8, 1L << 20)
     assert(rs.size == 8)
     assert(rs.count(_.journal == "a") == 5 && rs.count(_.journal == "b") == 2)
     assert(rs.forall(r => r.journal == "c" || r.bytes >= (1L << 20)))
@@ -97,7 +105,8 @@ class JournalRangePlannerSuite extends AnyFunSuite with ScalaCheckPropertyChecks
   }
 
   test("pieces cover each range exactly once, the first at its start, whatever the sizes") {
-    forAll(Gen.listOfN(5, Gen.zip(Gen.choose(0L, 1L << 40), Gen.choose(1L, 1L << 32))), Gen.choose(1L, 1L << 30), Gen.choose(1, 64)) {
+    forAll(Gen.listOfN(5, Gen.zip(Gen.choose(0L, 1L << 40), Gen.choose(1L, 1L << 32))), Gen.choose(1L, 1L << 30),
+      Gen.choose(1, 64)) {
       (spans, target, minTasks) =>
         val ranges = spans.zipWithIndex.map { case ((s, b), i) => range(s"j$i", s, s + b) }
         val pieces = JournalRangePlanner.split(ranges, _ => true, target, minTasks, 1L << 10)

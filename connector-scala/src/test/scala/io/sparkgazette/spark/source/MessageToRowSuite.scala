@@ -34,7 +34,8 @@ class MessageToRowSuite extends AnyFunSuite {
 
   test("pruning keeps the schema's order and types, whatever order Spark asks in") {
     val all = MessageToRow.schema(includeLabels = true)
-    val pruned = MessageToRow.pruned(includeLabels = true, org.apache.spark.sql.types.StructType(Seq(all("labels"), all("begin"))))
+    val pruned =
+      MessageToRow.pruned(includeLabels = true, org.apache.spark.sql.types.StructType(Seq(all("labels"), all("begin"))))
     assert(pruned.fieldNames.toSeq == Seq("begin", "labels"))
   }
 

@@ -10,7 +10,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 class OffsetsForTimesSuite extends AnyFunSuite {
   private val t = 1767225600000L // 2026-01-01T00:00:00Z
-  private val s = t / 1000       // the same, in a fragment's mod_time seconds
+  private val s = t / 1000 // the same, in a fragment's mod_time seconds
 
   test("the search starts at the first fragment that may hold a message at or after the time") {
     val fragments = Seq(FragmentTime(0, 100, s - 300), FragmentTime(100, 200, s - 120), FragmentTime(200, 300, s - 30),
@@ -33,7 +33,8 @@ class OffsetsForTimesSuite extends AnyFunSuite {
   }
 
   test("every fragment older than the time: the search starts at the last one's end; no fragments: no narrowing") {
-    assert(searchFrom(Seq(FragmentTime(50, 100, s - 300), FragmentTime(100, 200, s - 200)), t, slackMillis = 0) == Some(200))
+    assert(searchFrom(Seq(FragmentTime(50, 100, s - 300), FragmentTime(100, 200, s - 200)), t, slackMillis = 0) ==
+      Some(200))
     assert(searchFrom(Nil, t) == None)
   }
 
@@ -69,12 +70,15 @@ class OffsetsForTimesSuite extends AnyFunSuite {
   }
 
   test("messages without a UUID, ACKs' predecessors, malformed bytes and a partial first line are passed over") {
-    val partial = "ta\":1}\n"      // the search began inside a message
+    val partial = "ta\":1}\n" // the search began inside a message
     val noUuid = """{"v":2}""" + "\n"
     val garbage = "{not json\n"
     val ack = line(p2, t + 10, Flags.AckTxn)
-    assert(firstAtOrAfter(messages(partial, noUuid, garbage, ack), clockAt(t)) ==
-      Some(1000 + partial.length + noUuid.length + garbage.length), "an ACK is a message with a time")
+    assert(
+      firstAtOrAfter(messages(partial, noUuid, garbage, ack), clockAt(t)) ==
+        Some(1000 + partial.length + noUuid.length + garbage.length),
+      "an ACK is a message with a time"
+    )
     assert(firstAtOrAfter(messages(noUuid, noUuid), clockAt(0)) == None)
   }
 

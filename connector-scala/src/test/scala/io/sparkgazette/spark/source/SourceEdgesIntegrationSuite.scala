@@ -28,13 +28,16 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
 
   // A journal created again gets a fresh fragment store: in the old one it would find the old
   // journal's persisted fragments and continue at their end.
-  private def script(journal: String, contentType: String = Framing.JsonLines, store: String = "file:///"): JudgeScript = {
+  private def script(journal: String, contentType: String = Framing.JsonLines, store: String = "file:///")
+      : JudgeScript = {
     Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, store.stripPrefix("file:///")))
-    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> contentType, "app" -> "edges"), store = store))
+    Journals.create(
+      client, Journals.spec(journal, labels = Seq("content-type" -> contentType, "app" -> "edges"), store = store))
     Judge.script(cluster.broker, journal)
   }
 
-  private def expected(journal: String): Seq[MessageKey] = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+  private def expected(journal: String): Seq[MessageKey] =
+    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
 
   private def options(journal: String, extra: (String, String)*): Map[String, String] =
     Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest") ++ extra
@@ -47,14 +50,15 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val rows = new ConcurrentHashMap[Long, Seq[MessageKey]]()
     val q = start(options, checkpoint) { (df, id) =>
       policy(id) match {
-        case ReadAll  => rows.put(id, keys(df))
-        case Skip     =>
+        case ReadAll => rows.put(id, keys(df))
+        case Skip =>
         case Limit(n) => df.limit(n).collect()
       }
     }
     try {
       if (!q.awaitTermination(timeoutSeconds * 1000L))
-        fail(s"the query made no progress for $timeoutSeconds s: ${q.recentProgress.lastOption.map(_.json).getOrElse("")}")
+        fail(
+          s"the query made no progress for $timeoutSeconds s: ${q.recentProgress.lastOption.map(_.json).getOrElse("")}")
     } finally q.stop()
     rows.asScala.toSeq.sortBy(_._1).flatMap(_._2)
   }
@@ -99,24 +103,25 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     } finally w.close()
   }
 
-  Seq[(String, BatchPolicy)]("never read" -> Skip, "read only through limit(1)" -> Limit(1)).foreach { case (how, policy) =>
-    test(s"a batch $how leaves the next batch a correct state") {
-      val journal = s"edges/unread-${if (policy == Skip) "skip" else "limit"}/part-000"
-      val ckpt = checkpoint()
-      val w = script(journal)
-      try {
-        w.commit(1).sync()
-        var rows = run(options(journal), ckpt)
-        w.continue(0).commit(1).continue(0).sync()
-        run(options(journal), ckpt, policy = _ => policy)
-        val m = expected(journal).last // q0, then m: the transaction of c1 and c2 is still open
-        w.ack(0).dup(1, 1).sync()
-        rows ++= run(options(journal), ckpt)
-        // The ACK commits c1 and c2 in the next batch; m belongs to the batch not read, its re-send is a duplicate.
-        assertSameMessages(rows, expected(journal).filterNot(_ == m))
-        assert(rows.size == 3)
-      } finally w.close()
-    }
+  Seq[(String, BatchPolicy)]("never read" -> Skip, "read only through limit(1)" -> Limit(1)).foreach {
+    case (how, policy) =>
+      test(s"a batch $how leaves the next batch a correct state") {
+        val journal = s"edges/unread-${if (policy == Skip) "skip" else "limit"}/part-000"
+        val ckpt = checkpoint()
+        val w = script(journal)
+        try {
+          w.commit(1).sync()
+          var rows = run(options(journal), ckpt)
+          w.continue(0).commit(1).continue(0).sync()
+          run(options(journal), ckpt, policy = _ => policy)
+          val m = expected(journal).last // q0, then m: the transaction of c1 and c2 is still open
+          w.ack(0).dup(1, 1).sync()
+          rows ++= run(options(journal), ckpt)
+          // The ACK commits c1 and c2 in the next batch; m belongs to the batch not read, its re-send is a duplicate.
+          assertSameMessages(rows, expected(journal).filterNot(_ == m))
+          assert(rows.size == 3)
+        } finally w.close()
+      }
   }
 
   test("a journal deleted and re-created is not read with the old journal's offsets and states") {
@@ -139,16 +144,19 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assertSameMessages(second, expected(journal))
   }
 
-  test("a journal that leaves the selector and comes back starts again with fresh state; states of journals gone are removed") {
+  test(
+    "a journal that leaves the selector and comes back starts again with fresh state; states of journals gone are removed") {
     val journal = "edges/wandering/part-000"
     val staying = "edges/wandering/part-001"
     val ckpt = checkpoint()
     val opts = Map("broker" -> cluster.broker, "selector" -> "app=wandering", "startingOffsets" -> "earliest",
       "failOnDataLoss" -> "false")
-    def label(app: String): Unit = Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> Framing.JsonLines, "app" -> app)))
+    def label(app: String): Unit =
+      Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> Framing.JsonLines, "app" -> app)))
     def states(j: String) = SequencerStates.of(ckpt).exists(_.journal == j)
     label("wandering")
-    Journals.create(client, Journals.spec(staying, labels = Seq("content-type" -> Framing.JsonLines, "app" -> "wandering")))
+    Journals.create(
+      client, Journals.spec(staying, labels = Seq("content-type" -> Framing.JsonLines, "app" -> "wandering")))
     val w = Judge.script(cluster.broker, journal)
     val other = Judge.script(cluster.broker, staying)
     try {
@@ -171,8 +179,9 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val journal = "edges/vanished-planned/part-000"
     val other = "edges/vanished-planned/part-001"
     val ckpt = checkpoint()
-    val opts = Map("broker" -> cluster.broker, "selector" -> "prefix=edges/vanished-planned/", "startingOffsets" -> "earliest",
-      "failOnDataLoss" -> "false")
+    val opts =
+      Map("broker" -> cluster.broker, "selector" -> "prefix=edges/vanished-planned/", "startingOffsets" -> "earliest",
+        "failOnDataLoss" -> "false")
     Journals.create(client, Journals.spec(journal), Journals.spec(other))
     Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
     val first = run(opts, ckpt)
@@ -185,7 +194,8 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(rows.filter(_._1 == journal) == read)
   }
 
-  test("a journal named in 'journals' that is deleted follows failOnDataLoss, also when a planned batch is re-planned") {
+  test(
+    "a journal named in 'journals' that is deleted follows failOnDataLoss, also when a planned batch is re-planned") {
     val journal = "edges/named/part-000"
     val other = "edges/named/part-001"
     val ckpt = checkpoint()
@@ -277,13 +287,18 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       while (persisted.isEmpty && System.currentTimeMillis() < deadline) Thread.sleep(200)
       persisted.foreach { f =>
         val dir = java.nio.file.Paths.get(cluster.fragmentRoot, journal)
-        Files.list(dir).iterator().asScala.filter(_.getFileName.toString.startsWith(f"${f.begin}%016x-${f.end}%016x")).foreach(Files.delete(_))
+        Files.list(dir).iterator().asScala.filter(
+          _.getFileName.toString.startsWith(f"${f.begin}%016x-${f.end}%016x")).foreach(Files.delete(_))
       }
       while (client.readableFrom(journal, 0) == 0 && System.currentTimeMillis() < deadline) Thread.sleep(200)
       val gapEnd = client.readableFrom(journal, 0)
-      assert(gapEnd > 0, s"the fragments were not removed: cut $cut, fragments " +
-        client.listFragments(journal).map(_.getSpec).map(f => (f.begin, f.end, f.modTime, f.backingStore)) + " files " +
-        Files.list(java.nio.file.Paths.get(cluster.fragmentRoot, journal)).iterator().asScala.toList)
+      assert(
+        gapEnd > 0,
+        s"the fragments were not removed: cut $cut, fragments " +
+          client.listFragments(journal).map(_.getSpec).map(f => (f.begin, f.end, f.modTime, f.backingStore)) +
+          " files " +
+          Files.list(java.nio.file.Paths.get(cluster.fragmentRoot, journal)).iterator().asScala.toList
+      )
       w.ack(0).sync()
       val e = intercept[Exception](run(options(journal), ckpt, timeoutSeconds = 30))
       assert(e.getMessage.contains(s"Data loss in journal $journal") && e.getMessage.contains("replayed"), e.getMessage)
@@ -299,8 +314,9 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val w = script(journal)
     w.commit(0).sync(); w.close()
     val head = client.writeHead(journal)
-    val e = intercept[Exception](spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
-      .option("endingOffsets", s"""{"$journal": ${head + 100}}""").load().collect())
+    val e =
+      intercept[Exception](spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
+          .option("endingOffsets", s"""{"$journal": ${head + 100}}""").load().collect())
     assert(e.getMessage.contains(journal) && e.getMessage.contains(s"write head $head"), e.getMessage)
   }
 
@@ -323,7 +339,8 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, head)))
       o.commit(0).sync()
       val q = start(opts, ckpt) { (df, _) => rows ++= keys(df) }
-      try assert(q.awaitTermination(60000)) finally q.stop()
+      try assert(q.awaitTermination(60000))
+      finally q.stop()
       assert(q.recentProgress.last.sources.head.metrics.get("suspendedJournals") == "1")
       w.commit(0).sync() // an append resumes the journal
       rows ++= run(opts, ckpt)
@@ -363,7 +380,8 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       w.ack(1).sync(); w.close()
       rows ++= run(options(journal), ckpt)
       assertSameMessages(rows, expected(journal))
-      assert(Files.exists(java.nio.file.Paths.get(ckpt.stripPrefix("gztest://"), "sources", "0", "sequencer", "source.json")))
+      assert(Files.exists(java.nio.file.Paths.get(ckpt.stripPrefix("gztest://"), "sources", "0", "sequencer",
+            "source.json")))
     } finally { spark.conf.unset("fs.gztest.impl"); spark.conf.unset("fs.gztest.impl.disable.cache") }
   }
 
@@ -376,7 +394,8 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     try {
       val ckpt = "gzdriver://" + checkpoint()
       val e = intercept[Exception](run(options(journal), ckpt))
-      assert(e.getMessage.contains("cannot be seen from executor host") && e.getMessage.contains("sequencer"), e.getMessage)
+      assert(
+        e.getMessage.contains("cannot be seen from executor host") && e.getMessage.contains("sequencer"), e.getMessage)
     } finally { spark.conf.unset("fs.gzdriver.impl"); spark.conf.unset("fs.gzdriver.impl.disable.cache") }
   }
 

@@ -22,7 +22,8 @@ class SourceFailoverIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     val journals = Seq("failover/part-000", "failover/part-001")
     Journals.create(client, journals.map(j => Journals.spec(j, replication = 2)): _*)
     journals.zipWithIndex.foreach { case (j, i) => Judge.publishRandom(cluster.broker, j, 40L + i) }
-    val expected = journals.flatMap(j => Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid))).toSet
+    val expected =
+      journals.flatMap(j => Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid))).toSet
 
     val batches = new ConcurrentHashMap[Long, Seq[(String, Long, Long, String)]]()
     val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=failover/")
@@ -30,8 +31,11 @@ class SourceFailoverIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       .writeStream.option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
       .trigger(Trigger.ProcessingTime(50))
       .foreachBatch { (df: DataFrame, id: Long) =>
-        batches.put(id, df.select("journal", "begin", "end", "uuid").collect().toSeq
-          .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""))))
+        batches.put(
+          id,
+          df.select("journal", "begin", "end", "uuid").collect().toSeq
+            .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
+        )
         Thread.sleep(100) // spread the stream over the broker's restart
       }
       .start()

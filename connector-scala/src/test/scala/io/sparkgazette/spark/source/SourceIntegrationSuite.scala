@@ -8,8 +8,8 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
-import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.streaming.Trigger
+import org.apache.spark.sql.{DataFrame, Row}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The source in a real Spark session against a real broker, judged by Gazette's own
@@ -23,7 +23,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def publish(prefix: String, seeds: Seq[Int]): Map[String, Seq[Key]] = {
     val framings = Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
     val journals = seeds.map(s => (f"$prefix/part-$s%03d", framings(s % 3)))
-    Journals.create(client, journals.map { case (n, ct) => Journals.spec(n, labels = Seq("content-type" -> ct, "app" -> "source-test")) }: _*)
+    Journals.create(client,
+      journals.map { case (n, ct) => Journals.spec(n, labels = Seq("content-type" -> ct, "app" -> "source-test")) }: _*)
     journals.map { case (j, _) =>
       Judge.publishRandom(cluster.broker, j, seeds(journals.indexWhere(_._1 == j)).toLong)
       j -> Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid))
@@ -31,9 +32,12 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   }
 
   private def keys(df: DataFrame): Seq[Key] =
-    df.select("journal", "begin", "end", "uuid").collect().toSeq.map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
+    df.select("journal", "begin", "end", "uuid").collect().toSeq.map(r =>
+      (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
 
-  private def byJournal(rows: Seq[Key]): Map[String, Seq[Key]] = rows.groupBy(_._1).map { case (j, rs) => j -> rs.sortBy(_._2) }
+  private def byJournal(rows: Seq[Key]): Map[String, Seq[Key]] = rows.groupBy(_._1).map { case (j, rs) =>
+    j -> rs.sortBy(_._2)
+  }
 
   private def assertSame(ours: Seq[Key], expected: Map[String, Seq[Key]]): Unit = {
     val got = byJournal(ours)
@@ -44,7 +48,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       val have = got.getOrElse(j, Nil)
       if (have != want) {
         val i = have.zipAll(want, null, null).indexWhere { case (a, b) => a != b }
-        fail(s"$j: ${have.size} rows vs Gazette's ${want.size}; first difference at #$i: ours ${have.lift(i)}, Gazette's ${want.lift(i)}")
+        fail(
+          s"$j: ${have.size} rows vs Gazette's ${want.size}; first difference at #$i: ours ${have.lift(i)}, Gazette's ${want.lift(i)}")
       }
     }
     assert(got.keySet -- expected.keySet == Set.empty)
@@ -70,8 +75,9 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val expected = publish("source/stream", 0 until 6)
     val batches = new ConcurrentHashMap[Long, Seq[Key]]()
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
-    val options = Map("broker" -> cluster.broker, "selector" -> "prefix=source/stream/", "startingOffsets" -> "earliest",
-      "maxBytesPerTrigger" -> "3000", "sequencerRingSize" -> "8")
+    val options =
+      Map("broker" -> cluster.broker, "selector" -> "prefix=source/stream/", "startingOffsets" -> "earliest",
+        "maxBytesPerTrigger" -> "3000", "sequencerRingSize" -> "8")
     runStream(options, checkpoint, into = batches)
     val rows = batches.values().asScala.toSeq.flatten
     assert(batches.size() > 5, "small batches were expected")
@@ -83,8 +89,9 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val expected = publish("source/restart", 10 until 14)
     val batches = new ConcurrentHashMap[Long, Seq[Key]]()
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
-    val options = Map("broker" -> cluster.broker, "selector" -> "prefix=source/restart/", "startingOffsets" -> "earliest",
-      "maxBytesPerTrigger" -> "2000")
+    val options =
+      Map("broker" -> cluster.broker, "selector" -> "prefix=source/restart/", "startingOffsets" -> "earliest",
+        "maxBytesPerTrigger" -> "2000")
     runStream(options, checkpoint, maxBatches = 3, into = batches)
     val before = batches.size()
     assert(before >= 3)
@@ -98,7 +105,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   test("a running stream follows appends and a journal created after it started, each message once") {
     val batches = new ConcurrentHashMap[Long, Seq[Key]]()
     Journals.create(client, Journals.spec("source/live/part-030"), Journals.spec("source/live/part-031"))
-    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=source/live/")
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option(
+      "selector", "prefix=source/live/")
       .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "5000").load()
       .writeStream.option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
       .trigger(Trigger.ProcessingTime(100))
@@ -113,7 +121,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         .map(j => j -> Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid))).toMap
       val total = expected.values.map(_.size).sum
       val deadline = System.currentTimeMillis() + 60000
-      while (batches.values().asScala.map(_.size).sum < total && System.currentTimeMillis() < deadline) Thread.sleep(100)
+      while (batches.values().asScala.map(_.size).sum < total && System.currentTimeMillis() < deadline)
+        Thread.sleep(100)
       q.processAllAvailable()
       val rows = batches.values().asScala.toSeq.flatten
       assert(rows.distinct.size == rows.size, "a message was emitted twice")
@@ -143,7 +152,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
     assert(schemas == Seq(Seq("journal", "begin", "end")))
     // Journals' labels travel in the planned tasks only when the query reads them.
-    def shipped(d: org.apache.spark.sql.DataFrame): Seq[Map[String, Seq[String]]] = d.queryExecution.executedPlan.collect {
+    def shipped(
+        d: org.apache.spark.sql.DataFrame): Seq[Map[String, Seq[String]]] = d.queryExecution.executedPlan.collect {
       case s: org.apache.spark.sql.execution.datasources.v2.BatchScanExec =>
         s.scan.toBatch.planInputPartitions().toSeq.flatMap(_.asInstanceOf[JournalTask].ranges.map(_.labels))
     }.flatten
@@ -156,7 +166,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val mixed = df.selectExpr("length(value) as n", "uuid", "begin", "journal").collect()
     val full = df.select("journal", "begin", "value", "uuid").collect()
       .map(r => (r.getString(0), r.getLong(1)) -> ((r.getAs[Array[Byte]](2).length, r.getString(3)))).toMap
-    assert(mixed.length == full.size && mixed.forall(r => full((r.getString(3), r.getLong(2))) == ((r.getInt(0), r.getString(1)))))
+    assert(mixed.length == full.size &&
+      mixed.forall(r => full((r.getString(3), r.getLong(2))) == ((r.getInt(0), r.getString(1)))))
   }
 
   test("task metrics reach the SQL UI: bytes read, messages emitted, duplicates dropped, rolled-back messages") {
@@ -164,11 +175,13 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal))
     Judge.publishScenario(cluster.broker, journal, "duplicates")
     Judge.publishScenario(cluster.broker, journal, "rollback")
-    val rows = spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().collect()
+    val rows =
+      spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).load().collect()
     val store = spark.sharedState.statusStore
     def metrics(): Map[String, String] = {
       val exec = store.executionsList().maxBy(_.executionId)
-      val names = store.planGraph(exec.executionId).allNodes.flatMap(_.metrics).map(m => m.accumulatorId -> m.name).toMap
+      val names =
+        store.planGraph(exec.executionId).allNodes.flatMap(_.metrics).map(m => m.accumulatorId -> m.name).toMap
       store.executionMetrics(exec.executionId).flatMap { case (id, v) => names.get(id).map(_ -> v) }
     }
     val deadline = System.currentTimeMillis() + 10000
@@ -217,8 +230,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val all = Judge.read(cluster.broker, journal, committed = false)
     val (from, to) = (all(5).begin, all(all.size / 2).begin + 1) // `to` falls inside a message
     def read() = keys(spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
-      .option("readCommitted", "false").option("startingOffsets", s"""{"$journal": $from}""")
-      .option("endingOffsets", s"""{"$journal": $to}""").load()).sortBy(_._2)
+        .option("readCommitted", "false").option("startingOffsets", s"""{"$journal": $from}""")
+        .option("endingOffsets", s"""{"$journal": $to}""").load()).sortBy(_._2)
     val first = read()
     assert(first == read())
     assert(first.map(_._2) == all.filter(r => r.begin >= from && r.end <= to).map(_.begin))
@@ -229,7 +242,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal), Journals.spec("source/vanishing/part-001"))
     Judge.publishScenario(cluster.broker, journal, "committed")
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
-    val options = Map("broker" -> cluster.broker, "selector" -> "prefix=source/vanishing/", "startingOffsets" -> "earliest")
+    val options =
+      Map("broker" -> cluster.broker, "selector" -> "prefix=source/vanishing/", "startingOffsets" -> "earliest")
     val batches = new ConcurrentHashMap[Long, Seq[Key]]()
     runStream(options, checkpoint, into = batches)
     assert(batches.values().asScala.flatten.size == 30)
@@ -243,10 +257,14 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     def error(options: (String, String)*): String = intercept[IllegalArgumentException](
       spark.read.format("gazette").options(options.toMap).load().collect()).getMessage
     assert(error("selector" -> "prefix=x/") contains "'broker' is required")
-    assert(error("broker" -> cluster.broker, "selector" -> "app=b", "journals" -> "x") contains "'selector' and 'journals' cannot be used together")
-    assert(error("broker" -> cluster.broker, "selector" -> "app=b", "maxBytesPerTriger" -> "1") contains "Unknown Gazette option 'maxBytesPerTriger'")
-    assert(error("broker" -> cluster.broker, "selector" -> "a in (", "readCommitted" -> "yes") contains "'selector' has invalid value")
-    assert(error("broker" -> cluster.broker, "startingOffsets" -> "{\"x\": \"y\"}", "selector" -> "app=x") contains "'startingOffsets' has invalid value")
+    assert(error("broker" -> cluster.broker, "selector" -> "app=b", "journals" -> "x") contains
+      "'selector' and 'journals' cannot be used together")
+    assert(error("broker" -> cluster.broker, "selector" -> "app=b", "maxBytesPerTriger" -> "1") contains
+      "Unknown Gazette option 'maxBytesPerTriger'")
+    assert(error("broker" -> cluster.broker, "selector" -> "a in (", "readCommitted" -> "yes") contains
+      "'selector' has invalid value")
+    assert(error("broker" -> cluster.broker, "startingOffsets" -> "{\"x\": \"y\"}", "selector" -> "app=x") contains
+      "'startingOffsets' has invalid value")
     assert(error("broker" -> "ftp://x", "selector" -> "app=b") contains "'broker' has invalid value 'ftp://x'")
   }
 }

@@ -24,7 +24,8 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
 
   private def journals(app: String, n: Int): Seq[String] = {
     val names = (0 until n).map(i => f"many/$app/j$i%03d")
-    Journals.create(client, names.map(j => Journals.spec(j, labels = Seq("content-type" -> Framing.JsonLines, "app" -> app))): _*)
+    Journals.create(
+      client, names.map(j => Journals.spec(j, labels = Seq("content-type" -> Framing.JsonLines, "app" -> app))): _*)
     names
   }
 
@@ -38,18 +39,21 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
       .start()
 
   /** One AvailableNow run; returns the rows of the batches read in full, and the tasks of each batch. */
-  private def run(options: Map[String, String], checkpoint: String, policy: Long => BatchPolicy = _ => ReadAll): (Seq[MessageKey], Seq[Long]) = {
+  private def run(options: Map[String, String], checkpoint: String, policy: Long => BatchPolicy = _ => ReadAll)
+      : (Seq[MessageKey], Seq[Long]) = {
     val rows = new ConcurrentHashMap[Long, Seq[MessageKey]]()
     val q = start(options, checkpoint) { (df, id) =>
       policy(id) match {
-        case ReadAll  => rows.put(id, keys(df))
-        case Skip     =>
+        case ReadAll => rows.put(id, keys(df))
+        case Skip =>
         case Limit(n) => df.limit(n).collect()
       }
     }
-    try assert(q.awaitTermination(120000), "the query did not finish") finally q.stop()
-    (rows.asScala.toSeq.sortBy(_._1).flatMap(_._2), q.recentProgress.toSeq.filter(_.numInputRows > 0)
-      .map(_.sources.head.metrics.get("tasks").toLong))
+    try assert(q.awaitTermination(120000), "the query did not finish")
+    finally q.stop()
+    (rows.asScala.toSeq.sortBy(_._1).flatMap(_._2),
+      q.recentProgress.toSeq.filter(_.numInputRows > 0)
+        .map(_.sources.head.metrics.get("tasks").toLong))
   }
 
   private def keys(df: DataFrame): Seq[MessageKey] =
@@ -68,10 +72,12 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
 
   private def withScripts[T](names: Seq[String])(f: Seq[JudgeScript] => T): T = {
     val scripts = names.map(Judge.script(cluster.broker, _))
-    try f(scripts) finally scripts.foreach(_.close())
+    try f(scripts)
+    finally scripts.foreach(_.close())
   }
 
-  test("journals packed into one task: transactions open across batches in several of them are emitted once, at their ACKs") {
+  test(
+    "journals packed into one task: transactions open across batches in several of them are emitted once, at their ACKs") {
     val names = journals("packed", 6)
     val ckpt = checkpoint()
     val opts = options("packed", "minPartitions" -> "1")
@@ -89,7 +95,8 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
     }
   }
 
-  test("a restart that packs a re-planned batch differently, after batches not read to their end, emits every committed message once") {
+  test(
+    "a restart that packs a re-planned batch differently, after batches not read to their end, emits every committed message once") {
     val names = journals("repacked", 8)
     val ckpt = checkpoint()
     withScripts(names) { w =>
@@ -121,7 +128,7 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
     val block = com.google.protobuf.ByteString.copyFromUtf8(("""{"pad":"""" + "x" * 1000 + "\"}\n") * 200) // 200 KiB
     names.foreach(j => client.append(j, block))
     val df = spark.read.format("gazette").options(options("ahead", "readCommitted" -> "false",
-      "bytesPerPartition" -> (1L << 30).toString, "minPartitions" -> "1")).load()
+        "bytesPerPartition" -> (1L << 30).toString, "minPartitions" -> "1")).load()
     assert(df.rdd.getNumPartitions == 1)
     val counted = java.util.concurrent.Executors.newSingleThreadExecutor()
     try {

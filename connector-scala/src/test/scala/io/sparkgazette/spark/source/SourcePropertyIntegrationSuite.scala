@@ -12,7 +12,7 @@ import io.sparkgazette.client.protocol.ApplyRequest
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.testing.BatchPolicy.{Limit, ReadAll, Skip}
 import io.sparkgazette.spark.testing.{BatchPolicy, MessageKey, SequencerStates}
-import io.sparkgazette.testing.{JudgeRecord, Journals, Judge, JudgeScript, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
@@ -57,18 +57,21 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
   }
 
   // Read uncommitted, a large range of ndjson is split into pieces read by separate tasks.
-  test("random schedules read uncommitted, ranges split into small pieces: every message of a batch read in full exactly once") {
+  test(
+    "random schedules read uncommitted, ranges split into small pieces: every message of a batch read in full exactly once") {
     val groups = math.max(1, schedules / 8 / perQuery)
     var judged, split = 0
     for (g <- 0 until groups) {
       val seed = baseSeed + 100000 + g
-      withClue(s"[seed $seed: run this group alone with make test-source-properties SEED=${seed - 100000} SCHEDULES=$perQuery] ") {
+      withClue(
+        s"[seed $seed: run this group alone with make test-source-properties SEED=${seed - 100000} SCHEDULES=$perQuery] ") {
         val group = new Group(seed, perQuery, committed = false)
         judged += group.run()
         split += group.splitBatches
       }
     }
-    info(s"${groups * perQuery} schedules in $groups queries, $judged messages judged, $split batches with split ranges")
+    info(
+      s"${groups * perQuery} schedules in $groups queries, $judged messages judged, $split batches with split ranges")
     assert(judged > groups * perQuery, s"only $judged messages judged over ${groups * perQuery} schedules")
     assert(split > 0, "no batch split a range")
   }
@@ -83,10 +86,17 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private val journals = (0 until n).map(i => s"$prefix/j$i" -> framings(rnd.nextInt(framings.size)))
     private val recreating = rnd.nextInt(3) == 0
     private val ckpt = Files.createTempDirectory("gazette-prop").toString
-    private val options = Map("broker" -> cluster.broker, "selector" -> s"app=$app", "startingOffsets" -> "earliest",
-      "failOnDataLoss" -> (!recreating).toString, "sequencerRingSize" -> Seq("8", "64", "8192")(rnd.nextInt(3))) ++
-      (if (committed) Map.empty else Map("readCommitted" -> "false", "bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
-        "minPartitions" -> (1 + rnd.nextInt(6)).toString))
+    private val options = Map(
+      "broker" -> cluster.broker,
+      "selector" -> s"app=$app",
+      "startingOffsets" -> "earliest",
+      "failOnDataLoss" -> (!recreating).toString,
+      "sequencerRingSize" -> Seq("8", "64", "8192")(rnd.nextInt(3))
+    ) ++
+      (if (committed) Map.empty
+       else Map("readCommitted" -> "false", "bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
+         "minPartitions" -> (1 + rnd.nextInt(6)).toString))
+
     /** Batches that ran more tasks than they had journals with new bytes. */
     var splitBatches = 0
 
@@ -113,10 +123,14 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         journals.foreach { case (j, _) => (0 until producers(j)).foreach(p => scripts(j).ack(p)) }
         scripts.values.foreach(_.sync())
         query(drain = true)
-        journals.foreach { case (j, _) => incarnations += ((j, revision(j), Judge.read(cluster.broker, j, committed, acks = true))) }
+        journals.foreach { case (j, _) =>
+          incarnations += ((j, revision(j), Judge.read(cluster.broker, j, committed, acks = true)))
+        }
         judge()
       } finally {
-        scripts.values.foreach(s => try s.close() catch { case _: Exception => })
+        scripts.values.foreach(s =>
+          try s.close()
+          catch { case _: Exception => })
         journals.foreach { case (j, _) => delete(j) }
       }
     }
@@ -128,7 +142,8 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private def create(j: String, ct: String): Unit = {
       generation += 1
       Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, s"g$generation"))
-      Journals.create(client, Journals.spec(j, labels = Seq("content-type" -> ct, "app" -> app), store = s"file:///g$generation/"))
+      Journals.create(
+        client, Journals.spec(j, labels = Seq("content-type" -> ct, "app" -> app), store = s"file:///g$generation/"))
       scripts(j) = Judge.script(cluster.broker, j)
       producers(j) = 1 + rnd.nextInt(4)
     }
@@ -150,7 +165,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         case r if r < 75 => w.ack(p)
         case r if r < 80 => w.rollback(p, rnd.nextInt(1 << 20))
         case r if r < 92 => w.dup(p, rnd.nextInt(1 << 20))
-        case _           => w.noUuid()
+        case _ => w.noUuid()
       }
     }
 
@@ -164,20 +179,25 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       val policies = new ConcurrentHashMap[Long, BatchPolicy]()
       val rows = new ConcurrentHashMap[Long, Seq[MessageKey]]()
       val policySeed = rnd.nextLong()
-      val q = spark.readStream.format("gazette").options(options ++ maxBytes.map("maxBytesPerTrigger" -> _.toString)).load()
+      val q = spark.readStream.format("gazette").options(
+        options ++ maxBytes.map("maxBytesPerTrigger" -> _.toString)).load()
         .writeStream.option("checkpointLocation", ckpt).trigger(Trigger.AvailableNow())
         .foreachBatch { (df: DataFrame, id: Long) =>
-          val policy = if (drain) ReadAll else new Random(policySeed + id).nextInt(10) match {
+          val policy = if (drain) ReadAll
+          else new Random(policySeed + id).nextInt(10) match {
             case r if r < 6 => ReadAll
             case r if r < 8 => Skip
-            case _          => Limit(1)
+            case _ => Limit(1)
           }
           policies.put(id, policy)
           policy match {
-            case ReadAll => rows.put(id, df.select("journal", "begin", "end", "uuid").collect().toSeq
-              .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""))))
+            case ReadAll => rows.put(
+                id,
+                df.select("journal", "begin", "end", "uuid").collect().toSeq
+                  .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
+              )
             case Limit(n) => df.limit(n).collect()
-            case Skip  =>
+            case Skip =>
           }
           ()
         }.start()
@@ -202,8 +222,10 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       val expected = incarnations.toSeq.flatMap { case (j, rev, records) =>
         (if (committed) commits(records) else records.map(r => r -> r.end)).filter { case (_, commitEnd) =>
           batches.values.exists { b =>
-            b.policy == ReadAll && (for (s <- b.start.get(j); e <- b.end.get(j))
-              yield s.revision == rev && e.revision == rev && commitEnd > s.offset && commitEnd <= e.offset).getOrElse(false)
+            b.policy == ReadAll &&
+            (for (s <- b.start.get(j); e <- b.end.get(j))
+              yield s.revision == rev && e.revision == rev && commitEnd > s.offset && commitEnd <= e.offset).getOrElse(
+              false)
           }
         }.map { case (r, _) => (r.journal, r.begin, r.end, r.uuid) }
       }
@@ -211,10 +233,13 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       val missing = expected.diff(ours)
       if (extra.nonEmpty || missing.nonEmpty) {
         val plan = batches.toSeq.sortBy(_._1).map { case (id, b) =>
-          s"batch $id ${b.policy}: ${b.start.map { case (j, s) => s"$j ${s.offset}..${b.end.get(j).map(_.offset).getOrElse("-")}" }.mkString(", ")}"
+          s"batch $id ${b.policy}: ${b.start.map { case (j, s) =>
+              s"$j ${s.offset}..${b.end.get(j).map(_.offset).getOrElse("-")}"
+            }.mkString(", ")}"
         }
-        fail(s"${extra.size} rows not expected (or repeated): ${extra.take(5)}; ${missing.size} expected rows missing: " +
-          s"${missing.take(5)}\n${plan.mkString("\n")}")
+        fail(
+          s"${extra.size} rows not expected (or repeated): ${extra.take(5)}; ${missing.size} expected rows missing: " +
+            s"${missing.take(5)}\n${plan.mkString("\n")}")
       }
       expected.size
     }
@@ -222,7 +247,8 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
 }
 
 object SourcePropertyIntegrationSuite {
-  final case class Batch(policy: BatchPolicy, start: Map[String, JournalPosition], end: Map[String, JournalPosition], rows: Seq[MessageKey])
+  final case class Batch(policy: BatchPolicy, start: Map[String, JournalPosition], end: Map[String, JournalPosition],
+      rows: Seq[MessageKey])
 
   /** Gazette's committed records (ACKs included, each last in its sequence) with the end offset
     * of the message that committed them; ACKs themselves left out.

@@ -39,14 +39,16 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
   }
 
   private def expected(journal: String, from: Long = 0L, until: Long = Long.MaxValue): Seq[Key] =
-    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid)).filter(k => k._2 >= from && k._3 <= until)
+    Judge.read(
+      cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid)).filter(k => k._2 >= from && k._3 <= until)
 
   private def keys(df: DataFrame): Seq[Key] =
     df.select("journal", "begin", "end", "uuid").collect().toSeq
       .map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
 
   private def batch(options: (String, String)*): Seq[Key] =
-    keys(spark.read.format("gazette").option("broker", cluster.broker).options(options.toMap).load()).sortBy(k => (k._1, k._2))
+    keys(spark.read.format("gazette").option("broker", cluster.broker).options(options.toMap).load()).sortBy(k =>
+      (k._1, k._2))
 
   private def start(options: Map[String, String], checkpoint: String)(each: (DataFrame, Long) => Any): StreamingQuery =
     spark.readStream.format("gazette").option("broker", cluster.broker).options(options).load()
@@ -57,16 +59,19 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
   private def run(options: Map[String, String], checkpoint: String): Seq[Key] = {
     val rows = new ConcurrentHashMap[Long, Seq[Key]]()
     val q = start(options, checkpoint)((df, id) => rows.put(id, keys(df)))
-    try assert(q.awaitTermination(60000), "the query did not finish") finally q.stop()
+    try assert(q.awaitTermination(60000), "the query did not finish")
+    finally q.stop()
     rows.asScala.toSeq.sortBy(_._1).flatMap(_._2).sortBy(k => (k._1, k._2))
   }
 
   private def checkpoint(): String = Files.createTempDirectory("gazette-ckpt").toString
 
   private def initialOffsets(ckpt: String): JournalOffsets =
-    JournalOffsets.fromJson(new String(Files.readAllBytes(Paths.get(ckpt, "sources", "0", "sequencer", "initial-offsets.json")), UTF_8))
+    JournalOffsets.fromJson(new String(Files.readAllBytes(Paths.get(ckpt, "sources", "0", "sequencer",
+            "initial-offsets.json")), UTF_8))
 
-  test("a stream starting at a time between two batches reads exactly the second; the offsets found are kept for restarts") {
+  test(
+    "a stream starting at a time between two batches reads exactly the second; the offsets found are kept for restarts") {
     val journal = "times/between/part-000"
     val w = script(journal)
     try {
@@ -85,14 +90,16 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
     } finally w.close()
   }
 
-  test("a message exactly at the time is the first read; clocks that go back across producers do not end the search early") {
+  test(
+    "a message exactly at the time is the first read; clocks that go back across producers do not end the search early") {
     val journal = "times/exact/part-000"
     val w = script(journal)
     try {
       publish(w, journal, minutes(0), 2)
       // Producers whose clocks disagree: one at minute 30, then one at minute 5, then one at minute 40.
       def line(producer: Long, at: Long) =
-        s"""{"_meta":{"uuid":"${Uuid.build(ProducerId(producer), OffsetsForTimes.clockAt(at), Flags.OutsideTxn)}"}}\n""".getBytes(UTF_8)
+        s"""{"_meta":{"uuid":"${Uuid.build(
+            ProducerId(producer), OffsetsForTimes.clockAt(at), Flags.OutsideTxn)}"}}\n""".getBytes(UTF_8)
       val ahead = client.writeHead(journal)
       w.raw(line(0x010000000001L, minutes(30))).raw(line(0x010000000002L, minutes(5))).sync()
       val last = client.writeHead(journal)
@@ -102,9 +109,10 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
       // Minute 10: the message of minute 30 is the first at or after it; the one of minute 5 after it is read.
       assert(from(minutes(10)) == all.filter(_ >= ahead) && all.filter(_ >= ahead).size == 3)
       assert(from(minutes(30)) == all.filter(_ >= ahead), "a clock exactly at the time")
-      assert(from(minutes(30) + 1) == Seq(last), "the message of minute 5 is before the time, the search goes on past it")
+      assert(
+        from(minutes(30) + 1) == Seq(last), "the message of minute 5 is before the time, the search goes on past it")
       assert(batch("journals" -> journal, "startingTimestamp" -> (minutes(40) + 1).toString,
-        "startingOffsetsByTimestampStrategy" -> "latest").isEmpty)
+          "startingOffsetsByTimestampStrategy" -> "latest").isEmpty)
     } finally w.close()
   }
 
@@ -120,8 +128,10 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
       assert(rows == expected(a, from = secondA) ++ expected(b))
       val both = batch("selector" -> "prefix=times/map/", "startingOffsetsByTimestamp" -> s"""{"$a": ${minutes(5)}}""",
         "startingTimestamp" -> minutes(5).toString)
-      assert(both.map(_._1).distinct == Seq(a, b) && both.size == 4, "startingTimestamp takes precedence, as Kafka's does")
-      val e = intercept[Exception](batch("selector" -> "prefix=times/map/", "startingOffsetsByTimestamp" -> """{"times/nope": 1}"""))
+      assert(
+        both.map(_._1).distinct == Seq(a, b) && both.size == 4, "startingTimestamp takes precedence, as Kafka's does")
+      val e = intercept[Exception](batch("selector" -> "prefix=times/map/",
+          "startingOffsetsByTimestamp" -> """{"times/nope": 1}"""))
       assert(e.getMessage.contains("'times/nope'") && e.getMessage.contains("startingOffsetsByTimestamp"), e.getMessage)
     } finally { wa.close(); wb.close() }
   }
@@ -133,18 +143,22 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
       val first = publish(w, journal, minutes(0), 3)
       val second = publish(w, journal, minutes(10), 3)
       val third = publish(w, journal, minutes(20), 3)
-      assert(batch("journals" -> journal, "endingTimestamp" -> minutes(5).toString) == expected(journal, first, until = second))
-      assert(batch("journals" -> journal, "startingTimestamp" -> minutes(5).toString, "endingTimestamp" -> minutes(15).toString) ==
+      assert(batch("journals" -> journal, "endingTimestamp" -> minutes(5).toString) ==
+        expected(journal, first, until = second))
+      assert(batch("journals" -> journal, "startingTimestamp" -> minutes(5).toString,
+        "endingTimestamp" -> minutes(15).toString) ==
         expected(journal, second, until = third))
       assert(batch("journals" -> journal, "endingOffsetsByTimestamp" -> s"""{"$journal": ${minutes(15)}}""") ==
         expected(journal, first, until = third))
       // No message at or after the ending time: the batch ends at the write head.
-      assert(batch("journals" -> journal, "startingTimestamp" -> minutes(15).toString, "endingTimestamp" -> minutes(60).toString) ==
+      assert(batch("journals" -> journal, "startingTimestamp" -> minutes(15).toString,
+        "endingTimestamp" -> minutes(60).toString) ==
         expected(journal, third))
     } finally w.close()
   }
 
-  test("batches split at a time hold every committed message once: a transaction published before it, acknowledged after it") {
+  test(
+    "batches split at a time hold every committed message once: a transaction published before it, acknowledged after it") {
     val journal = "times/straddle/part-000"
     val w = script(journal)
     try {
@@ -170,13 +184,18 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
       publish(w, journal, minutes(0), 3)
       val late = minutes(60).toString
       val e = intercept[Exception](batch("journals" -> journal, "startingTimestamp" -> late))
-      assert(e.getMessage.contains(s"Journal $journal has no message published at or after 2026-11-22T13:00:00Z") &&
-        e.getMessage.contains("startingOffsetsByTimestampStrategy"), e.getMessage)
+      assert(
+        e.getMessage.contains(s"Journal $journal has no message published at or after 2026-11-22T13:00:00Z") &&
+          e.getMessage.contains("startingOffsetsByTimestampStrategy"),
+        e.getMessage
+      )
       val s = intercept[Exception](run(Map("journals" -> journal, "startingTimestamp" -> late), checkpoint()))
       assert(s.getMessage.contains(s"Journal $journal has no message"), s.getMessage)
-      assert(batch("journals" -> journal, "startingTimestamp" -> late, "startingOffsetsByTimestampStrategy" -> "latest").isEmpty)
+      assert(batch("journals" -> journal, "startingTimestamp" -> late,
+          "startingOffsetsByTimestampStrategy" -> "latest").isEmpty)
       val ckpt = checkpoint()
-      val opts = Map("journals" -> journal, "startingTimestamp" -> late, "startingOffsetsByTimestampStrategy" -> "latest")
+      val opts =
+        Map("journals" -> journal, "startingTimestamp" -> late, "startingOffsetsByTimestampStrategy" -> "latest")
       assert(run(opts, ckpt).isEmpty)
       val next = publish(w, journal, minutes(1), 1) // a clock before the time, yet after the start: read
       assert(run(opts, ckpt) == expected(journal, from = next))
@@ -198,12 +217,15 @@ class SourceTimestampsIntegrationSuite extends AnyFunSuite with SparkClusterSuit
       val time = System.currentTimeMillis()
       val second = publish(w, journal, time + 1, 5)
       val framing = Framing.forContentType(Framing.JsonLines).toOption.get
-      val fragments = client.listFragments(journal).flatMap(_.spec).map(f => OffsetsForTimes.FragmentTime(f.begin, f.end, f.modTime))
+      val fragments =
+        client.listFragments(journal).flatMap(_.spec).map(f => OffsetsForTimes.FragmentTime(f.begin, f.end, f.modTime))
       val from = OffsetsForTimes.searchFrom(fragments, time, slackMillis = 0).get
       assert(from > 0 && from <= second, s"nothing was skipped: $fragments")
-      assert(OffsetsForTimes.find(client, journal, framing, time, 1 << 20, slackMillis = 0) == OffsetsForTimes.AtOffset(second))
+      assert(OffsetsForTimes.find(client, journal, framing, time, 1 << 20, slackMillis = 0) ==
+        OffsetsForTimes.AtOffset(second))
       assert(OffsetsForTimes.find(client, journal, framing, time, 1 << 20) == OffsetsForTimes.AtOffset(second))
-      assert(run(Map("journals" -> journal, "startingTimestamp" -> time.toString), checkpoint()) == expected(journal, from = second))
+      assert(run(Map("journals" -> journal, "startingTimestamp" -> time.toString), checkpoint()) ==
+        expected(journal, from = second))
     } finally w.close()
   }
 }

@@ -39,11 +39,14 @@ class StaleHeadsSuite extends AnyFunSuite {
   test("each journal has its own grace period") {
     val heads = new StaleHeads(j => if (j == "slow") 5000 else 1000)
     heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 0)
-    assert(heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 2000).map { case (j, v) => j -> v.getClass } ==
+    assert(heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 2000).map { case (j, v) =>
+      j -> v.getClass
+    } ==
       Map("fast" -> classOf[Behind], "slow" -> classOf[Waiting]))
   }
 
-  test("a head that grows while behind is a suspect, with the episode's lowest head; confirmed, it has gone backwards") {
+  test(
+    "a head that grows while behind is a suspect, with the episode's lowest head; confirmed, it has gone backwards") {
     val heads = new StaleHeads(_ => 60000)
     heads.judge(Map("a" -> 100), Map("a" -> 20), 0)
     heads.judge(Map("a" -> 100), Map("a" -> 10), 10)
@@ -65,6 +68,7 @@ class StaleHeadsSuite extends AnyFunSuite {
   }
 
   test("no grace period: a head behind has gone backwards at once") {
-    assert(new StaleHeads(_ => 0).judge(Map("a" -> 100), Map("a" -> 0), 7) == Map("a" -> Behind(100, 0, 0, 0, first = true)))
+    assert(
+      new StaleHeads(_ => 0).judge(Map("a" -> 100), Map("a" -> 0), 7) == Map("a" -> Behind(100, 0, 0, 0, first = true)))
   }
 }

@@ -8,8 +8,8 @@ import java.nio.file.{Files, StandardOpenOption}
 import scala.util.control.NonFatal
 
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
+import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext
@@ -34,5 +34,6 @@ import org.slf4j.LoggerFactory
   *                 bytes the cleanup append carries (an append must carry some)
   * @param part     which part of the task's run in `journal` this is (see [[StagedRunWriter]])
   */
-private[spark] final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long, token: String,
+private[spark] final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long,
+    token: String,
     revision: Long, quietAck: Array[Byte], part: Int = 0)

@@ -8,8 +8,8 @@ import java.nio.file.{Files, StandardOpenOption}
 import scala.util.control.NonFatal
 
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
+import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext
@@ -40,7 +40,7 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
       // mapping it, and its length is checked against the record.
       out = (path.getFileSystem(conf) match {
         case l: LocalFileSystem => l.getRawFileSystem
-        case fs                 => fs
+        case fs => fs
       }).create(path, false)
       written = 0
     }
@@ -59,7 +59,8 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   }
 
   /** The run's parts, closed and synced. `quietAck(clock)` is an ACK at `clock`. */
-  def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte]): Seq[StagedRun] = {
+  def close(journal: String, producer: String, clock: Long, revision: Long, quietAck: Long => Array[Byte])
+      : Seq[StagedRun] = {
     if (out != null) closePart(clock)
     parts.toSeq.zipWithIndex.map { case ((p, bytes, last), i) =>
       StagedRun(journal, p.toString, bytes, producer, last, s"$token.$i", revision, quietAck(last), i)
@@ -67,8 +68,11 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   }
 
   def discard(): Unit = {
-    if (out != null) try out.close() catch { case NonFatal(_) => }
-    (parts.map(_._1) ++ Option(path)).distinct.foreach(p => try p.getFileSystem(conf).delete(p, false) catch { case NonFatal(_) => })
+    if (out != null) try out.close()
+    catch { case NonFatal(_) => }
+    (parts.map(_._1) ++ Option(path)).distinct.foreach(p =>
+      try p.getFileSystem(conf).delete(p, false)
+      catch { case NonFatal(_) => })
   }
 }
 

@@ -8,8 +8,8 @@ import java.nio.file.{Files, StandardOpenOption}
 import scala.util.control.NonFatal
 
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
+import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext
@@ -19,20 +19,21 @@ private[spark] object StagedRuns {
   private val log = LoggerFactory.getLogger(classOf[StagedRun])
 
   /** Appends every run, each in one append, from the cluster's executors. */
-  def publish(sc: SparkContext, runs: Seq[StagedRun], config: SinkConfig, description: String): Unit = if (runs.nonEmpty) {
-    val previous = sc.getLocalProperty("spark.job.description")
-    sc.setJobDescription(description)
-    try {
-      // A producer's parts in a journal go in order, by one task: readers drop a committed
-      // message whose clock is below one they already read from the producer.
-      val inOrder = runs.groupBy(r => (r.journal, r.producer)).values.map(_.sortBy(_.part)).toSeq.sortBy(_.head.path)
-      // Appends wait on brokers, not on cores: a task per core, each appending several journals at once.
-      val tasks = math.max(1, math.min(inOrder.size, sc.defaultParallelism))
-      val slices = inOrder.zipWithIndex.groupBy(_._2 % tasks).values.map(_.map(_._1)).toSeq
-      val publishAll = (it: Iterator[Seq[Seq[StagedRun]]]) => it.foreach(publishConcurrently(_, config))
-      sc.runJob(sc.parallelize(slices, slices.size), publishAll)
-    } finally sc.setJobDescription(previous)
-  }
+  def publish(sc: SparkContext, runs: Seq[StagedRun], config: SinkConfig, description: String): Unit =
+    if (runs.nonEmpty) {
+      val previous = sc.getLocalProperty("spark.job.description")
+      sc.setJobDescription(description)
+      try {
+        // A producer's parts in a journal go in order, by one task: readers drop a committed
+        // message whose clock is below one they already read from the producer.
+        val inOrder = runs.groupBy(r => (r.journal, r.producer)).values.map(_.sortBy(_.part)).toSeq.sortBy(_.head.path)
+        // Appends wait on brokers, not on cores: a task per core, each appending several journals at once.
+        val tasks = math.max(1, math.min(inOrder.size, sc.defaultParallelism))
+        val slices = inOrder.zipWithIndex.groupBy(_._2 % tasks).values.map(_.map(_._1)).toSeq
+        val publishAll = (it: Iterator[Seq[Seq[StagedRun]]]) => it.foreach(publishConcurrently(_, config))
+        sc.runJob(sc.parallelize(slices, slices.size), publishAll)
+      } finally sc.setJobDescription(previous)
+    }
 
   /** Appends `groups` (each a producer's parts in a journal, in order), up to
     * [[PublishThreads]] journals at a time where parts are mapped in place (a local or mounted
@@ -43,11 +44,13 @@ private[spark] object StagedRuns {
     val byJournal = groups.groupBy(_.head.journal).values.toSeq
     val first = new Path(groups.head.head.path)
     val mapped = localFile(first.getFileSystem(config.hadoopConf.value), first).isDefined
-    val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(if (mapped) PublishThreads else 1, byJournal.size))
+    val pool =
+      java.util.concurrent.Executors.newFixedThreadPool(math.min(if (mapped) PublishThreads else 1, byJournal.size))
     try {
-      val pending = byJournal.map(journalGroups => pool.submit(new java.util.concurrent.Callable[Unit] {
-        override def call(): Unit = journalGroups.foreach(_.foreach(publish(_, config)))
-      }))
+      val pending = byJournal.map(journalGroups =>
+        pool.submit(new java.util.concurrent.Callable[Unit] {
+          override def call(): Unit = journalGroups.foreach(_.foreach(publish(_, config)))
+        }))
       val failures = pending.flatMap { f =>
         try { f.get(); None }
         catch { case e: java.util.concurrent.ExecutionException => Some(e.getCause) }
@@ -68,7 +71,8 @@ private[spark] object StagedRuns {
     // request per file.
     val seen = runs.map(r => new Path(r.path).getParent).distinct.flatMap { dir =>
       val fs = dir.getFileSystem(conf)
-      val listed = try fs.listStatus(dir).toSeq catch { case _: java.io.FileNotFoundException => Nil }
+      val listed = try fs.listStatus(dir).toSeq
+      catch { case _: java.io.FileNotFoundException => Nil }
       listed.map(st => st.getPath.getName -> st.getLen)
     }.toMap
     runs.find(r => !seen.get(new Path(r.path).getName).contains(r.bytes)).foreach { r =>
@@ -96,7 +100,8 @@ private[spark] object StagedRuns {
       try appendUnlessDeleted(client, run.journal, content, s"a staged run of producer ${run.producer}", first)
       catch {
         case e: BrokerStatusException if e.status == Status.REGISTER_MISMATCH =>
-          log.info(s"a staged run of producer ${run.producer} in ${run.journal} was appended before; it is not appended again")
+          log.info(
+            s"a staged run of producer ${run.producer} in ${run.journal} was appended before; it is not appended again")
       }
     }
   }
@@ -112,7 +117,7 @@ private[spark] object StagedRuns {
       // (an ACK below it would lower their clock for the producer).
       val last = rs.filter(_.producer == rs.head.producer).maxBy(_.clock)
       try appendUnlessDeleted(client, journal, ByteString.copyFrom(last.quietAck), "the cleanup of staged runs",
-        AppendRequest(subtractRegisters = Some(registers(rs))))
+          AppendRequest(subtractRegisters = Some(registers(rs))))
       catch { case NonFatal(e) => log.warn(s"removing the staged runs' registers from $journal: $e") }
     }
   }
@@ -122,7 +127,8 @@ private[spark] object StagedRuns {
     * that published there, and a producer has one run per journal in a write.
     */
   private def registers(runs: Seq[StagedRun]): LabelSet =
-    LabelSet(runs.map(r => Label(s"gazette-sink/${r.producer}/${r.part}", r.token)).distinct.sortBy(l => (l.name, l.value)))
+    LabelSet(
+      runs.map(r => Label(s"gazette-sink/${r.producer}/${r.part}", r.token)).distinct.sortBy(l => (l.name, l.value)))
 
   /** Appends `content`; a journal deleted meanwhile is skipped, as Gazette's consumers skip the
     * ACK intents of journals that no longer exist. List confirms the deletion: a broker that has
@@ -141,9 +147,9 @@ private[spark] object StagedRuns {
     */
   /** Where `path` is on this host's disk, when `fs` is the local file system: there, runs are mapped in place. */
   private def localFile(fs: FileSystem, path: Path): Option[java.nio.file.Path] = fs match {
-    case l: LocalFileSystem    => Some(l.pathToFile(path).toPath)
+    case l: LocalFileSystem => Some(l.pathToFile(path).toPath)
     case r: RawLocalFileSystem => Some(r.pathToFile(path).toPath)
-    case _                     => None
+    case _ => None
   }
 
   private def withContent[T](fs: FileSystem, path: Path)(f: ByteString => T): T = {

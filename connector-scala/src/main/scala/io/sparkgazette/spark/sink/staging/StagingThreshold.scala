@@ -8,8 +8,8 @@ import java.nio.file.{Files, StandardOpenOption}
 import scala.util.control.NonFatal
 
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
+import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext

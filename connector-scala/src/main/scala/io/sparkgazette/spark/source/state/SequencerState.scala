@@ -20,4 +20,5 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   * earlier entry left behind, say by an attempt still running when the journal was read afresh,
   * is not this entry's.
   */
-private[spark] final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L, origin: Long = -1L)
+private[spark] final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L,
+    origin: Long = -1L)

@@ -61,13 +61,15 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
     byJournal.keys.toSeq.foreach { j =>
       val states = byJournal(j)
       def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
-      val floor = committed.get(j).flatMap(p => states.rangeTo(p.offset).toSeq.reverseIterator
-        .find(_._2.exists(same(_, p))).map(_._1))
+      val floor = committed.get(j).flatMap(p =>
+        states.rangeTo(p.offset).toSeq.reverseIterator
+          .find(_._2.exists(same(_, p))).map(_._1))
       states.keys.toSeq.foreach { o =>
-        val kept = states(o).filter(r => committed.get(j) match {
-          case Some(p) if same(r, p) => floor.forall(o >= _)
-          case _                     => planned.get(j).exists(same(r, _))
-        })
+        val kept = states(o).filter(r =>
+          committed.get(j) match {
+            case Some(p) if same(r, p) => floor.forall(o >= _)
+            case _ => planned.get(j).exists(same(r, _))
+          })
         if (kept.isEmpty) states.remove(o) else states(o) = kept
       }
       if (states.isEmpty) byJournal.remove(j)

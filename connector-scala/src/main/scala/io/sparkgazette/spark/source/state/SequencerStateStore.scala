@@ -45,9 +45,11 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   def initialize(): Unit =
     if (fs.exists(marker)) {
       val in = fs.open(marker)
-      val text = try new String(in.readAllBytes(), UTF_8) finally in.close()
+      val text = try new String(in.readAllBytes(), UTF_8)
+      finally in.close()
       val version = """"format"\s*:\s*(\d+)""".r.findFirstMatchIn(text).map(_.group(1).toInt)
-      if (!version.contains(SequencerStateFormat.FormatVersion)) throw GazetteErrors.unsupportedStateFormat(marker.toString, version)
+      if (!version.contains(SequencerStateFormat.FormatVersion))
+        throw GazetteErrors.unsupportedStateFormat(marker.toString, version)
     } else {
       if (list(root).exists(s => !isTemporary(s.getPath.getName))) throw GazetteErrors.unsupportedStateFormat(dir, None)
       writeOnce(marker, out => out.write(s"""{"format": ${SequencerStateFormat.FormatVersion}}""".getBytes(UTF_8)))
@@ -58,7 +60,8 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
     val path = new Path(root, name)
     if (!fs.exists(path)) writeOnce(path, _.write(compute.getBytes(UTF_8)))
     val in = fs.open(path)
-    try new String(in.readAllBytes(), UTF_8) finally in.close()
+    try new String(in.readAllBytes(), UTF_8)
+    finally in.close()
   }
 
   /** Whether this process sees the marker the driver wrote: a checkpoint location on a disk of
@@ -87,7 +90,8 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   def index(file: String): Option[Seq[StateRef]] =
     try {
       val in = fs.open(new Path(root, file))
-      try Some(SequencerStateFormat.readIndex(file, in)) finally in.close()
+      try Some(SequencerStateFormat.readIndex(file, in))
+      finally in.close()
     } catch { case _: FileNotFoundException => None }
 
   /** Saves a task's states as `file` unless an earlier attempt did; false if one did. */
@@ -99,7 +103,8 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
     */
   def files(batch: String): Seq[String] = {
     val all = list(new Path(root, batch))
-    all.filter(s => isTemporary(s.getPath.getName) && s.getModificationTime < System.currentTimeMillis() - StaleTempMillis)
+    all.filter(s =>
+      isTemporary(s.getPath.getName) && s.getModificationTime < System.currentTimeMillis() - StaleTempMillis)
       .foreach(s => fs.delete(s.getPath, false))
     all.filter(s => s.isFile && s.getPath.getName.endsWith(Suffix) && !s.getPath.getName.startsWith("."))
       .sortBy(s => (s.getModificationTime, s.getPath.getName)).map(s => s"$batch/${s.getPath.getName}").toSeq
@@ -114,7 +119,9 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
 
   /** Closes the files [[load]] opened. */
   def close(): Unit = {
-    opened.values.foreach(in => try in.close() catch { case NonFatal(_) => })
+    opened.values.foreach(in =>
+      try in.close()
+      catch { case NonFatal(_) => })
     opened.clear()
   }
 
@@ -153,12 +160,15 @@ private[spark] object SequencerStateStore {
 
   /** The directory of the batch ending at `end`: a hash of its end offsets. */
   def batchDir(end: Map[String, JournalPosition]): String =
-    s"$BatchesName/${digest(end.toSeq.sortBy(_._1).iterator.map { case (j, p) => s"$j\u0000${p.offset}\u0000${p.revision}\u0000${p.origin}" })}"
+    s"$BatchesName/${digest(end.toSeq.sortBy(_._1).iterator.map { case (j, p) =>
+        s"$j\u0000${p.offset}\u0000${p.revision}\u0000${p.origin}"
+      })}"
 
   /** The file of a task reading `ranges` in batch directory `batch`. */
   def taskFile(batch: String, ranges: Seq[JournalRange]): String =
-    s"$batch/${digest(ranges.sortBy(r => (r.journal, r.piece.fold(r.start)(_.from))).iterator.map(r => s"${r.journal}\u0000${r.start}\u0000${r.end}\u0000${r.revision}\u0000${r.origin}" +
-      r.piece.fold("")(p => s"\u0000${p.from}\u0000${p.until}")))}$Suffix"
+    s"$batch/${digest(ranges.sortBy(r => (r.journal, r.piece.fold(r.start)(_.from))).iterator.map(r =>
+          s"${r.journal}\u0000${r.start}\u0000${r.end}\u0000${r.revision}\u0000${r.origin}" +
+            r.piece.fold("")(p => s"\u0000${p.from}\u0000${p.until}")))}$Suffix"
 
   private def digest(parts: Iterator[String]): String = {
     val md = MessageDigest.getInstance("SHA-256")

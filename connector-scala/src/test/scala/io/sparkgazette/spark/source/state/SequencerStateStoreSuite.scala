@@ -15,7 +15,8 @@ class SequencerStateStoreSuite extends AnyFunSuite {
   private val J = "events/part-000"
   private val K = "events/part-001"
 
-  private def store(dir: Path = Files.createTempDirectory("gazette-states"), conf: Configuration = new Configuration()): (SequencerStateStore, Path) = {
+  private def store(dir: Path = Files.createTempDirectory("gazette-states"), conf: Configuration = new Configuration())
+      : (SequencerStateStore, Path) = {
     val s = new SequencerStateStore(dir.toString, conf)
     s.initialize()
     (s, dir)
@@ -25,14 +26,17 @@ class SequencerStateStoreSuite extends AnyFunSuite {
   private val O = 0L // and its origin
 
   private def state(resume: Long, n: Int, revision: Long = R, journal: String = J) =
-    SequencerState(resume, (0 until n).map(i => ProducerState(journal, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)),
+    SequencerState(resume,
+      (0 until n).map(i =>
+        ProducerState(journal, ProducerId(0x100000L + i), 1000L + i, if (i % 3 == 0) 77L + i else -1L)),
       revision, O)
 
   private def pos(offset: Long, revision: Long = R) = JournalPosition(offset, revision, O)
 
   // The state files under the store's directory (checksum files left out).
   private def stateFiles(dir: Path): Seq[String] =
-    Files.walk(dir).iterator().asScala.filter(p => Files.isRegularFile(p) && p.toString.endsWith(SequencerStateStore.Suffix))
+    Files.walk(dir).iterator().asScala.filter(p =>
+      Files.isRegularFile(p) && p.toString.endsWith(SequencerStateStore.Suffix))
       .map(p => dir.relativize(p).toString).toSeq.sorted
 
   test("a task's states round-trip through one file, and the first attempt to save it wins") {
@@ -75,7 +79,8 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     assert(c.files == Set(s"$b/first.states"), "the losing file is deleted")
   }
 
-  test("prune keeps the newest state at or below the committed offset and those above, deleting files and batch directories no kept state is in") {
+  test(
+    "prune keeps the newest state at or below the committed offset and those above, deleting files and batch directories no kept state is in") {
     val (s, dir) = store()
     val c = new SequencerStateCatalog(s)
     var batches = Seq.empty[String]
@@ -93,8 +98,10 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     c.prune(Map(J -> pos(35), K -> pos(25)), Map.empty)
     assert(c.lookup(J, 0, 35, R, O).map(_.offset).contains(30L) && c.lookup(J, 0, 29, R, O).isEmpty)
     assert(c.lookup(K, 0, 25, R, O).map(_.offset).contains(20L) && c.lookup(K, 0, 40, R, O).map(_.offset).contains(40L))
-    assert(stateFiles(dir).size == 3 && !Files.exists(dir.resolve(batches(0))), "the first batch's file and directory are gone")
-    c.prune(Map(J -> pos(35), K -> pos(35)), Map.empty) // a batch that saved nothing at its end still leaves the next one a base
+    assert(stateFiles(dir).size == 3 && !Files.exists(dir.resolve(batches(0))),
+      "the first batch's file and directory are gone")
+    c.prune(Map(J -> pos(35), K -> pos(35)),
+      Map.empty) // a batch that saved nothing at its end still leaves the next one a base
     assert(c.lookup(J, 0, 35, R, O).map(_.offset).contains(30L) && stateFiles(dir).size == 2)
     // A journal read afresh (a new entry planned) keeps the new entry's states; one no longer read loses all.
     c.pin(Nil)
@@ -104,7 +111,8 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     assert(restarted.lookup(J, 0, 35, R, O).map(_.offset).contains(30L), "a restarted driver finds what was kept")
   }
 
-  test("a journal restarted at its head with the same origin (its head went back to where the query entered it) finds none of its old states after a driver restart") {
+  test(
+    "a journal restarted at its head with the same origin (its head went back to where the query entered it) finds none of its old states after a driver restart") {
     // The query entered J at 0 (origin 0) and read it to 100; its head went back to 0 for good and,
     // with failOnDataLoss=false, the source starts J over at 0: same revision, same origin.
     // Known limit: forgetting is not durable for states in files shared with other journals.
@@ -139,7 +147,8 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     assert(s.index(s"$b/t.states").isEmpty)
   }
 
-  test("files of another format version, and checkpoints of format 1 or an older layout, are refused naming the version") {
+  test(
+    "files of another format version, and checkpoints of format 1 or an older layout, are refused naming the version") {
     // Without Hadoop's checksum files, so that the test can edit a file as another version would write it.
     val raw = new Configuration()
     raw.set("fs.file.impl", classOf[org.apache.hadoop.fs.RawLocalFileSystem].getName)
