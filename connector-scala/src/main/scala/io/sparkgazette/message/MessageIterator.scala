@@ -13,14 +13,6 @@ final class RawMessage(val bytes: Array[Byte], val uuid: UUID) {
   override def toString: String = s"RawMessage(${bytes.length} bytes, $uuid)"
 }
 
-/** Bytes at `[begin, end)` of `journal` that are not a well-formed message, and why. */
-final case class MalformedMessage(journal: String, begin: Long, end: Long, reason: String) {
-  def describe: String = s"malformed message in journal $journal at offset $begin (${end - begin} bytes): $reason"
-}
-
-/** Thrown when a malformed message is met and the reader was asked to fail. */
-final class MalformedMessageException(val malformed: MalformedMessage) extends RuntimeException(malformed.describe)
-
 /** Splits a journal's bytes into messages with `framing`: each is either an [[Envelope]] of a
   * [[RawMessage]] with the byte offsets it occupies, or a [[MalformedMessage]] covering the
   * bytes skipped to resume at the next message.
