@@ -27,8 +27,8 @@ test: setup
 # Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)
 # over the Python; `make format` rewrites what `make lint` refuses.
 lint: setup
-	@$(SBT) scalafmtCheckAll scalafmtSbtCheck >/dev/null 2>&1 || { \
-	  echo "lint: Scala sources are not formatted; run 'make format' (or build/sbt scalafmtCheckAll for the files)" >&2; exit 1; }
+	@out="$$($(SBT) scalafmtCheckAll scalafmtSbtCheck 2>&1)" || { echo "$$out" | grep -E '^\[(warn|error)\]' >&2; \
+	  echo "lint: scalafmt refused the Scala sources above; 'make format' rewrites them" >&2; exit 1; }
 	@$(PYTHON) -m ruff check -q python tests docker
 	@$(PYTHON) -m ruff format -q --check python tests docker
 

@@ -24,7 +24,16 @@ ThisBuild / scmInfo := Some(ScmInfo(url("https://github.com/sparkgazette/spark-g
     "scm:git:https://github.com/sparkgazette/spark-gazette.git"))
 ThisBuild / developers := List(Developer("sparkgazette", "The spark-gazette authors", "dev@sparkgazette.io",
     url("https://github.com/sparkgazette")))
-ThisBuild / scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release:17")
+// Unused imports are errors in our sources (not in the generated protocol classes).
+ThisBuild / scalacOptions ++= Seq(
+  "-deprecation",
+  "-feature",
+  "-unchecked",
+  "-Xlint:-unused,_",
+  "-release:17",
+  "-Wunused:imports",
+  "-Wconf:cat=unused-imports&src=src_managed/.*:s,cat=unused-imports:e"
+)
 
 val grpcVersion = "1.84.0"
 val protobufVersion = "3.25.8"

@@ -133,3 +133,37 @@ def test_a_row_refused_in_a_task_reaches_the_driver_with_its_condition_on_the_ca
     assert "GAZETTE_SINK_INVALID_ROW" in conditions, (conditions, str(error))
     assert conditions.index("GAZETTE_SINK_INVALID_ROW") > 0  # a cause, not the exception raised
     assert "[GAZETTE_SINK_INVALID_ROW] Row 0 of partition" in str(error) and "has a null value" in str(error)
+
+
+def test_an_unreachable_broker_has_its_condition_naming_rpc_journal_and_broker(spark):
+    # The client's own error (retries exhausted) reaches users under a condition, its message kept.
+    with pytest.raises(Exception) as e:
+        spark.read.format("gazette").option("broker", NOWHERE).option("journals", "a/b").option(
+            "retryTimeout", "1s"
+        ).load().count()
+    conditions = chain_conditions(e.value) or [c for c in ["GAZETTE_BROKER_UNAVAILABLE"] if c in str(e.value)]
+    assert "GAZETTE_BROKER_UNAVAILABLE" in conditions, str(e.value)[:2000]
+    assert "[GAZETTE_BROKER_UNAVAILABLE]" in str(e.value) and "127.0.0.1:1 is unreachable" in str(e.value)
+
+
+def test_a_write_naming_no_journals_says_what_each_side_takes(spark):
+    from pyspark.errors import IllegalArgumentException
+
+    df = spark.range(1).selectExpr("CAST(id AS STRING) AS value")
+    with pytest.raises(IllegalArgumentException) as e:
+        df.write.format("gazette").option("broker", NOWHERE).mode("append").save()
+    assert e.value.getCondition() == "GAZETTE_MISSING_OPTION"
+    assert "'journal' (or save(journal)) or 'selector' to write" in str(e.value)
+
+
+def test_a_source_takes_no_path(spark):
+    from pyspark.errors import IllegalArgumentException
+
+    for load in (
+        lambda r: r.load("a/b"),
+        lambda r: r.option("paths", '["a/b"]').load(),
+    ):
+        with pytest.raises(IllegalArgumentException) as e:
+            load(spark.read.format("gazette").option("broker", NOWHERE).option("journals", "a/b"))
+        assert e.value.getCondition() == "GAZETTE_UNKNOWN_OPTION", str(e.value)
+        assert e.value.getMessageParameters()["option"] in ("path", "paths")

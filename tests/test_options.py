@@ -41,6 +41,16 @@ def test_python_values_become_the_strings_the_connector_reads():
     assert options.wire("rpc_timeout", 0) == "0"  # a bare number is milliseconds to the connector
     for text in ("EARLIEST", " 30s ", "", "not checked here"):
         assert options.wire("starting_offsets", text) == text
+    assert options.wire("auth_token", b"a.b.c") == "a.b.c"  # bytes as the text they hold, never their repr
+
+
+def test_a_time_where_offsets_are_expected_is_a_type_error():
+    # Converted, it would read as a byte offset and fail far from here ("past its write head").
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(TypeError, match="starting_offsets takes no times"):
+        options.wire("starting_offsets", {"a": at})
+    with pytest.raises(TypeError, match="ending_offsets takes no times"):
+        options.wire("ending_offsets", at)
 
 
 def test_a_naive_datetime_is_a_type_error_naming_the_keyword():

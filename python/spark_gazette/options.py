@@ -91,6 +91,8 @@ def wire(keyword: str, value: object) -> str:
     """
     if isinstance(value, str):
         return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode()
     if isinstance(value, bool):  # before int: a bool is an int
         return "true" if value else "false"
     if isinstance(value, datetime):
@@ -110,8 +112,14 @@ def _json(keyword: str, value: object) -> object:
 
 
 def _millis(keyword: str, value: datetime) -> int:
-    """Milliseconds since 1970 of an aware datetime. A naive one names no instant: which time
-    zone it meant is a question only the caller can answer, so it is refused here."""
+    """Milliseconds since 1970 of an aware datetime, for an option that takes times. A naive one
+    names no instant: which time zone it meant is a question only the caller can answer, so it is
+    refused here; and a time where offsets are expected would read as a byte offset."""
+    if "timestamp" not in keyword:
+        raise TypeError(
+            f"{keyword} takes no times ({value.isoformat()}); to start or end at a time, use "
+            "starting_timestamp, starting_offsets_by_timestamp, ending_timestamp or ending_offsets_by_timestamp"
+        )
     if value.tzinfo is None:
         raise TypeError(
             f"{keyword}: a naive datetime ({value.isoformat()}) names no instant; give a timezone-aware one, "

@@ -31,8 +31,8 @@ object BrokerStatusException {
 }
 
 /** No broker could be reached within the client's retry timeout. */
-class BrokerUnavailableException(rpc: String, journal: String, endpoint: String, where: String, cause: Throwable,
-    retryTimeout: scala.concurrent.duration.FiniteDuration)
+class BrokerUnavailableException(val rpc: String, val journal: String, val endpoint: String, where: String,
+    cause: Throwable, retryTimeout: scala.concurrent.duration.FiniteDuration)
     extends GazetteException(
       s"$rpc of journal $journal$where: broker $endpoint is unreachable after retrying for $retryTimeout " +
         s"(${Option(cause).map(_.getMessage).orNull})",

@@ -1,5 +1,7 @@
 package io.sparkgazette.spark
 
+import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, GazetteException => ClientException}
+
 /** Every error the connector reports to users, worded in one place: each names what was wrong
   * and where (option, journal, offset), and how to proceed where there is a way. Each carries a
   * stable condition from [[conditions]] (see [[GazetteThrowable]]); protobuf decoding words its
@@ -99,6 +101,18 @@ object GazetteErrors {
     "A file could not be saved in the checkpoint location.")
   private val InvalidJournalSpec = Condition("GAZETTE_INVALID_JOURNAL_SPEC", "22023",
     "A journal spec given to the admin helpers (`apply_specs`) cannot be used.")
+  private val BrokerUnavailable = Condition(
+    "GAZETTE_BROKER_UNAVAILABLE",
+    "08001",
+    "No broker serving a journal could be reached within the retry budget (`retryTimeout`); the message names " +
+      "the RPC, the journal and the broker."
+  )
+  private val BrokerRefused = Condition(
+    "GAZETTE_BROKER_REFUSED",
+    "58000",
+    "A broker answered an RPC with a status that retrying does not change (parameter `status`: e.g. " +
+      "JOURNAL_NOT_FOUND, NOT_ALLOWED, SUSPENDED, FRAGMENT_STORE_UNHEALTHY), or an RPC failed for good."
+  )
   private val Internal = Condition("GAZETTE_INTERNAL_ERROR", "XX000",
     "Something the connector relies on does not hold: a bug to report, with the message.")
 
@@ -126,6 +140,8 @@ object GazetteErrors {
     CheckpointNotShared,
     CheckpointWriteFailed,
     InvalidJournalSpec,
+    BrokerUnavailable,
+    BrokerRefused,
     Internal
   )
 
@@ -170,6 +186,16 @@ object GazetteErrors {
 
   def missingOption(name: String, why: String): GazetteIllegalArgumentException =
     argument(MissingOption, s"Gazette option '$name' is required: $why", "option" -> name, "reason" -> why)
+
+  /** A read or write whose options name no journals, and no option says which of the two it is. */
+  def missingTarget(): GazetteIllegalArgumentException =
+    argument(
+      MissingOption,
+      "Gazette options name no journals: give 'selector' or 'journals' to read, or 'journal' (or save(journal)) " +
+        "or 'selector' to write",
+      "option" -> "selector",
+      "alternative" -> "journals, journal"
+    )
 
   /** Neither of two options that say the same thing in different ways is set. */
   def missingOneOf(name: String, alternative: String, why: String): GazetteIllegalArgumentException =
@@ -456,6 +482,31 @@ object GazetteErrors {
     )
 
   /** What the connector itself should have made impossible. */
+  /** The client's retries found no broker of a journal: its message (RPC, journal, broker) under a condition. */
+  def brokerUnavailable(e: BrokerUnavailableException): GazetteIllegalStateException =
+    new GazetteIllegalStateException(BrokerUnavailable.name, BrokerUnavailable.sqlState,
+      Map("rpc" -> e.rpc, "journal" -> e.journal, "broker" -> e.endpoint), e.getMessage, e)
+
+  /** An RPC the client gave up on for another reason: a broker's status, or a failure for good. */
+  def brokerRefused(e: ClientException): GazetteIllegalStateException = e match {
+    case s: BrokerStatusException =>
+      new GazetteIllegalStateException(BrokerRefused.name, BrokerRefused.sqlState,
+        Map("rpc" -> s.rpc, "journal" -> s.journal, "broker" -> s.endpoint, "status" -> s.status.name), s.getMessage, s)
+    case other =>
+      new GazetteIllegalStateException(BrokerRefused.name, BrokerRefused.sqlState, Map.empty, other.getMessage, other)
+  }
+
+  /** Runs `body`, a call Spark makes of the connector, raising the client's errors under their
+    * conditions: below this boundary they keep their own types, which the connector's retries
+    * and recoveries match.
+    */
+  def brokerCalls[T](body: => T): T =
+    try body
+    catch {
+      case e: BrokerUnavailableException => throw brokerUnavailable(e)
+      case e: ClientException => throw brokerRefused(e)
+    }
+
   def internal(message: String): GazetteIllegalStateException = state(Internal, message)
 
   /** Options as a plan or a log shows them: secrets (authToken) redacted. */

@@ -65,10 +65,11 @@ private[spark] object GazetteOptions {
   private[spark] val TestPrefix = "test."
   private[spark] val TestSinkFault = "test.sinkFault"
 
-  /** Options Spark itself gives a source or a sink: `path` from `load(path)`/`save(path)` (a
-    * journal's name for the sink), `paths` from `load(paths*)`, and the query's name.
+  /** Options Spark itself gives a source or a sink that are not the connector's to check: the
+    * query's name (Spark 4.3 passes it to sinks). `path`, from `save(path)`, names the sink's
+    * journal; a source has no path, so `load(path)` is refused as an unknown option.
     */
-  private[spark] val SparkOptions: Set[String] = Set("path", "paths", "queryName").map(_.toLowerCase(Locale.ROOT))
+  private[spark] val SparkOptions: Set[String] = Set("queryName").map(_.toLowerCase(Locale.ROOT))
 
   val DefaultBytesPerPartition: Long = 16L << 20
 
@@ -325,12 +326,22 @@ private[spark] object GazetteOptions {
     */
   def validateAtLoad(options: CaseInsensitiveStringMap): Unit = {
     val all = options.asCaseSensitiveMap().asScala.toMap
-    val sinkOnly = (sinkNames.filterNot(sourceNames.contains) :+ "path").map(_.toLowerCase(Locale.ROOT))
+    def lower(names: Seq[String]) = names.map(_.toLowerCase(Locale.ROOT)).toSet
+    val sinkOnly = lower(sinkNames.filterNot(sourceNames.contains))
+    val sourceOnly = lower(sourceNames.filterNot(sinkNames.contains))
     val sessionOnly = SessionDefaults()
-    val explicit = all.filterNot { case (k, v) => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(v) }
-    if (explicit.keys.exists(k => sinkOnly.contains(k.toLowerCase(Locale.ROOT))))
-      SinkOptions.parse(all, streaming = false)
-    else SourceOptions.parse(options, streaming = false)
+    val explicit = all.keys.filterNot(k => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(all(k)))
+      .map(_.toLowerCase(Locale.ROOT)).toSet
+    // A path is a sink's journal (save(journal)) unless a source's own option says this is a read.
+    if (explicit.exists(sinkOnly)) SinkOptions.parse(all, streaming = false)
+    else if (explicit.exists(sourceOnly)) SourceOptions.parse(options, streaming = false)
+    else if (explicit.contains("path")) SinkOptions.parse(all, streaming = false)
+    else if (explicit.contains(Selector.toLowerCase(Locale.ROOT))) SourceOptions.parse(options, streaming = false)
+    else {
+      // Neither side's journals are named: say what each side takes, once the names are known.
+      new Reader(all, allNames)
+      throw GazetteErrors.missingTarget()
+    }
   }
 
   /** A client's config from `broker` and the connection options alone (the admin helpers'). */
@@ -463,12 +474,17 @@ private[spark] object GazetteOptions {
         |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
         |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
         |(`startingOffsets` is `starting_offsets`) and convert Python values (booleans, datetimes, dicts, lists)
-        |to these strings; the connector checks every value where the DataFrame is loaded (`load()`, and a
-        |writer's `save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
-        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`).
+        |to these strings.
         |
-        |Spark's own options pass through: `path` (`save(journal)` names the sink's journal), `paths` and
-        |`queryName`.""".stripMargin
+        |The connector checks every option where the DataFrame is loaded (`load()`, and a writer's
+        |`save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
+        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`). What
+        |only a stream must not do or must have (`endingOffsets` and the other ending options, `batchId`, an
+        |exactly-once sink's `checkpointLocation`) is checked when the stream starts running: `start()`
+        |returns, and the query stops at once with that error.
+        |
+        |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and the query's name
+        |(`queryName`) passes through.""".stripMargin
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
     Seq(

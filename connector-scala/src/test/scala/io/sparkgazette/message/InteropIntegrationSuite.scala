@@ -1,7 +1,6 @@
 package io.sparkgazette.message
 
 import java.nio.charset.StandardCharsets.UTF_8
-import java.util.Base64
 
 import io.sparkgazette.testing.{ClusterSuite, Journals, Judge, JudgeRecord}
 import org.scalatest.funsuite.AnyFunSuite

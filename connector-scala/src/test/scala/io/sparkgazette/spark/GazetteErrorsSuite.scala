@@ -4,8 +4,11 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, 
 import java.lang.reflect.Modifier
 
 import scala.annotation.nowarn
+import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.client.protocol.Status
+import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException}
 import io.sparkgazette.spark.protobuf.ProtobufErrors
 import org.apache.spark.SparkThrowable
 import org.scalatest.funsuite.AnyFunSuite
@@ -18,6 +21,15 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "unknownOption" -> (() => GazetteErrors.unknownOption("typo", Seq("broker", "selector"))),
     "unknownSessionOption" -> (() => GazetteErrors.unknownSessionOption("brokr", Seq("broker"))),
     "missingOption" -> (() => GazetteErrors.missingOption("broker", "the broker address")),
+    "missingTarget" -> (() => GazetteErrors.missingTarget()),
+    "brokerUnavailable" ->
+      (() =>
+        GazetteErrors.brokerUnavailable(new BrokerUnavailableException("Read", "a/b",
+            "http://127.0.0.1:1", " at offset 4096", new RuntimeException("refused"), 1.second))),
+    "brokerRefused" ->
+      (() =>
+        GazetteErrors.brokerRefused(new BrokerStatusException("Append", "a/b",
+            Status.JOURNAL_NOT_FOUND, "http://127.0.0.1:8080"))),
     "missingOneOf" -> (() => GazetteErrors.missingOneOf("selector", "journals", "which journals to read")),
     "invalidOption" -> (() => GazetteErrors.invalidOption("maxBytesPerTrigger", "-5", "a positive whole number")),
     "invalidSecret" -> (() => GazetteErrors.invalidSecret("authToken", "a JWT without spaces")),

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
-import io.sparkgazette.client.{ClientConfig, GazetteClient, JournalSpecs}
+import io.sparkgazette.client.{GazetteClient, JournalSpecs}
 import io.sparkgazette.message.{Framing, Publisher}
 
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
@@ -21,7 +21,7 @@ private[spark] object Admin {
     val connection =
       mapper.readTree(connectionJson).properties().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
     val client = new GazetteClient(GazetteOptions.connectionConfig(connection + (GazetteOptions.Broker -> broker)))
-    try f(client)
+    try GazetteErrors.brokerCalls(f(client))
     finally client.close()
   }
 

@@ -1,15 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
-import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.slf4j.LoggerFactory
 
 /** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are
   * recorded under that id first, as a stream's epochs are, so a job run again with the same id
@@ -22,12 +14,15 @@ private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: Sink
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L
 
-  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = GazetteErrors.brokerCalls {
     new GazetteDataWriterFactory(
       driver.config, driver.targets(), batchEpoch = epoch, threshold = driver.threshold(info.numPartitions()),
       writeId = driver.newWriteId())
+  }
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = driver.commit(epoch, messages)
+  override def commit(messages: Array[WriterCommitMessage]): Unit =
+    GazetteErrors.brokerCalls(driver.commit(epoch, messages))
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = driver.abort(epoch, messages)
+  override def abort(messages: Array[WriterCommitMessage]): Unit =
+    GazetteErrors.brokerCalls(driver.abort(epoch, messages))
 }

@@ -4,15 +4,11 @@ package sink
 import scala.util.control.NonFatal
 
 import com.google.protobuf.ByteString
-import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.TaskContext
-import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
-import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
+import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import org.slf4j.LoggerFactory
 
 /** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
@@ -157,7 +153,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   }
 
   override def commit(): WriterCommitMessage = {
-    appendAll()
+    GazetteErrors.brokerCalls(appendAll())
     if (skip || !config.options.exactlyOnce)
       return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
     val runs = staged.toSeq.flatMap { case (j, w) =>
@@ -198,7 +194,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     else mapping.journalFor(
       if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
 
-  private def flush(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
+  // Appends below raise the client's errors; Spark's calls above see them under a condition.
+  private def flush(journal: String): Unit = GazetteErrors.brokerCalls(drain(journal))
+
+  private def drain(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
     if (staged.contains(journal)) staged(journal).write(bytes, offset, length, lastClocks(journal))
     else if (config.options.exactlyOnce)
       spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(
@@ -211,7 +210,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     */
   private def appendAll(): Unit = {
     held.keys.toSeq.foreach(release)
-    targets.journals.foreach(flush)
+    targets.journals.foreach(drain)
     stagedPrefixes.foreach { case (journal, prefix) =>
       if (prefix.nonEmpty) { client.append(journal, prefix); wrote = true }
     }

@@ -1,19 +1,10 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging._
-import org.apache.spark.TaskContext
-import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
-import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
-import org.slf4j.LoggerFactory
+import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory}
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
 private[spark] final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,

@@ -1,22 +1,19 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
-import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.slf4j.LoggerFactory
 
 private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
     hadoopConf: SerializableConfiguration)
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
 
-  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
+    GazetteErrors.brokerCalls(writerFactory(info))
+
+  private def writerFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
     // Spark marks continuous queries only once they run, after building their write.
     if ("true" == SparkSession.active.sparkContext.getLocalProperty("__is_continuous_processing"))
       throw GazetteErrors.continuousProcessing()
@@ -24,7 +21,9 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       driver.threshold(info.numPartitions()), driver.newWriteId())
   }
 
-  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.commit(epochId, messages)
+  override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
+    GazetteErrors.brokerCalls(driver.commit(epochId, messages))
 
-  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = driver.abort(epochId, messages)
+  override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
+    GazetteErrors.brokerCalls(driver.abort(epochId, messages))
 }

@@ -1,15 +1,9 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
-import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.slf4j.LoggerFactory
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
 /** The sink's protocol, shared by streaming epochs and batch jobs. */
 private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {

@@ -1,15 +1,8 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
-import org.slf4j.LoggerFactory
 
 /** Builds the sink's write: append (and update, read as append); complete mode is refused. */
 private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo)

@@ -1,15 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
-import java.nio.file.{FileAlreadyExistsException, Files}
-import java.util.{Base64, UUID}
-
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import io.sparkgazette.message.{AckIntent, ProducerId}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
 /** Where a write's intents are recorded, and under which key each epoch is; travels to the
   * writers so that a write already recorded writes nothing.

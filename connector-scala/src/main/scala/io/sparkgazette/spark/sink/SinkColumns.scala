@@ -1,18 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
-import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message._
-import org.apache.spark.TaskContext
-import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
 import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
-import org.slf4j.LoggerFactory
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`. */
 private[spark] final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int) {

@@ -1,19 +1,9 @@
 package io.sparkgazette.spark
 package sink
 
-import scala.util.control.NonFatal
-
-import com.google.protobuf.ByteString
 import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging._
-import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
-import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory, WriterCommitMessage}
-import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
-import org.slf4j.LoggerFactory
 
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them;
   * `unwritable` holds why the sink cannot write some of them (their content type).

@@ -8,8 +8,6 @@ import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
-import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
-import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 import org.slf4j.LoggerFactory
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */

@@ -37,9 +37,9 @@ private[spark] object SinkOptions {
 
   /** Parses the sink's options; streaming writes need `checkpointLocation`. */
   def parse(options: Map[String, String], streaming: Boolean): SinkOptions = {
-    val o = new Reader(options, sinkNames)
     // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
     val path = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
+    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames)
     val target = (o.get(Journal).orElse(path), o.get(Selector)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Journal, Selector)
       case (Some(j), None) =>

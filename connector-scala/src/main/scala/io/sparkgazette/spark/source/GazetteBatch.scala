@@ -1,7 +1,7 @@
 package io.sparkgazette.spark
 package source
 
-import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.client.GazetteClient
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
 /** A batch read of `[startingOffsets, endingOffsets)` of every journal: the messages that end

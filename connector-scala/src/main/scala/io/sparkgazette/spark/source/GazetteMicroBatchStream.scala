@@ -5,12 +5,11 @@ import java.util.Optional
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.client.{ClientConfig, GazetteClient}
+import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.source.state._
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming._
-import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.slf4j.LoggerFactory
 
 /** The streaming source: offsets are [[JournalOffsets]], each batch one [[JournalRange]] per
@@ -52,8 +51,9 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   private var lastBatchAt = System.currentTimeMillis()
 
   // Spark plans the first batch from initialOffset again after a restart: it must not move.
-  override def initialOffset(): Offset =
+  override def initialOffset(): Offset = GazetteErrors.brokerCalls {
     JournalOffsets.fromJson(store.once("initial-offsets.json")(computeInitialOffset().json()))
+  }
 
   private def computeInitialOffset(): JournalOffsets = {
     val journals = discover(mustExist = true)
@@ -112,7 +112,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val t0 = System.nanoTime()
-    try nextOffset(startOffset, limit)
+    try GazetteErrors.brokerCalls(nextOffset(startOffset, limit))
     finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
   }
 
@@ -261,7 +261,8 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val t0 = System.nanoTime()
-    try plan(start.asInstanceOf[JournalOffsets].positions, end.asInstanceOf[JournalOffsets].positions)
+    try GazetteErrors.brokerCalls(plan(start.asInstanceOf[JournalOffsets].positions,
+          end.asInstanceOf[JournalOffsets].positions))
     finally planMs = (System.nanoTime() - t0) / 1000000
   }
 
@@ -320,8 +321,9 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     } finally commitMs = (System.nanoTime() - t0) / 1000000
   }
 
-  override def prepareForTriggerAvailableNow(): Unit =
+  override def prepareForTriggerAvailableNow(): Unit = GazetteErrors.brokerCalls {
     availableNowHeads = Some(directory.writeHeads(discover().filterNot(_._2.suspended).keys))
+  }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed = latestConsumedOffset.map[Map[String, Long]] {

@@ -1,13 +1,6 @@
 package io.sparkgazette.spark
 package source
 
-import scala.collection.immutable.SortedMap
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.node.JsonNodeType
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import org.apache.spark.sql.connector.read.streaming.Offset
-
 /** Where a query stands in one journal: `offset` is the next byte to read; `revision` the Etcd
   * revision that created the journal (0 if unknown), so that a journal deleted and created again
   * under the same name is not read at the old one's offsets; `origin` the offset where the query

@@ -1,13 +1,7 @@
 package io.sparkgazette.spark
 package source
 
-import java.util.concurrent.ConcurrentHashMap
-
-import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.source.state._
-import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.InputPartition
 
 /** A journal's part of a batch: the messages of `journal` that end in `(start, end]`, read from

@@ -1,10 +1,7 @@
 package io.sparkgazette.spark
 package source
 
-import scala.collection.mutable
-
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 
 /** Creates a [[JournalTaskReader]] per task, in the executors. */

@@ -3,11 +3,12 @@ package source
 
 import scala.collection.mutable
 
+import io.sparkgazette.client.{BrokerUnavailableException, GazetteException => ClientException}
 import io.sparkgazette.message.MalformedMessageException
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
-import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.PartitionReader
 
 /** Reads a [[JournalTask]] in an executor: its ranges one after the other, each by a
   * [[JournalRangeReader]].
@@ -38,12 +39,16 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
 
   // The message layer fails a read on a malformed message (failOnMalformed) with an error of its
   // own; users get it with the connector's condition, the original as its cause.
+  // So do the client's errors (retries exhausted, a broker's refusal). A try, not
+  // GazetteErrors.brokerCalls: next() runs once a row, and a by-name argument is an allocation.
   override def next(): Boolean =
     try advance()
     catch {
       case e: MalformedMessageException =>
         val m = e.malformed
         throw GazetteErrors.malformedMessage(m.journal, m.begin, m.end, m.reason, e)
+      case e: BrokerUnavailableException => throw GazetteErrors.brokerUnavailable(e)
+      case e: ClientException => throw GazetteErrors.brokerRefused(e)
     }
 
   private def advance(): Boolean = {

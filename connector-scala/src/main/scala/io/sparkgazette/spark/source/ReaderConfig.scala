@@ -7,7 +7,6 @@ import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message.Framing
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.connector.read.InputPartition
 
 /** What every reader of a scan needs besides its ranges: the source's options, for streaming
   * queries the directory where sequencer states cross batches, and the columns the query reads

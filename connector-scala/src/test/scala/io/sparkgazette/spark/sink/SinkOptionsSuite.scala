@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.sink.staging.StagingThreshold
-import org.apache.spark.sql.types.StructType
 import org.scalatest.funsuite.AnyFunSuite
 
 class SinkOptionsSuite extends AnyFunSuite {

@@ -4,7 +4,7 @@ package source
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
 import java.time.Instant
-import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
+import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 

@@ -8,8 +8,8 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger
-import org.apache.spark.sql.{DataFrame, Row}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The source in a real Spark session against a real broker, judged by Gazette's own

@@ -11,7 +11,7 @@ import scala.util.Random
 import io.sparkgazette.client.protocol.ApplyRequest
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.testing.BatchPolicy.{Limit, ReadAll, Skip}
-import io.sparkgazette.spark.testing.{BatchPolicy, MessageKey, SequencerStates}
+import io.sparkgazette.spark.testing.{BatchPolicy, MessageKey}
 import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger

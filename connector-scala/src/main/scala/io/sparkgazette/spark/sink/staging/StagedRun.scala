@@ -2,19 +2,6 @@ package io.sparkgazette.spark
 package sink
 package staging
 
-import java.nio.channels.FileChannel
-import java.nio.file.{Files, StandardOpenOption}
-
-import scala.util.control.NonFatal
-
-import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
-import org.apache.spark.SparkContext
-import org.slf4j.LoggerFactory
-
 /** One task's messages to one journal, staged under the checkpoint rather than appended by the
   * task: committed (OUTSIDE_TXN) messages that only the driver's commit makes anyone append.
   *

@@ -2,18 +2,10 @@ package io.sparkgazette.spark
 package sink
 package staging
 
-import java.nio.channels.FileChannel
-import java.nio.file.{Files, StandardOpenOption}
-
 import scala.util.control.NonFatal
 
-import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
-import org.apache.spark.SparkContext
-import org.slf4j.LoggerFactory
+import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
 
 /** One task attempt's staged run in one journal, as it is written: in parts of at most
   * [[StagedRunWriter.PartBytes]], each appended on its own (a part is whole messages, and one

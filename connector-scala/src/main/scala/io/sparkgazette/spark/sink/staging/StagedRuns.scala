@@ -11,7 +11,7 @@ import com.google.protobuf.{ByteString, UnsafeByteOperations}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
 import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
+import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext
 import org.slf4j.LoggerFactory
 

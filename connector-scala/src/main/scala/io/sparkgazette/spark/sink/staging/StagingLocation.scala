@@ -2,18 +2,8 @@ package io.sparkgazette.spark
 package sink
 package staging
 
-import java.nio.channels.FileChannel
-import java.nio.file.{Files, StandardOpenOption}
-
-import scala.util.control.NonFatal
-
-import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
-import org.apache.spark.SparkContext
-import org.slf4j.LoggerFactory
+import org.apache.hadoop.fs.Path
 
 /** Where a write's runs are staged: `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/`
   * for a stream, `.../staging/batches/<batchId>/` for a batch job, then a directory per run of

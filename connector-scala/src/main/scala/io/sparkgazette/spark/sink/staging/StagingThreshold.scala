@@ -2,19 +2,6 @@ package io.sparkgazette.spark
 package sink
 package staging
 
-import java.nio.channels.FileChannel
-import java.nio.file.{Files, StandardOpenOption}
-
-import scala.util.control.NonFatal
-
-import com.google.protobuf.{ByteString, UnsafeByteOperations}
-import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
-import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
-import org.apache.spark.SparkContext
-import org.slf4j.LoggerFactory
-
 /** How large a task's run in a journal may grow before it is staged rather than appended:
   * the runs a task appends itself, all of an epoch's tasks together, must fit in half a reader's
   * ring, in messages (`readerRingSize`) and in bytes (the source's default ring of 64 MiB).

@@ -2,17 +2,7 @@ package io.sparkgazette.spark
 package source
 package state
 
-import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
-import java.nio.charset.StandardCharsets.UTF_8
-import java.security.MessageDigest
-import java.util.UUID
-
-import scala.collection.mutable
-import scala.util.control.NonFatal
-
-import io.sparkgazette.message.{ProducerId, ProducerState}
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
+import io.sparkgazette.message.ProducerState
 
 /** A journal's read-committed state at a batch boundary `offset`: where reading resumes (the end
   * of the last message that ends at or before `offset`) and its producers' states. `revision`

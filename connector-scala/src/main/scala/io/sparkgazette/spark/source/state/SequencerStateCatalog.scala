@@ -2,17 +2,7 @@ package io.sparkgazette.spark
 package source
 package state
 
-import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
-import java.nio.charset.StandardCharsets.UTF_8
-import java.security.MessageDigest
-import java.util.UUID
-
 import scala.collection.mutable
-import scala.util.control.NonFatal
-
-import io.sparkgazette.message.{ProducerId, ProducerState}
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
 
 /** The driver's view of the saved states: which states exist, by `(journal, offset, revision,
   * origin)`, and in which file. It reads a batch directory's indexes once (a listing and one

@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package source
 package state
 
-import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
+import java.io.FileNotFoundException
 import java.nio.charset.StandardCharsets.UTF_8
 import java.security.MessageDigest
 import java.util.UUID

@@ -2,18 +2,6 @@ package io.sparkgazette.spark
 package source
 package state
 
-import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, FileNotFoundException}
-import java.nio.charset.StandardCharsets.UTF_8
-import java.security.MessageDigest
-import java.util.UUID
-
-import scala.collection.mutable
-import scala.util.control.NonFatal
-
-import io.sparkgazette.message.{ProducerId, ProducerState}
-import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
-
 /** Where one saved state is: the file (relative to the store's directory) and the state's key,
   * `(journal, offset, revision, origin)`, with what its file's index says of it (`resume`, and
   * where its `producers` lie in the file), so that a task reads that state alone.

@@ -1,0 +1,50 @@
+package io.sparkgazette.spark
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The checks where a DataFrame is loaded, before Spark says whether it is read or written. */
+class GazetteOptionsSuite extends AnyFunSuite {
+  private val broker = "broker" -> "http://127.0.0.1:8080"
+
+  private def load(kv: (String, String)*): Unit =
+    GazetteOptions.validateAtLoad(new CaseInsensitiveStringMap(kv.toMap.asJava))
+
+  private def refused(kv: (String, String)*): GazetteIllegalArgumentException =
+    intercept[GazetteIllegalArgumentException](load(kv: _*))
+
+  test("the query's name (Spark 4.3 passes it to sinks) is accepted on both sides, in any case") {
+    load(broker, "journal" -> "out/a", "checkpointLocation" -> "/c", "queryName" -> "rollups")
+    load(broker, "selector" -> "prefix=in/", "QUERYNAME" -> "rollups")
+  }
+
+  test("a save(journal) path is the sink's journal; a source has no path, and paths are no option") {
+    load(broker, "path" -> "out/a")
+    val path = refused(broker, "journals" -> "in/a", "path" -> "in/b")
+    assert(path.getCondition == "GAZETTE_UNKNOWN_OPTION" && path.getMessageParameters.get("option") == "path")
+    val paths = refused(broker, "selector" -> "prefix=in/", "paths" -> """["in/b"]""")
+    assert(paths.getCondition == "GAZETTE_UNKNOWN_OPTION" && paths.getMessageParameters.get("option") == "paths")
+  }
+
+  test("options naming no journals say what a read and a write each take, after unknown names") {
+    val none = refused(broker)
+    assert(none.getCondition == "GAZETTE_MISSING_OPTION")
+    assert(none.getMessage.contains("'selector' or 'journals' to read, or 'journal' (or save(journal)) or 'selector'"))
+    assert(refused(broker, "brokr" -> "x").getCondition == "GAZETTE_UNKNOWN_OPTION")
+  }
+
+  test("a source's own option makes the options a read's, a sink's own option a write's") {
+    val read = refused(broker, "journals" -> "in/a", "startingOffsets" -> "first")
+    assert(read.getMessageParameters.get("option") == "startingOffsets")
+    val write = refused(broker, "journal" -> "out/a", "mapping" -> "hash")
+    assert(write.getMessageParameters.get("option") == "mapping")
+  }
+
+  test("test hooks pass under their prefix, in any case, and only there") {
+    load(broker, "journal" -> "out/a", "TEST.SINKFAULT" -> "driver-after-persist:1")
+    assert(refused(broker, "journal" -> "out/a", "testFault" -> "driver-after-persist:1").getCondition ==
+      "GAZETTE_UNKNOWN_OPTION")
+  }
+}
