@@ -68,7 +68,7 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
     wanted.map { case (j, o) => j -> (if (o >= 0) o else earliest.getOrElse(j, latest.getOrElse(j, 0L))) }
   }
 
-  override def planInputPartitions(): Array[InputPartition] = ranges
+  override def planInputPartitions(): Array[InputPartition] = GazetteErrors.brokerCalls(ranges)
 
   // One broadcast of the configuration however often Spark asks for the factory.
   private lazy val readerConfig = ReaderConfig(options, None, hadoopConf, columns)

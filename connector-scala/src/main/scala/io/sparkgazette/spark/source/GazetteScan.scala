@@ -33,7 +33,7 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
   override def description(): String = s"Gazette(${GazetteErrors.describe(options.asCaseSensitiveMap().asScala.toMap)})"
 
   override def toBatch: Batch =
-    GazetteErrors.brokerCalls(new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns))
+    new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns)
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
     new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, columns)
