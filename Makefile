@@ -20,7 +20,8 @@ test: setup
 	  $(MAKE) -s lint || status=1; \
 	  $(SBT) connector/assembly connector/publishM2 test || status=1; \
 	  $(MAKE) -s python-package || status=1; \
-	  $(PYTHON) -m pytest -q tests --ignore=tests/soak --junitxml=target/pytest/junit.xml || status=1; \
+	  GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak \
+	    --junitxml=target/pytest/junit.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
 	  exit $$status
 
@@ -48,7 +49,7 @@ test-scala: setup
 test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
-	$(PYTHON) -m pytest -q tests --ignore=tests/soak
+	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak
 
 # Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
 # (BENCH_ARGS="--rows 1000000").

@@ -100,8 +100,9 @@ def local_binaries() -> bool:
         return False
 
 
-# `GAZETTE_LOCAL_BINARIES=required` (the compose runner, whose image has them) turns the skip off:
-# the tests then run and fail on what is missing instead of passing as skipped.
+# `GAZETTE_LOCAL_BINARIES=required` (make test, whose setup installs them, and the compose runner,
+# whose image has them) turns the skip off: the tests then run and fail on what is missing instead
+# of passing as skipped. Run by hand without it, the suites skip on a machine without them.
 requires_local_binaries = pytest.mark.skipif(
     os.environ.get("GAZETTE_LOCAL_BINARIES") != "required" and not local_binaries(),
     reason="etcd/gazette are not installed here (run `make setup`)",

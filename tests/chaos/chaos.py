@@ -60,7 +60,9 @@ class Summary:
 
     @property
     def ok(self) -> bool:
-        return self.lost == self.duplicated == self.phantom == 0 and self.committed > 0
+        # A query that failed or stalled by itself is a defect even when a restart hides it from
+        # the counts: the kills are the only failures the pipeline is allowed.
+        return self.lost == self.duplicated == self.phantom == self.failures == self.stalls == 0 and self.committed > 0
 
     def __str__(self) -> str:
         per = self.seconds / max(self.cycles, 1)
@@ -72,8 +74,8 @@ class Summary:
                 + f"; the query also failed by itself {self.failures} times and stalled {self.stalls} times",
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
                 f"{self.written} committed output messages",
-                f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}: "
-                f"{'OK' if self.ok else 'FAILED'}",
+                f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}, failed by itself "
+                f"{self.failures}, stalled {self.stalls}: {'OK' if self.ok else 'FAILED'}",
                 *(f"  e.g. {e}" for e in self.examples[:10]),
             ]
         )
