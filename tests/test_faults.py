@@ -109,6 +109,19 @@ def published(pub: subprocess.Popen) -> int:
     return int(out.split()[-2])
 
 
+def await_readable(broker: str, sent: int, timeout: float = 120.0) -> None:
+    """Until Gazette's reader reads `sent` messages in IN: a journal handed to another broker has
+    its head up to date only after an append through its new primary or its next listing of the
+    store (a refresh interval)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = json.loads(judge._run("exactly-once", "--broker", broker, "--journals", IN, "--out", OUT))["in"]
+        if seen >= sent:
+            return
+        assert time.monotonic() < deadline, f"Gazette's reader reads {seen} of the {sent} messages sent to {IN}"
+        time.sleep(2)
+
+
 def assert_exactly_once(broker: str, sent: int) -> None:
     result = json.loads(judge._run("exactly-once", "--broker", broker, "--journals", IN, "--out", OUT))
     assert result == {"in": sent, "out": sent, "lost": 0, "duplicated": 0, "unexpected": 0}
@@ -357,8 +370,10 @@ def test_write_heads_that_go_back_while_journals_change_primary_are_waited_for(s
                 cluster.start_broker(i)
                 cluster.wait_writable()
             # Appends bring the heads of journals that moved last up to date (else their next
-            # listing of the store does, up to a refresh interval later): the judge reads to them.
+            # listing of the store does, up to a refresh interval later). Gazette's own reader
+            # must see every message sent before the query is asked to have read them all.
             sent += published(publish_rate(cluster.broker, seconds=2))
+            await_readable(cluster.broker, sent)
             query.processAllAvailable()
             assert query.exception() is None
         finally:
