@@ -12,6 +12,11 @@ import scala.collection.mutable
   * Where two files hold a state with the same key (attempts of a batch packed differently, say
   * before and after a restart), the one in the file written first wins, as it would in a
   * create-if-absent file per state.
+  *
+  * Forgetting a journal's states is written down in the store (see [[SequencerStateStore.forget]])
+  * and heeded whenever a file is read, by this catalog or one a restarted driver builds: a
+  * forgotten state hides for good, its file goes once no other state keeps it, and the record
+  * once none of its files is left.
   */
 private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
@@ -19,6 +24,9 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val batchesRead = mutable.Set[String]()
   private var loaded = false
   private var pinned = Set.empty[String]
+  // Records of forgotten states: by record name, and the keys each hides by file.
+  private val records = mutable.Map[String, Seq[ForgottenState]]()
+  private val hidden = mutable.Map[String, Set[(String, Long, Long, Long)]]()
 
   /** Reads the directory of the batch ending at `end` unless it was read; `again`: reads what
     * it holds now that was not read (a committed batch re-run after a restart wrote its files
@@ -44,27 +52,34 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   /** Keeps, for each journal `committed` holds, the states of its entry at or above the newest
     * one at or below its offset, and the states of the entry `planned` holds (a batch planned
     * after the journal was read afresh); forgets every other state. Deletes the files no kept
-    * state is in, and batch directories left with no file.
+    * state is in, and batch directories left with no file. States of an entry no longer read
+    * that stay in a kept file are forgotten for good (the journal may enter again under the
+    * same key).
     */
   def prune(committed: Map[String, JournalPosition], planned: Map[String, JournalPosition]): Unit = synchronized {
     loadAll()
+    val otherEntries = mutable.Buffer[StateRef]()
     byJournal.keys.toSeq.foreach { j =>
       val states = byJournal(j)
       def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
       val floor = committed.get(j).flatMap(p =>
         states.rangeTo(p.offset).toSeq.reverseIterator
           .find(_._2.exists(same(_, p))).map(_._1))
+      def entryKept(r: StateRef) = committed.get(j).exists(same(r, _)) || planned.get(j).exists(same(r, _))
       states.keys.toSeq.foreach { o =>
         val kept = states(o).filter(r =>
           committed.get(j) match {
             case Some(p) if same(r, p) => floor.forall(o >= _)
             case _ => planned.get(j).exists(same(r, _))
           })
+        otherEntries ++= states(o).filterNot(entryKept)
         if (kept.isEmpty) states.remove(o) else states(o) = kept
       }
       if (states.isEmpty) byJournal.remove(j)
     }
     val live = liveFiles ++ pinned
+    val stay = otherEntries.filter(r => live(r.file)).toSeq
+    if (stay.nonEmpty) remember(store.forget(stay), stay.map(forgottenKey))
     val dead = filesRead.toSet -- live
     dead.foreach { f =>
       store.delete(f)
@@ -75,13 +90,27 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
       store.delete(b)
       batchesRead -= b
     }
+    val spent = records.collect { case (name, states) if !states.exists(s => filesRead(s.file)) => name }.toSeq
+    if (spent.nonEmpty) {
+      spent.foreach { name => store.delete(name); records -= name }
+      hidden.clear()
+      records.foreach { case (name, states) => remember(name, states) }
+    }
   }
 
   /** Keeps the files of `refs` whatever [[prune]] decides, until the next call: the running batch's tasks read them. */
   def pin(refs: Iterable[StateRef]): Unit = synchronized { pinned = refs.map(_.file).toSet }
 
-  /** Forgets the states of `journal`: it is read afresh. */
-  def forget(journal: String): Unit = synchronized { byJournal.remove(journal) }
+  /** Forgets the states of `journal`, for good: it is read afresh. */
+  def forget(journal: String): Unit = synchronized {
+    loadAll()
+    byJournal.remove(journal).foreach { states =>
+      val refs = states.valuesIterator.flatten.toSeq
+      if (refs.nonEmpty) {
+        remember(store.forget(refs), refs.map(forgottenKey))
+      }
+    }
+  }
 
   /** The states files the catalog knows, for tests and metrics. */
   def files: Set[String] = synchronized { liveFiles }
@@ -92,18 +121,29 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
 
   private def loadAll(): Unit = if (!loaded) {
     loaded = true
+    store.forgotten().foreach { case (name, states) => remember(name, states) }
     store.batches().foreach { b =>
       batchesRead += b
       store.files(b).foreach(add)
     }
   }
 
+  private def forgottenKey(r: StateRef) = ForgottenState(r.file, r.journal, r.offset, r.revision, r.origin)
+
+  private def remember(name: String, states: Seq[ForgottenState]): Unit = {
+    records(name) = states
+    states.foreach(s =>
+      hidden(s.file) = hidden.getOrElse(s.file, Set.empty) + ((s.journal, s.offset, s.revision, s.origin)))
+  }
+
   private def add(file: String): Unit = {
     filesRead += file
-    store.index(file).getOrElse(Nil).foreach { r =>
-      val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
-      val at = states.getOrElse(r.offset, Nil)
-      if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
+    val forgotten = hidden.getOrElse(file, Set.empty)
+    store.index(file).getOrElse(Nil).filterNot(r => forgotten((r.journal, r.offset, r.revision, r.origin))).foreach {
+      r =>
+        val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
+        val at = states.getOrElse(r.offset, Nil)
+        if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
     }
   }
 }

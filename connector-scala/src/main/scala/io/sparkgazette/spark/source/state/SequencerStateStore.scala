@@ -8,8 +8,10 @@ import java.security.MessageDigest
 import java.util.UUID
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import com.fasterxml.jackson.databind.ObjectMapper
 import io.sparkgazette.message.{ProducerId, ProducerState}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
@@ -20,6 +22,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   *   <dir>/source.json                          {"format": 2}, written by the driver when the query starts
   *   <dir>/initial-offsets.json                 where the query began, kept for re-planning its first batch
   *   <dir>/batches/<end>/<task>.states          the states one task saved: every journal it read, at its end
+  *   <dir>/forgotten/<hash>.json                states of a journal read afresh, kept in files other journals' states keep
   * }}}
   *
   * `<end>` names a batch by a hash of its end offsets, `<task>` a task by a hash of its ranges,
@@ -29,6 +32,11 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   * temporary name and renamed only if absent: the first attempt to save a task's states wins.
   * The driver reads the indexes alone (see [[SequencerStateCatalog]]); a task reads the states
   * it starts from at the positions the driver hands it.
+  *
+  * A journal read afresh may enter the query again under the key of its earlier entry (the same
+  * revision and origin: its head went back to where the query entered it). Its earlier states
+  * stay in files that also hold other journals' states, so forgetting them is written down
+  * (`forgotten/`): a driver that restarts reads every file again and must not find them.
   */
 private[spark] final class SequencerStateStore(dir: String, conf: Configuration) {
   import SequencerStateStore._
@@ -36,6 +44,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   private val root = new Path(dir)
   private val batchesRoot = new Path(root, BatchesName)
   private val marker = new Path(root, MarkerName)
+  private val forgottenRoot = new Path(root, ForgottenName)
   private lazy val fs: FileSystem = root.getFileSystem(conf)
   private val opened = mutable.Map[String, FSDataInputStream]()
 
@@ -110,6 +119,31 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
       .sortBy(s => (s.getModificationTime, s.getPath.getName)).map(s => s"$batch/${s.getPath.getName}").toSeq
   }
 
+  /** Writes down that `refs` are forgotten; returns the record's name (relative to the store's directory). */
+  def forget(refs: Seq[StateRef]): String = {
+    val node = mapper.createArrayNode()
+    refs.sortBy(r => (r.file, r.journal, r.offset)).foreach { r =>
+      node.addObject().put("file", r.file).put("journal", r.journal).put("offset", r.offset)
+        .put("revision", r.revision).put("origin", r.origin)
+    }
+    val text = mapper.writeValueAsString(node)
+    val name = s"$ForgottenName/${digest(Iterator.single(text))}.json"
+    writeOnce(new Path(root, name), _.write(text.getBytes(UTF_8)))
+    name
+  }
+
+  /** The records [[forget]] wrote, by name: the keys `(file, journal, offset, revision, origin)` each forgets. */
+  def forgotten(): Map[String, Seq[ForgottenState]] =
+    list(forgottenRoot).filter(s => s.isFile && s.getPath.getName.endsWith(".json")).map { s =>
+      val in = fs.open(s.getPath)
+      val tree =
+        try mapper.readTree(in)
+        finally in.close()
+      s"$ForgottenName/${s.getPath.getName}" -> tree.elements().asScala.map(n =>
+        ForgottenState(n.get("file").asText(), n.get("journal").asText(), n.get("offset").asLong(),
+          n.get("revision").asLong(), n.get("origin").asLong())).toSeq
+    }.toMap
+
   /** Every batch directory, as `batches/<end>`. */
   def batches(): Seq[String] =
     list(batchesRoot).filter(_.isDirectory).map(s => s"$BatchesName/${s.getPath.getName}").toSeq.sorted
@@ -149,9 +183,15 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   }
 }
 
+/** One forgotten state's key, in the file that holds it. */
+private[spark] final case class ForgottenState(file: String, journal: String, offset: Long, revision: Long,
+    origin: Long)
+
 private[spark] object SequencerStateStore {
   private val MarkerName = "source.json"
   val BatchesName = "batches"
+  private val ForgottenName = "forgotten"
+  private val mapper = new ObjectMapper()
   val Suffix = ".states"
   private val TempSuffix = ".tmp"
   private val StaleTempMillis = 10 * 60 * 1000L

@@ -39,6 +39,10 @@ class SequencerStateStoreSuite extends AnyFunSuite {
       Files.isRegularFile(p) && p.toString.endsWith(SequencerStateStore.Suffix))
       .map(p => dir.relativize(p).toString).toSeq.sorted
 
+  // The records of forgotten states.
+  private def records(dir: Path): Seq[Path] =
+    Files.list(dir.resolve("forgotten")).iterator().asScala.filter(_.getFileName.toString.endsWith(".json")).toSeq
+
   test("a task's states round-trip through one file, and the first attempt to save it wins") {
     val (s, _) = store()
     val f = SequencerStateStore.taskFile(SequencerStateStore.batchDir(Map(J -> pos(10), K -> pos(20))), Nil)
@@ -115,23 +119,49 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     "a journal restarted at its head with the same origin (its head went back to where the query entered it) finds none of its old states after a driver restart") {
     // The query entered J at 0 (origin 0) and read it to 100; its head went back to 0 for good and,
     // with failOnDataLoss=false, the source starts J over at 0: same revision, same origin.
-    // Known limit: forgetting is not durable for states in files shared with other journals.
-    pendingUntilFixed {
-      val (s, _) = store()
-      val old = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
-      s.save(s"$old/t1.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K))))
-      val c = new SequencerStateCatalog(s)
-      c.refresh(old)
-      c.forget(J) // what nextOffset does on the restart
-      val restarted = Map(J -> pos(0), K -> pos(20)) // K had no new bytes: its state stays in the shared file
-      c.prune(restarted, restarted)
-      assert(c.lookup(J, 0, 100, R, O).isEmpty)
-      // The driver restarts: the catalog reads every batch directory again.
-      val after = new SequencerStateCatalog(s)
-      after.prune(restarted, restarted)
-      assert(after.lookup(J, 0, 100, R, O).isEmpty, "the new entry of J found a state its old entry saved at 100")
-      s.close()
-    }
+    val (s, dir) = store()
+    val old = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
+    s.save(s"$old/t1.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K))))
+    val c = new SequencerStateCatalog(s)
+    c.refresh(old)
+    c.forget(J) // what nextOffset does on the restart
+    val restarted = Map(J -> pos(0), K -> pos(20)) // K had no new bytes: its state stays in the shared file
+    c.prune(restarted, restarted)
+    assert(c.lookup(J, 0, 100, R, O).isEmpty)
+    // The driver restarts: the catalog reads every batch directory again.
+    val after = new SequencerStateCatalog(s)
+    after.prune(restarted, restarted)
+    assert(after.lookup(J, 0, 100, R, O).isEmpty, "the new entry of J found a state its old entry saved at 100")
+    assert(after.lookup(K, 0, 20, R, O).map(_.offset).contains(20L), "K's state in the shared file is kept")
+    // The new entry of J saves a state at 100 again, in a file of its own: that one is found.
+    val again = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(30)))
+    s.save(s"$again/t2.states", Seq((J, 100L, state(100, 1)), (K, 30L, state(30, 1, journal = K))))
+    after.refresh(again)
+    assert(after.lookup(J, 0, 100, R, O).map(_.file).contains(s"$again/t2.states"))
+    assert(records(dir).size == 1, "the forgetting is written down")
+    // Once K moves past the shared file, the file and the record of what it forgot go.
+    val moved = Map(J -> pos(100), K -> pos(30))
+    after.prune(moved, moved)
+    assert(!Files.exists(dir.resolve(old)) && records(dir).isEmpty)
+    val third = new SequencerStateCatalog(s)
+    assert(third.lookup(J, 0, 100, R, O).map(_.file).contains(s"$again/t2.states"))
+    s.close()
+  }
+
+  test("a journal that left the query and came back at the same offset starts without its old states") {
+    // Its selector stopped matching J (failOnDataLoss=false), then matched it again: J is new to the
+    // query at its first offset, as when the query first entered it.
+    val (s, _) = store()
+    val old = SequencerStateStore.batchDir(Map(J -> pos(50), K -> pos(20)))
+    s.save(s"$old/t.states", Seq((J, 50L, state(50, 2)), (K, 20L, state(20, 1, journal = K))))
+    val c = new SequencerStateCatalog(s)
+    c.refresh(old)
+    c.prune(Map(K -> pos(20)), Map(K -> pos(20))) // J no longer read
+    c.forget(J) // J read afresh
+    c.prune(Map(K -> pos(20)), Map(J -> pos(0), K -> pos(20)))
+    val restarted = new SequencerStateCatalog(s)
+    assert(restarted.lookup(J, 0, 50, R, O).isEmpty && restarted.lookup(K, 0, 20, R, O).isDefined)
+    s.close()
   }
 
   test("pinned files stay while the running batch reads them") {
