@@ -51,6 +51,7 @@ func main() {
 	var uncommitted = fs.Bool("uncommitted", false, "read uncommitted")
 	var ring = fs.Int("ring", 8192, "sequencer ring size")
 	var acks = fs.Bool("acks", false, "also print ACK messages")
+	var offset = fs.Int64("offset", 0, "read: the offset to begin at (a message boundary)")
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
@@ -80,7 +81,7 @@ func main() {
 			readRaw(*broker, pb.Journal(*journal))
 			return
 		}
-		read(*broker, pb.Journal(*journal), !*uncommitted, *ring, *acks, *countOnly)
+		read(*broker, pb.Journal(*journal), *offset, !*uncommitted, *ring, *acks, *countOnly)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
 	case "publish-bench":
@@ -164,10 +165,10 @@ type record struct {
 	Payload string `json:"payload"`
 }
 
-func read(broker string, journal pb.Journal, committed bool, ring int, acks bool, countOnly bool) {
+func read(broker string, journal pb.Journal, offset int64, committed bool, ring int, acks bool, countOnly bool) {
 	var ctx = context.Background()
 	var counting = &countingClient{RoutedJournalClient: connect(ctx, broker)}
-	var rr = client.NewRetryReader(ctx, counting, pb.ReadRequest{Journal: journal, Block: false})
+	var rr = client.NewRetryReader(ctx, counting, pb.ReadRequest{Journal: journal, Offset: offset, Block: false})
 	var it message.Iterator
 	if committed {
 		it = message.NewReadCommittedIter(rr, newDocFunc, message.NewSequencer(nil, nil, ring))

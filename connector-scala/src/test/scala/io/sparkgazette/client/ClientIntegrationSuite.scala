@@ -77,25 +77,6 @@ class ClientIntegrationSuite extends AnyFunSuite with ClusterSuite {
     assert(ids.distinct.size == 10000)
   }
 
-  test("a read allocates about one byte per byte delivered (responses are parsed without copying their content)") {
-    val journal = "itest/allocation/part-000"
-    Journals.create(client, Journals.spec(journal))
-    val block = ByteString.copyFrom(("x" * 1023 + "\n") * 1024, UTF_8) // 1 MiB
-    (0 until 32).foreach(_ => client.append(journal, block))
-    val threads = java.lang.management.ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
-    def allocated(): Long = threads.getThreadAllocatedBytes(threads.getAllThreadIds).filter(_ > 0).sum
-    readAll(client, journal) // warm: channels, classes, the JIT
-    val before = allocated()
-    val reader = client.read(journal, 0)
-    var bytes = 0L
-    try reader.foreach(c => bytes += c.content.size())
-    finally reader.close()
-    val perByte = (allocated() - before).toDouble / bytes
-    info(f"$bytes bytes read, ${perByte}%.2f bytes allocated per byte")
-    assert(bytes == 32L << 20)
-    assert(perByte < 1.6, f"$perByte%.2f bytes allocated per byte read")
-  }
-
   test("List matches journals by prefix, label values and label absence") {
     Journals.create(
       client,

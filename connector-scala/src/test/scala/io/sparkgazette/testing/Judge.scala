@@ -25,11 +25,11 @@ object Judge {
     run(Seq("publish", "--broker", broker, "--journal", journal, "--random", seed.toString))
 
   /** What Gazette's ReadCommittedIter yields, ACKs left out unless `acks`, or with `committed` false
-    * everything its ReadUncommittedIter yields, ACKs included.
+    * everything its ReadUncommittedIter yields, ACKs included; from offset `from`, a message boundary.
     */
-  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false)
-      : Seq[JudgeRecord] =
-    run(Seq("read", "--broker", broker, "--journal", journal, "--ring", ring.toString) ++
+  def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false,
+      from: Long = 0L): Seq[JudgeRecord] =
+    run(Seq("read", "--broker", broker, "--journal", journal, "--ring", ring.toString, "--offset", from.toString) ++
       (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil)
        else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
       val o = JsonParser.parseString(line).getAsJsonObject

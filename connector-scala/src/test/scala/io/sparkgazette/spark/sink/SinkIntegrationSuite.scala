@@ -46,13 +46,27 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   }
 
   /** What Gazette's ReadCommittedIter sees in the outputs, as (source journal, source offset). */
-  private def committedOutput(selector: String): Seq[(String, Long)] = {
+  private def committedOutput(selector: String): Seq[(String, Long)] = placedOutput(selector).map(_._2)
+
+  /** The same, with the output journal each row is in. */
+  private def placedOutput(selector: String): Seq[(String, (String, Long))] = {
     val journals = client.list(selector).map(_.getSpec.name)
     journals.flatMap(j => Judge.read(cluster.broker, j)).map { r =>
       val src = """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1)
       val begin = """"begin":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong
-      (src, begin)
+      r.journal -> (src, begin)
     }
+  }
+
+  /** Each row is in the journal Gazette's own mapping (`modulo` or `rendezvous`) picks for its key. */
+  private def assertPlaced(selector: String, mapping: String): Unit = {
+    val journals = client.list(selector).map(_.getSpec.name).sorted
+    val keys = expected.map(_._1).toSeq.sorted
+    val picks = keys.zip(Judge.map(journals, keys)).map { case (k, (modulo, rendezvous)) =>
+      k -> (if (mapping == "modulo") modulo else rendezvous)
+    }.toMap
+    val misplaced = placedOutput(selector).filter { case (j, (src, _)) => picks(src) != j }
+    assert(misplaced.isEmpty, s"${misplaced.size} rows not where $mapping puts their key: ${misplaced.take(3)}")
   }
 
   private def assertExactlyOnce(selector: String): Unit = {
@@ -66,9 +80,19 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val out = outputs("plain")
     run(out, Files.createTempDirectory("gazette-ckpt").toString)
     assertExactlyOnce(out)
-    // Keyed rows went to the journal rendezvous hashing picks: one source, one output journal.
-    val bySource = committedOutput(out).groupBy(_._1).keySet
-    assert(bySource.size == 3)
+    assertPlaced(out, "rendezvous")
+  }
+
+  test("the modulo mapping puts each key where Gazette's puts it, and random spreads rows over the journals") {
+    val modulo = outputs("modulo")
+    run(modulo, Files.createTempDirectory("gazette-ckpt").toString, Map("mapping" -> "modulo"))
+    assertExactlyOnce(modulo)
+    assertPlaced(modulo, "modulo")
+    val random = outputs("random")
+    run(random, Files.createTempDirectory("gazette-ckpt").toString, Map("mapping" -> "random"))
+    assertExactlyOnce(random)
+    val used = placedOutput(random).map(_._1).distinct
+    assert(used.size > 1, s"random put every row in ${used.mkString}")
   }
 
   test("a named query writes through the sink: Spark's own options (its name) are not the connector's to refuse") {

@@ -239,7 +239,8 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
 
   test("a journal that vanishes fails the stream naming it, unless failOnDataLoss is false") {
     val journal = "source/vanishing/part-000"
-    Journals.create(client, Journals.spec(journal), Journals.spec("source/vanishing/part-001"))
+    val other = "source/vanishing/part-001"
+    Journals.create(client, Journals.spec(journal), Journals.spec(other))
     Judge.publishScenario(cluster.broker, journal, "committed")
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
     val options =
@@ -250,7 +251,15 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = journal)))
     val e = intercept[Exception](runStream(options, checkpoint, into = batches))
     assert(e.getMessage.contains(s"Data loss in journal $journal") && e.getMessage.contains("'failOnDataLoss'"))
+    // Without failOnDataLoss the stream goes on with the journal left, and only with it.
+    Judge.publishScenario(cluster.broker, other, "committed")
+    val before = batches.values().asScala.flatten.toSeq
+    batches.clear()
     runStream(options + ("failOnDataLoss" -> "false"), checkpoint, into = batches)
+    val after = batches.values().asScala.flatten.toSeq
+    val expected = Judge.read(cluster.broker, other).map(r => (r.journal, r.begin, r.end, r.uuid))
+    assert(before.size == 30 && after.sortBy(_._2) == expected.sortBy(_._2),
+      s"after the journal vanished: ${after.size} rows, ${expected.size} expected from $other")
   }
 
   test("bad options fail naming the option") {
