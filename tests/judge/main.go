@@ -52,6 +52,7 @@ func main() {
 	var ring = fs.Int("ring", 8192, "sequencer ring size")
 	var acks = fs.Bool("acks", false, "also print ACK messages")
 	var offset = fs.Int64("offset", 0, "read: the offset to begin at (a message boundary)")
+	var skipMalformed = fs.Bool("skip-malformed", false, "read: pass over messages the framing cannot unmarshal")
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
@@ -81,7 +82,7 @@ func main() {
 			readRaw(*broker, pb.Journal(*journal))
 			return
 		}
-		read(*broker, pb.Journal(*journal), *offset, !*uncommitted, *ring, *acks, *countOnly)
+		read(*broker, pb.Journal(*journal), *offset, !*uncommitted, *ring, *acks, *countOnly, *skipMalformed)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
 	case "publish-bench":
@@ -165,7 +166,7 @@ type record struct {
 	Payload string `json:"payload"`
 }
 
-func read(broker string, journal pb.Journal, offset int64, committed bool, ring int, acks bool, countOnly bool) {
+func read(broker string, journal pb.Journal, offset int64, committed bool, ring int, acks bool, countOnly bool, skipMalformed bool) {
 	var ctx = context.Background()
 	var counting = &countingClient{RoutedJournalClient: connect(ctx, broker)}
 	var rr = client.NewRetryReader(ctx, counting, pb.ReadRequest{Journal: journal, Offset: offset, Block: false})
@@ -188,6 +189,9 @@ func read(broker string, journal pb.Journal, offset int64, committed bool, ring 
 		var env, err = it.Next()
 		if err == io.EOF || errors.Is(err, client.ErrOffsetNotYetAvailable) {
 			return
+		} else if err != nil && skipMalformed && strings.Contains(err.Error(), "framing.Unmarshal") {
+			// The frame was consumed: the iterator goes on at the next one.
+			continue
 		} else if err != nil {
 			out.Flush()
 			fail(fmt.Sprintf("reading %s: %v", journal, err))

@@ -1,0 +1,170 @@
+package io.sparkgazette.spark
+package source
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path, Paths}
+
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import io.sparkgazette.client.protocol.CompressionCodec
+import io.sparkgazette.spark.testing.MessageKey
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.apache.spark.sql.streaming.{StreamingQueryProgress, Trigger}
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The source's options and reports end to end, each judged by Gazette's own reader over the
+  * same bytes: malformed messages skipped, fragments read from the store, streams that begin
+  * inside a transaction, and the metrics of its progress.
+  */
+class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+
+  private def keys(df: DataFrame): Seq[MessageKey] = collectKeys(df.select("journal", "begin", "end", "uuid"))
+
+  // Collects `df` itself, whose four columns are a MessageKey's, so that its plan holds the metrics.
+  private def collectKeys(df: DataFrame): Seq[MessageKey] =
+    df.collect().toSeq.map(r => (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
+      .sortBy(_._2)
+
+  private def judged(journal: String, from: Long = 0L, skipMalformed: Boolean = false): Seq[MessageKey] =
+    Judge.read(cluster.broker, journal, from = from, skipMalformed = skipMalformed)
+      .map(r => (r.journal, r.begin, r.end, r.uuid)).sortBy(_._2)
+
+  private def batch(journal: String, extra: (String, String)*): DataFrame =
+    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
+      .load()
+
+  // A task metric of the scan `df` ran.
+  private def scanMetric(df: DataFrame, name: String): Long =
+    df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.metrics(name).value }.get
+
+  /** One AvailableNow run from `checkpoint`: the rows of every batch, and the progress of each. */
+  private def stream(options: Map[String, String], checkpoint: String)
+      : (Seq[MessageKey], Seq[StreamingQueryProgress]) = {
+    val rows = new java.util.concurrent.ConcurrentLinkedQueue[MessageKey]()
+    val q = spark.readStream.format("gazette").options(options).load()
+      .writeStream.option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow())
+      .foreachBatch { (df: DataFrame, _: Long) => keys(df).foreach(rows.add); () }
+      .start()
+    try assert(q.awaitTermination(60000), s"the query did not end: ${q.recentProgress.lastOption.map(_.json)}")
+    finally q.stop()
+    (rows.asScala.toSeq.sortBy(_._2), q.recentProgress.toSeq)
+  }
+
+  test("failOnMalformed=false skips malformed messages, counts them, and reads the rest as Gazette's reader does") {
+    val journal = "options/malformed/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try
+      w.commit(0).continue(1).raw("not json\n".getBytes(UTF_8)).continue(1).raw("]]\n".getBytes(UTF_8)).ack(1)
+        .commit(0).sync()
+    finally w.close()
+    val garbageAt = Judge.read(cluster.broker, journal, committed = false, skipMalformed = true)(1).end
+
+    val e = intercept[Exception](batch(journal).collect())
+    assert(e.getMessage.contains(s"journal $journal at offset $garbageAt") && e.getMessage.contains("failOnMalformed"),
+      e.getMessage)
+
+    val expected = judged(journal, skipMalformed = true)
+    assert(expected.size == 4, s"Gazette's reader skipping malformed messages read $expected")
+    val df = batch(journal, "failOnMalformed" -> "false").select("journal", "begin", "end", "uuid")
+    assert(collectKeys(df) == expected)
+    assert(scanMetric(df, SourceMetrics.MalformedSkipped) == 2)
+    val (streamed, _) = stream(
+      Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest",
+        "failOnMalformed" -> "false"),
+      Files.createTempDirectory("gazette-ckpt").toString
+    )
+    assert(streamed == expected)
+  }
+
+  test("fragmentRoot: persisted fragments are read from the store's files, not through the broker") {
+    val journal = "options/fragment-root/part-000"
+    // The smallest fragment length makes the broker roll, and so persist, almost every append.
+    Journals.create(client, Journals.spec(journal, fragmentLength = 1024, codec = CompressionCodec.NONE))
+    (0 until 40).foreach(i =>
+      client.append(journal,
+        com.google.protobuf.ByteString.copyFromUtf8(
+          (0 until 10).map(k => s"""{"i":$i,"k":$k,"mark":"aaaa"}""" + "\n").mkString)))
+    val deadline = 30.seconds.fromNow
+    def persisted = client.listFragments(journal).map(_.getSpec).filter(_.modTime != 0)
+    while (persisted.size < 3 && !deadline.isOverdue()) Thread.sleep(200)
+    assert(persisted.size >= 3, "fragments were not persisted")
+
+    // A copy of the store in which one persisted message reads differently: only a reader of the
+    // files sees it.
+    val copy = Files.createTempDirectory("gazette-store")
+    val source = Paths.get(cluster.fragmentRoot)
+    Files.walk(source.resolve(journal)).iterator().asScala.foreach { p =>
+      val to = copy.resolve(source.relativize(p).toString)
+      if (Files.isDirectory(p)) Files.createDirectories(to) else Files.copy(p, to)
+    }
+    val file: Path = Files.walk(copy).iterator().asScala.filter(p => Files.isRegularFile(p)).toSeq.sortBy(_.toString)
+      .find(p => new String(Files.readAllBytes(p), UTF_8).contains(""""i":0,"k":3,"mark":"aaaa"""")).get
+    Files.writeString(
+      file, Files.readString(file).replace(""""i":0,"k":3,"mark":"aaaa"""", """"i":0,"k":3,"mark":"bbbb""""))
+
+    def marks(extra: (String, String)*) =
+      batch(journal, extra: _*).selectExpr("cast(value as string)").collect().map(_.getString(0)).toSeq
+    val throughBroker = marks()
+    val fromFiles = marks("fragmentRoot" -> copy.toString)
+    assert(throughBroker.size == 400 && fromFiles.size == 400)
+    assert(throughBroker.count(_.contains("bbbb")) == 0)
+    assert(fromFiles.diff(throughBroker) == Seq("""{"i":0,"k":3,"mark":"bbbb"}"""),
+      "the source did not read the persisted fragment from fragmentRoot")
+    val expected = judged(journal)
+    assert(keys(batch(journal, "fragmentRoot" -> cluster.fragmentRoot)) == expected)
+  }
+
+  test(
+    "a stream that begins inside a transaction, at the latest offset or an explicit one, reads as Gazette's reader from there") {
+    val journal = "options/inside-transaction/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      w.commit(0).continue(1).continue(1).sync()
+      val open = Judge.read(cluster.broker, journal, committed = false)
+      val secondContinue = open(2).begin
+      val head = client.writeHead(journal)
+      val base = Map("broker" -> cluster.broker, "journals" -> journal)
+      val (latest, explicit) = (Files.createTempDirectory("gazette-ckpt").toString,
+        Files.createTempDirectory("gazette-ckpt").toString)
+      assert(stream(base + ("startingOffsets" -> "latest"), latest)._1.isEmpty)
+      assert(stream(base + ("startingOffsets" -> s"""{"$journal": $secondContinue}"""), explicit)._1.isEmpty)
+      w.ack(1).commit(0).continue(1).ack(1).sync()
+      val fromHead = stream(base, latest)._1
+      assert(fromHead == judged(journal, from = head) && fromHead.size == 2, s"from the latest offset: $fromHead")
+      val fromInside = stream(base, explicit)._1
+      assert(fromInside == judged(journal, from = secondContinue) && fromInside.size == 3,
+        s"from offset $secondContinue: $fromInside")
+    } finally w.close()
+  }
+
+  test("each batch's progress reports the source's own metrics") {
+    val journals = Seq("options/metrics/part-000", "options/metrics/part-001")
+    Journals.create(client, journals.map(Journals.spec(_)): _*)
+    journals.zipWithIndex.foreach { case (j, i) => Judge.publishRandom(cluster.broker, j, 700L + i) }
+    val (rows, progress) = stream(
+      Map("broker" -> cluster.broker, "selector" -> "prefix=options/metrics/", "startingOffsets" -> "earliest",
+        "maxBytesPerTrigger" -> "3000"),
+      Files.createTempDirectory("gazette-ckpt").toString
+    )
+    assert(rows.sortBy(r => (r._1, r._2)) == journals.flatMap(judged(_)))
+    val read = progress.filter(_.numInputRows > 0)
+    assert(read.size > 1, s"${read.size} batches")
+    read.foreach { p =>
+      val m = p.sources.head.metrics.asScala
+      Seq("latestOffsetMs", "planMs", "commitMs", "bytesSkippedAtPlanning", "journalsWaitingForHead", "tasks")
+        .foreach(k => assert(m.get(k).exists(v => v.toLong >= 0), s"batch ${p.batchId}: $k is ${m.get(k)}"))
+      assert(m("bytesSkippedAtPlanning") == "0" && m("journalsWaitingForHead") == "0")
+      val ranges = JournalOffsets.parsePositions(p.sources.head.endOffset).count { case (j, e) =>
+        Option(p.sources.head.startOffset).map(JournalOffsets.parsePositions).flatMap(_.get(j)).forall(
+          _.offset < e.offset)
+      }
+      assert(m("tasks").toInt >= 1 && m("tasks").toInt <= ranges,
+        s"batch ${p.batchId}: ${m("tasks")} tasks for $ranges journals with bytes")
+    }
+  }
+}
