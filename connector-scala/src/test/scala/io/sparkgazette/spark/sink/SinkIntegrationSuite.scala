@@ -297,6 +297,24 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
       .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
 
+  test("protobuf-fixed journals: each row's message framed once, with its UUID, as Gazette's reader reads them") {
+    val journal = "sink/out/protobuf/part-000"
+    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> "application/x-protobuf-fixed")))
+    // Field 2, a string: "row-<id>" (shorter than 128 bytes, so its length is one byte).
+    spark.range(0, 200, 1, 3).selectExpr("concat('row-', id) AS s")
+      .selectExpr("concat(unhex('12'), unhex(lpad(hex(length(s)), 2, '0')), cast(s AS binary)) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString).mode("append").save()
+    val records = Judge.read(cluster.broker, journal)
+    assert(records.forall(_.uuid.nonEmpty), "a message without its UUID")
+    val ids = records.map { r =>
+      val bytes = r.payload.grouped(2).map(Integer.parseInt(_, 16).toByte).toArray
+      """row-(\d+)""".r.findFirstMatchIn(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).get.group(1)
+        .toLong
+    }
+    assert(ids.sorted == (0L until 200L), s"${ids.size} rows, ${ids.size - ids.distinct.size} repeated")
+  }
+
   test("batch writes that share a checkpointLocation each write their own rows") {
     val journal = "sink/out/batch-reuse/part-000"
     Journals.create(client, Journals.spec(journal))
