@@ -186,6 +186,38 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     } finally { spark.conf.unset("fs.gzhost.impl"); spark.conf.unset("fs.gzhost.impl.disable.cache") }
   }
 
+  test(
+    "a journal deleted and created again while an epoch's tasks stage runs for it fails the epoch, which runs again") {
+    val journal = "sink/out/recreated-mid-epoch/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    val broker = cluster.broker
+    def write(): Unit = {
+      val recreating = org.apache.spark.sql.functions.udf { (id: Long) =>
+        // Once partition 0's writer holds rows for the journal, the journal is created again.
+        if (id == 100 && SinkIntegrationSuite.recreateOnce.compareAndSet(false, true)) {
+          val c = io.sparkgazette.client.GazetteClient(broker)
+          try {
+            c.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = journal)))
+            Journals.create(c, Journals.spec(journal))
+          } finally c.close()
+        }
+        id
+      }.asNondeterministic()
+      spark.range(0, 400, 1, 2).select(recreating(col("id")).as("n")).selectExpr(
+        "to_json(named_struct('n', n)) AS value")
+        .write.format("gazette").option("broker", broker).option("journal", journal)
+        .option("checkpointLocation", checkpoint).option("batchId", "b").option("readerRingSize", "16")
+        .mode("append").save()
+    }
+    val e = intercept[Exception](write())
+    val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(message.contains("GAZETTE_JOURNAL_DELETED_DURING_WRITE") && message.contains(journal), message)
+    assert(committedNumbers(journal).isEmpty, "part of the failed epoch became visible")
+    write()
+    assert(committedNumbers(journal).sorted == (0L until 400L))
+  }
+
   test("a journal deleted and created again before its staged runs are published gets none of them") {
     val out = outputs("staged-recreated")
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
@@ -477,4 +509,9 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
           .option("broker", cluster.broker).option("journal", "sink/in/part-000").mode("append").save())
     assert(extra.getMessage.contains("Column 'id' cannot be written"))
   }
+}
+
+object SinkIntegrationSuite {
+  // Executor code in local mode shares the JVM: a flag tasks see once.
+  val recreateOnce = new java.util.concurrent.atomic.AtomicBoolean(false)
 }
