@@ -22,7 +22,9 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /** Random schedules against the source's exactly-once promise. A schedule is one journal's
   * history: Gazette's own Publisher appends transactions, rollbacks, duplicates and messages
-  * without a UUID, its producers' clocks may jump past the prune horizon, and the journal may be
+  * without a UUID, lines that are not JSON come between them (read with failOnMalformed=false,
+  * and by Gazette's reader passing over them), its producers' clocks may jump past the prune
+  * horizon, and the journal may be
   * deleted and created again; in between, a query over the journal (and the other schedules of
   * its group) runs AvailableNow from its checkpoint, with a random `maxBytesPerTrigger` and
   * packing of journals into tasks, from the journals' first bytes or from offsets inside their
@@ -103,6 +105,8 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     // the offsets would name bytes of the journal deleted before the query first ran).
     private val startsInside = !recreating && rnd.nextInt(3) == 0
     private val jumping = rnd.nextInt(3) == 0
+    // Lines that are not JSON, in ndjson journals, skipped by the query as by Gazette's reader told to.
+    private val malformed = rnd.nextInt(3) == 0
     private val ckpt = Files.createTempDirectory("gazette-prop").toString
     private val packing =
       if (!committed) Map("bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
@@ -115,6 +119,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       "broker" -> cluster.broker,
       "selector" -> s"app=$app",
       "failOnDataLoss" -> (!recreating).toString,
+      "failOnMalformed" -> (!malformed).toString,
       "sequencerRingSize" -> Seq("8", "64", "8192")(rnd.nextInt(3))
     ) ++ packing ++ (if (committed) Map.empty else Map("readCommitted" -> "false"))
     // Where the query starts reading each journal: its first byte unless `startsInside`.
@@ -192,7 +197,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     // Gazette's reader over the journal's current incarnation, from where the query began it.
     private def read(j: String): Seq[JudgeRecord] =
       Judge.read(cluster.broker, j, committed, acks = true,
-        from = if (incarnations.exists(_._1 == j)) 0L else starts.getOrElse(j, 0L))
+        from = if (incarnations.exists(_._1 == j)) 0L else starts.getOrElse(j, 0L), skipMalformed = malformed)
 
     private def recreate(j: String, ct: String): Unit = {
       scripts(j).sync()
@@ -218,6 +223,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         case r if r < 75 => w.ack(p); jumped(j) -= p
         case r if r < 80 => w.rollback(p, rnd.nextInt(1 << 20))
         case r if r < 92 => w.dup(p, rnd.nextInt(1 << 20))
+        case r if r >= 97 && malformed && framing(j) == Framing.JsonLines => w.raw("not json\n".getBytes(UTF_8))
         case _ => w.noUuid()
       }
     }
@@ -365,8 +371,13 @@ object SourcePropertyIntegrationSuite {
       "rows of re-created journals" -> recreatedRead,
       "rows past a start inside a history" -> startedInside,
       "clock jumps" -> clockJumps
-    ) ++ Seq(SourceMetrics.DuplicatesDropped, SourceMetrics.RolledBackMessages, SourceMetrics.ReplayedBytes,
-      SourceMetrics.RebuiltBytes).map(m => m -> metrics(m))
+    ) ++ Seq(
+      SourceMetrics.DuplicatesDropped,
+      SourceMetrics.RolledBackMessages,
+      SourceMetrics.ReplayedBytes,
+      SourceMetrics.RebuiltBytes,
+      SourceMetrics.MalformedSkipped
+    ).map(m => m -> metrics(m))
 
     override def toString: String = (Seq("messages judged" -> judged, "batches splitting ranges" -> split) ++ all).map {
       case (k, v) =>
