@@ -184,7 +184,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private def chooseStarts(): Map[String, Long] =
       if (!startsInside) Map.empty
       else journals.map { case (j, _) =>
-        val bounds = 0L +: Judge.read(cluster.broker, j, committed = false).map(_.end)
+        val bounds = 0L +: Judge.read(cluster.broker, j, committed = false, skipMalformed = malformed).map(_.end)
         j -> bounds(rnd.nextInt(bounds.size))
       }.toMap
 
