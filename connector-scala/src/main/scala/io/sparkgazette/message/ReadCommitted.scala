@@ -20,6 +20,14 @@ object OnMalformed {
     @volatile var bytes = 0L
     override def apply(m: MalformedMessage): Unit = { messages += 1; bytes += m.end - m.begin }
   }
+
+  /** What a replay does with the malformed messages it re-reads: as the first read did, without
+    * counting them again.
+    */
+  def forReplay(onMalformed: OnMalformed): OnMalformed = onMalformed match {
+    case _: Skip => new Skip
+    case other => other
+  }
 }
 
 /** Every well-formed message of `messages`, as read: Gazette's ReadUncommittedIter. */
@@ -65,7 +73,7 @@ final class ReadCommitted(
           if (!uncommitted.hasNext) return false
           if (sequencer.queue(uncommitted.next()) == QueueOutcome.AckCommitReplay) {
             val (journal, begin, end) = sequencer.replayRange
-            sequencer.startReplay(ReadUncommitted(replay(journal, begin, end), onMalformed))
+            sequencer.startReplay(ReadUncommitted(replay(journal, begin, end), OnMalformed.forReplay(onMalformed)))
           }
       }
     }

@@ -57,6 +57,27 @@ class PublisherSuite extends AnyFunSuite {
     assert(j.committed("a").map(field) == Seq(1, 2, 4))
   }
 
+  test("a malformed line inside a replayed transaction is skipped, and counted, once") {
+    val p = publisher()
+    val j = new Journals
+    p.publishUncommitted("a", Json, doc(1))
+    j.appendAll(p)
+    j.append("a", "not json\n".getBytes(UTF_8))
+    p.publishUncommitted("a", Json, doc(2))
+    p.publishUncommitted("a", Json, doc(3))
+    j.appendAll(p)
+    j.appendIntents(p.buildAckIntents())
+    val all = j.bytes("a")
+    def from(begin: Long, end: Long) = new MessageIterator("a", Json,
+      Iterator(JournalBytes(begin, ByteBuffer.wrap(all, begin.toInt, (end - begin).toInt))))
+    val skip = new OnMalformed.Skip
+    var replays = 0
+    val read = new ReadCommitted(from(0, all.length), new Sequencer[RawMessage](ringSize = 1),
+      (_, b, e) => { replays += 1; from(b, e) }, skip).map(e => field(new String(e.message.bytes, UTF_8))).toList
+    assert(read == Seq(1, 2, 3) && replays > 0, s"read $read with $replays replays")
+    assert(skip.messages == 1, s"one malformed line in the journal, counted ${skip.messages} times")
+  }
+
   test("each ACK intent takes its own, larger clock") {
     val p = publisher()
     Seq("a", "b", "c").foreach(j => p.publishUncommitted(j, Json, doc(0)))

@@ -140,15 +140,14 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     val (suspended, readable) = (start -- vanished -- recreated).partition { case (j, _) => journals(j).suspended }
     val current = readable.map { case (j, p) => j -> p.offset }
     val fresh = journals.filterNot { case (j, i) => i.suspended || start.contains(j) && !recreated(j) }.keySet
-    // States an earlier entry of a fresh journal left are not this one's.
-    fresh.foreach(catalog.forget)
     val firstOffsets = directory.earliest(fresh)
 
     val (answered, verdicts) = judgeHeads(current)
     // Without failOnDataLoss, a journal whose head went backwards starts over at its head, as a
     // journal created again does: the bytes before its offset may no longer be those read.
     val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
-    restartAt.keys.foreach(catalog.forget)
+    // States an earlier entry of a journal read afresh left are not this one's.
+    catalog.forget(fresh ++ restartAt.keys)
     val from = current ++ restartAt
     // A journal whose head is behind reads nothing until the head passes its offset again.
     val observed = answered ++ verdicts.collect { case (j, w: StaleHeads.Waiting) => j -> w.offset }

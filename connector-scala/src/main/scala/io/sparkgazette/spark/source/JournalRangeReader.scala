@@ -146,7 +146,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
         val (_, begin, end) = sequencer.replayRange
         if (replay) {
           replayedBytes += end - begin
-          sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true), onMalformed))
+          sequencer.startReplay(ReadUncommitted(open(begin, end, replay = true), OnMalformed.forReplay(onMalformed)))
         } else sequencer.startReplay(Iterator.empty)
       case QueueOutcome.OutsideAlreadyAcked | QueueOutcome.ContinueAlreadyAcked | QueueOutcome.ContinueTxnClockLarger =>
         if (replay) duplicates += 1

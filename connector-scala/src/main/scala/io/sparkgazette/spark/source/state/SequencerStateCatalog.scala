@@ -10,7 +10,7 @@ import scala.collection.mutable
   * per journal; after a restart it reads every directory left.
   *
   * Where two files hold a state with the same key (attempts of a batch packed differently, say
-  * before and after a restart), the one in the file written first wins, as it would in a
+  * before and after a restart), the one in the file read first wins, as it would in a
   * create-if-absent file per state.
   *
   * Forgetting a journal's states is written down in the store (see [[SequencerStateStore.forget]])
@@ -27,6 +27,8 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   // Records of forgotten states: by record name, and the keys each hides by file.
   private val records = mutable.Map[String, Seq[ForgottenState]]()
   private val hidden = mutable.Map[String, Set[(String, Long, Long, Long)]]()
+  // States whose key a state read earlier holds: never found, but forgotten with it.
+  private val copies = mutable.Map[(String, Long, Long, Long), List[StateRef]]()
 
   /** Reads the directory of the batch ending at `end` unless it was read; `again`: reads what
     * it holds now that was not read (a committed batch re-run after a restart wrote its files
@@ -72,7 +74,9 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
             case Some(p) if same(r, p) => floor.forall(o >= _)
             case _ => planned.get(j).exists(same(r, _))
           })
-        otherEntries ++= states(o).filterNot(entryKept)
+        val dropped = states(o).filterNot(kept.contains)
+        otherEntries ++= dropped.filterNot(entryKept).flatMap(r => r :: copies.getOrElse(key(r), Nil))
+        dropped.foreach(r => copies -= key(r))
         if (kept.isEmpty) states.remove(o) else states(o) = kept
       }
       if (states.isEmpty) byJournal.remove(j)
@@ -85,12 +89,17 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
       store.delete(f)
       filesRead -= f
     }
+    copies.filterInPlace { case (_, refs) => refs.exists(r => filesRead(r.file)) }
     val liveBatches = (live ++ filesRead).map(batchOf)
     dead.map(batchOf).filterNot(liveBatches).foreach { b =>
       store.delete(b)
       batchesRead -= b
     }
-    val spent = records.collect { case (name, states) if !states.exists(s => filesRead(s.file)) => name }.toSeq
+    // A record goes once its files are gone for sure: one left (a delete that failed) would show
+    // its states to a restarted driver.
+    val spent = records.collect {
+      case (name, states) if !states.exists(s => filesRead(s.file)) && !states.exists(s => store.exists(s.file)) => name
+    }.toSeq
     if (spent.nonEmpty) {
       spent.foreach { name => store.delete(name); records -= name }
       hidden.clear()
@@ -101,14 +110,20 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   /** Keeps the files of `refs` whatever [[prune]] decides, until the next call: the running batch's tasks read them. */
   def pin(refs: Iterable[StateRef]): Unit = synchronized { pinned = refs.map(_.file).toSet }
 
-  /** Forgets the states of `journal`, for good: it is read afresh. */
-  def forget(journal: String): Unit = synchronized {
-    loadAll()
-    byJournal.remove(journal).foreach { states =>
-      val refs = states.valuesIterator.flatten.toSeq
-      if (refs.nonEmpty) {
-        remember(store.forget(refs), refs.map(forgottenKey))
+  /** Forgets the states of `journals`, for good: they are read afresh. The batch that just ran
+    * saved states the catalog has not read yet (it reads a batch's directory when the batch is
+    * committed, after the next one is planned), so every directory is read again first.
+    */
+  def forget(journals: Iterable[String]): Unit = synchronized {
+    if (journals.nonEmpty) {
+      loadAll()
+      store.batches().foreach { b =>
+        batchesRead += b
+        store.files(b).filterNot(filesRead).foreach(add)
       }
+      val refs = journals.toSeq.flatMap(j => byJournal.remove(j).toSeq.flatMap(_.valuesIterator.flatten))
+        .flatMap(r => r :: copies.remove(key(r)).getOrElse(Nil))
+      if (refs.nonEmpty) remember(store.forget(refs), refs.map(forgottenKey))
     }
   }
 
@@ -128,6 +143,8 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
     }
   }
 
+  private def key(r: StateRef) = (r.journal, r.offset, r.revision, r.origin)
+
   private def forgottenKey(r: StateRef) = ForgottenState(r.file, r.journal, r.offset, r.revision, r.origin)
 
   private def remember(name: String, states: Seq[ForgottenState]): Unit = {
@@ -144,6 +161,7 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
         val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
         val at = states.getOrElse(r.offset, Nil)
         if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
+        else copies(key(r)) = copies.getOrElse(key(r), Nil) :+ r
     }
   }
 }

@@ -132,17 +132,30 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
     name
   }
 
-  /** The records [[forget]] wrote, by name: the keys `(file, journal, offset, revision, origin)` each forgets. */
-  def forgotten(): Map[String, Seq[ForgottenState]] =
-    list(forgottenRoot).filter(s => s.isFile && s.getPath.getName.endsWith(".json")).map { s =>
+  /** The records [[forget]] wrote, by name: the keys `(file, journal, offset, revision, origin)`
+    * each forgets; temporary files of writes killed long ago are deleted.
+    */
+  def forgotten(): Map[String, Seq[ForgottenState]] = {
+    val all = list(forgottenRoot)
+    all.filter(s =>
+      isTemporary(s.getPath.getName) && s.getModificationTime < System.currentTimeMillis() - StaleTempMillis)
+      .foreach(s => fs.delete(s.getPath, false))
+    all.filter(s => s.isFile && s.getPath.getName.endsWith(".json") && !s.getPath.getName.startsWith(".")).map { s =>
       val in = fs.open(s.getPath)
       val tree =
         try mapper.readTree(in)
         finally in.close()
-      s"$ForgottenName/${s.getPath.getName}" -> tree.elements().asScala.map(n =>
-        ForgottenState(n.get("file").asText(), n.get("journal").asText(), n.get("offset").asLong(),
-          n.get("revision").asLong(), n.get("origin").asLong())).toSeq
+      val states = Option(tree).filter(_.isArray).map(_.elements().asScala.toSeq).flatMap(nodes =>
+        scala.util.Try(nodes.map(n =>
+            ForgottenState(n.get("file").asText(), n.get("journal").asText(), n.get("offset").asLong(),
+              n.get("revision").asLong(), n.get("origin").asLong()))).toOption)
+      s"$ForgottenName/${s.getPath.getName}" ->
+        states.getOrElse(throw new IllegalStateException(s"${s.getPath} is not a record of forgotten source states"))
     }.toMap
+  }
+
+  /** Whether `relative` (a file or directory under the store's directory) exists. */
+  def exists(relative: String): Boolean = fs.exists(new Path(root, relative))
 
   /** Every batch directory, as `batches/<end>`. */
   def batches(): Seq[String] =

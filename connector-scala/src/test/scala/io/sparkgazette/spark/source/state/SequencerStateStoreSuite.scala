@@ -67,7 +67,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     assert(c.lookup(J, 0, 19, R, O).map(_.offset).contains(10L))
     assert(c.lookup(J, 11, 19, R, O).isEmpty)
     assert(c.lookup(J, 0, 15, 4, O).map(_.offset).contains(15L) && c.lookup(J, 0, 15, R, 3).isEmpty)
-    c.forget(K)
+    c.forget(Seq(K))
     assert(c.lookup(K, 0, 20, R, O).isEmpty)
   }
 
@@ -124,7 +124,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     s.save(s"$old/t1.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K))))
     val c = new SequencerStateCatalog(s)
     c.refresh(old)
-    c.forget(J) // what nextOffset does on the restart
+    c.forget(Seq(J)) // what nextOffset does on the restart
     val restarted = Map(J -> pos(0), K -> pos(20)) // K had no new bytes: its state stays in the shared file
     c.prune(restarted, restarted)
     assert(c.lookup(J, 0, 100, R, O).isEmpty)
@@ -157,10 +157,60 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val c = new SequencerStateCatalog(s)
     c.refresh(old)
     c.prune(Map(K -> pos(20)), Map(K -> pos(20))) // J no longer read
-    c.forget(J) // J read afresh
+    c.forget(Seq(J)) // J read afresh
     c.prune(Map(K -> pos(20)), Map(J -> pos(0), K -> pos(20)))
     val restarted = new SequencerStateCatalog(s)
     assert(restarted.lookup(J, 0, 50, R, O).isEmpty && restarted.lookup(K, 0, 20, R, O).isDefined)
+    s.close()
+  }
+
+  test(
+    "a journal restarted at its head with the same origin does not find the state its last batch saved (calls in the stream's order)") {
+    // GazetteMicroBatchStream's order: batch N's tasks save their files; Spark calls latestOffset for
+    // N+1 (J's head went back to 0 for good: nextOffset forgets J), writes the offset log, and only
+    // then commit(N's end), which is when the catalog first reads N's directory.
+    val (s, _) = store()
+    val c = new SequencerStateCatalog(s)
+    val prev = SequencerStateStore.batchDir(Map(J -> pos(50), K -> pos(10)))
+    s.save(s"$prev/t.states", Seq((J, 50L, state(50, 2)), (K, 10L, state(10, 1, journal = K))))
+    c.refresh(prev, again = true) // commit(N-1's end)
+    c.prune(Map(J -> pos(50), K -> pos(10)), Map(J -> pos(100), K -> pos(20)))
+    c.refresh(prev) // planning batch N
+    val n = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
+    s.save(s"$n/t.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K)))) // batch N's task
+    c.forget(Seq(J)) // latestOffset for N+1
+    val restarted = Map(J -> pos(0), K -> pos(20))
+    c.refresh(n, again = true) // commit(N's end)
+    c.prune(Map(J -> pos(100), K -> pos(20)), restarted)
+    // N+1 reads nothing of J (0 < 100); latestOffset for N+2 plans J's new entry to 100, then commit(N+1's end).
+    c.refresh(SequencerStateStore.batchDir(restarted), again = true)
+    c.prune(restarted, Map(J -> pos(100), K -> pos(20)))
+    assert(c.lookup(J, 0, 100, R, O).isEmpty, "the new entry of J, at 0, finds its old entry's state at 100")
+    assert(new SequencerStateCatalog(s).lookup(J, 0, 100, R, O).isEmpty, "and so does a restarted driver")
+    // Batch N+2 (J's new entry, [0, 100)) ends where N ended: same batch directory, and its state at 100
+    // loses to the old one (first file wins), so batch N+3 starts from the old entry's producers.
+    s.save(s"$n/t2.states", Seq((J, 100L, state(100, 1))))
+    c.refresh(n, again = true)
+    assert(c.lookup(J, 0, 100, R, O).map(_.file).contains(s"$n/t2.states"), "batch N+3 starts from the old state")
+    s.close()
+  }
+
+  test("forgetting a journal hides every copy of its states, not only the copy that won") {
+    // Batch N ran twice, packed differently (before and after a restart): two files hold J's state at
+    // 100 under the same key, and the catalog keeps the first. K's state is in the second file only.
+    val (s, _) = store()
+    val old = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
+    s.save(s"$old/a.states", Seq((J, 100L, state(100, 3))))
+    s.save(s"$old/b.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K))))
+    val c = new SequencerStateCatalog(s)
+    c.refresh(old)
+    assert(c.lookup(J, 0, 100, R, O).map(_.file).contains(s"$old/a.states"))
+    c.forget(Seq(J)) // J's head went back to 0 for good: read afresh under the same key
+    val restarted = Map(J -> pos(0), K -> pos(20))
+    c.prune(restarted, restarted)
+    assert(c.lookup(J, 0, 100, R, O).isEmpty)
+    val after = new SequencerStateCatalog(s) // the driver restarts
+    assert(after.lookup(J, 0, 100, R, O).isEmpty, "the copy of J's old state in the file K keeps is found again")
     s.close()
   }
 
