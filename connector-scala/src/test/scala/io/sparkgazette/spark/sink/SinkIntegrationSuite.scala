@@ -192,6 +192,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal))
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
     val broker = cluster.broker
+    SinkIntegrationSuite.recreateOnce.set(false)
     def write(): Unit = {
       val recreating = org.apache.spark.sql.functions.udf { (id: Long) =>
         // Once partition 0's writer holds rows for the journal, the journal is created again.

@@ -288,20 +288,33 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private def judge(): Unit = {
       val expected = mutable.Map[Long, Vector[Row]]().withDefaultValue(Vector.empty)
       val reads = batches.toSeq.filter(_._2.policy == ReadAll)
-      incarnations.foreach { case (j, rev, records) =>
+      // Every commit lies in some batch, read or not: the batches cover the journal's last
+      // incarnation from where the query entered it to its end, and an earlier one up to where
+      // the query last saw it (what came after went with it).
+      val uncovered = mutable.Buffer[(String, Long, Long)]()
+      incarnations.zipWithIndex.foreach { case ((j, rev, records), i) =>
+        def holds(b: Batch, commitEnd: Long) =
+          (for (s <- b.start.get(j); e <- b.end.get(j))
+            yield s.revision == rev && e.revision == rev && commitEnd > s.offset && commitEnd <= e.offset).getOrElse(
+            false)
+        val later = incarnations.indexWhere(_._1 == j) < i
+        val last = incarnations.lastIndexWhere(_._1 == j) == i
+        val seenTo = batches.values.flatMap(_.end.get(j)).filter(_.revision == rev).map(_.offset).maxOption
         (if (committed) commits(records) else records.map(r => r -> r.end)).foreach { case (r, commitEnd) =>
-          reads.find { case (_, b) =>
-            (for (s <- b.start.get(j); e <- b.end.get(j))
-              yield s.revision == rev && e.revision == rev && commitEnd > s.offset && commitEnd <= e.offset).getOrElse(
-              false)
-          }.foreach { case (id, b) =>
+          if ((last || seenTo.exists(commitEnd <= _)) && !batches.values.exists(holds(_, commitEnd)))
+            uncovered += ((j, rev, commitEnd))
+          reads.find { case (_, b) => holds(b, commitEnd) }.foreach { case (id, b) =>
             expected(id) :+= Row(r.journal, r.begin, r.end, r.uuid, r.payload)
             if (r.end <= b.start(j).offset) seen.spanning += 1
-            if (incarnations.count(_._1 == j) > 1) seen.recreatedRead += 1
+            if (later) seen.recreatedRead += 1
             if (starts.getOrElse(j, 0L) > 0) seen.startedInside += 1
           }
         }
       }
+      if (uncovered.nonEmpty)
+        fail(s"${uncovered.size} commits in no batch (journal, revision, commit offset): ${uncovered.take(5)}\n" +
+          batches.toSeq.sortBy(_._1).map { case (id, b) => s"batch $id ${b.policy}: ${b.start} -> ${b.end}" }
+            .mkString("\n"))
       val wrong = reads.flatMap { case (id, b) =>
         val extra = b.rows.diff(expected(id))
         val missing = expected(id).diff(b.rows)
