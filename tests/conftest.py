@@ -160,3 +160,21 @@ def option_error(call, condition: str, option: str, value: str | None = None) ->
     assert f"'{option}'" in message, message
     assert value is None or f"'{value}'" in message, message
     return e.value
+
+
+def gazette_cause(error, condition: str):
+    """The connector's JVM exception carrying `condition` on the cause chain of the PySpark `error`
+    (a stream's failure wraps it once, a task's twice: see test_errors.py), or None. Its
+    `getMessageParameters()` names the journal, offset, reason... as the message does."""
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    throwable = getattr(error, "_origin", None)  # the JVM exception behind a converted PySpark error
+    while throwable is not None:
+        if (
+            is_instance_of(SparkContext._gateway, throwable, "org.apache.spark.SparkThrowable")
+            and throwable.getCondition() == condition
+        ):
+            return throwable
+        throwable = throwable.getCause()
+    return None

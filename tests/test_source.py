@@ -5,6 +5,7 @@ import pytest
 import judge
 from cluster import LocalCluster
 from conftest import requires_local_binaries
+from messages import gazette_clock
 from specs import journal_specs
 
 pytestmark = requires_local_binaries
@@ -80,12 +81,9 @@ def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it
     from spark_gazette import read
 
     journal = "pysource/part-0"
-    every = sorted(
-        (r.begin, r.clock)
-        for r in read(spark, broker=cluster.broker, journals=journal, read_committed=False)
-        .select("begin", "clock")
-        .collect()
-    )
+    # Every message as Gazette's ReadUncommittedIter reads it, acknowledgements included, as the
+    # source reads uncommitted.
+    every = sorted((r["begin"], gazette_clock(r["uuid"])) for r in judge.read(cluster.broker, journal, committed=False))
     timed = [c for _, c in every if c]
     t = ((timed[len(timed) // 2] >> 4) - GREGORIAN_TO_UNIX) // 10_000  # a publish time, in ms
     at = (t * 10_000 + GREGORIAN_TO_UNIX) << 4

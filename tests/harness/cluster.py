@@ -343,6 +343,30 @@ class LocalCluster:
         )
         return json.loads(out.stdout or "{}").get("journals", [])
 
+    def fragments(self, journal: str) -> list[dict]:
+        """The fragments the brokers serve `journal` from, as gazctl prints them (`begin` left out
+        when 0); one with a `backing_store` is served from the store, one without from a spool."""
+        out = subprocess.run(
+            [
+                self.gazctl_bin,
+                "journals",
+                "fragments",
+                "--selector",
+                f"name={journal}",
+                "--broker.address",
+                self.broker,
+                "--format",
+                "json",
+                "--log.level",
+                "warn",
+                *self._flags("gazctl_flags"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [json.loads(line)["spec"] for line in out.stdout.splitlines() if line.strip()]
+
     def wait_writable(self, timeout: float = 60.0) -> None:
         """Waits until every journal has a full route, then proves it with a zero-byte append."""
 

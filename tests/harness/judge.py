@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 BINARY = Path(__file__).resolve().parents[1] / "judge" / "bin" / "judge"
@@ -28,3 +29,17 @@ def read(broker: str, journal: str, committed: bool = True) -> list[dict]:
     return [
         json.loads(line) for line in _run("read", "--broker", broker, "--journal", journal, *mode).splitlines() if line
     ]
+
+
+def each(broker: str, journal: str) -> Iterator[dict]:
+    """`read(broker, journal)` one message at a time, for journals too large to hold in memory."""
+    if not BINARY.exists():
+        raise FileNotFoundError(f"{BINARY} is missing: run `make setup`")
+    args = ["read", "--broker", broker, "--journal", journal, "--committed"]
+    with subprocess.Popen([str(BINARY), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        for line in p.stdout:
+            if line.strip():
+                yield json.loads(line)
+        err = p.stderr.read()
+    if p.returncode != 0:
+        raise RuntimeError(f"judge {' '.join(args)} failed: {err.strip()}")
