@@ -26,9 +26,7 @@ IN, OUT = "faults/in", "faults/out"
 
 @pytest.fixture(scope="module")
 def spark():
-    """A local session with its UI on: the source's task metrics (`lostBytes`) are SQL metrics.
-    Triggers without data report progress each time, not every 10 s: tests wait on the source's
-    driver metrics (`journalsWaitingForHead`) while a journal reads nothing."""
+    """A local session with its UI on: the source's task metrics (`lostBytes`) are SQL metrics."""
     from pyspark.sql import SparkSession
 
     ui = free_port()
@@ -40,7 +38,6 @@ def spark():
         .config("spark.ui.port", str(ui))
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.streaming.noDataProgressEventInterval", "0")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -199,18 +196,25 @@ def data_loss(error, journal: str) -> str:
 
 
 def read_into_memory(spark, broker: str, journal: str, name: str, ckpt, **options):
-    """The source over `journal`, each message's `begin` and field `i`, into memory table `name`."""
-    return (
-        spark.readStream.format("gazette")
-        .options(broker=broker, journals=journal, startingOffsets="earliest", **options)
-        .load()
-        .selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
-        .writeStream.format("memory")
-        .queryName(name)
-        .option("checkpointLocation", str(ckpt))
-        .trigger(processingTime="200 milliseconds")
-        .start()
-    )
+    """The source over `journal`, each message's `begin` and field `i`, into memory table `name`.
+    Its triggers without data report progress each time, not every 10 s: tests wait on the
+    source's driver metrics (`journalsWaitingForHead`) while the journal reads nothing."""
+    # A query takes the session's settings when it starts.
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
+    try:
+        return (
+            spark.readStream.format("gazette")
+            .options(broker=broker, journals=journal, startingOffsets="earliest", **options)
+            .load()
+            .selectExpr("begin", "get_json_object(CAST(value AS STRING), '$.i') AS i")
+            .writeStream.format("memory")
+            .queryName(name)
+            .option("checkpointLocation", str(ckpt))
+            .trigger(processingTime="200 milliseconds")
+            .start()
+        )
+    finally:
+        spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
 
 
 def available_now(spark, broker: str, journal: str, tmp_path, **options) -> None:
