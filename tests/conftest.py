@@ -162,19 +162,23 @@ def option_error(call, condition: str, option: str, value: str | None = None) ->
     return e.value
 
 
-def gazette_cause(error, condition: str):
-    """The connector's JVM exception carrying `condition` on the cause chain of the PySpark `error`
-    (a stream's failure wraps it once, a task's twice: see test_errors.py), or None. Its
-    `getMessageParameters()` names the journal, offset, reason... as the message does."""
+def spark_throwables(error) -> list:
+    """The JVM SparkThrowables along the cause chain of a PySpark `error`, outermost first: the
+    JVM exception PySpark converted, then its causes (a stream's failure wraps the connector's
+    once, a task's twice: see test_errors.py)."""
     from py4j.java_gateway import is_instance_of
     from pyspark import SparkContext
 
+    found = []
     throwable = getattr(error, "_origin", None)  # the JVM exception behind a converted PySpark error
     while throwable is not None:
-        if (
-            is_instance_of(SparkContext._gateway, throwable, "org.apache.spark.SparkThrowable")
-            and throwable.getCondition() == condition
-        ):
-            return throwable
+        if is_instance_of(SparkContext._gateway, throwable, "org.apache.spark.SparkThrowable"):
+            found.append(throwable)
         throwable = throwable.getCause()
-    return None
+    return found
+
+
+def gazette_cause(error, condition: str):
+    """The connector's JVM exception carrying `condition` on the cause chain of the PySpark `error`,
+    or None. Its `getMessageParameters()` names the journal, offset, reason... as the message does."""
+    return next((t for t in spark_throwables(error) if t.getCondition() == condition), None)

@@ -20,25 +20,14 @@ the connector's (nor the Kafka connector's): use `str(e)` for the message.
 
 import pytest
 
-from conftest import requires_local_binaries
+from conftest import requires_local_binaries, spark_throwables
 
 NOWHERE = "http://127.0.0.1:1"  # never contacted: options are checked where the DataFrame is loaded
 
 
 def chain_conditions(error) -> list[str]:
-    """The conditions along the JVM cause chain of a PySpark error, outermost first: the JVM
-    exception PySpark converted, then its causes."""
-    from py4j.java_gateway import is_instance_of
-    from pyspark import SparkContext
-
-    gateway = SparkContext._gateway
-    conditions = []
-    throwable = getattr(error, "_origin", None)  # the JVM exception behind a converted PySpark error
-    while throwable is not None:
-        if is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
-            conditions.append(throwable.getCondition())
-        throwable = throwable.getCause()
-    return conditions
+    """The conditions along the JVM cause chain of a PySpark error, outermost first."""
+    return [t.getCondition() for t in spark_throwables(error)]
 
 
 def test_an_unknown_option_at_load_has_its_condition_and_names_the_option(spark):
