@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: lint format options-doc chaos test-compose soak dist test-compat bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: lint format options-doc chaos test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -160,6 +160,13 @@ soak: setup
 SCHEDULES ?= 5000
 test-source-properties: setup
 	SPARKGAZETTE_SCHEDULES=$(SCHEDULES) $(if $(SEED),SPARKGAZETTE_SEED=$(SEED)) $(SBT) "testOnly io.sparkgazette.spark.source.SourcePropertyIntegrationSuite"
+
+# Shows that the suites bite: each one-line mutation of the connector in tests/mutations/mutations.py
+# (a dropped duplicate check, a rollback taken for a commit, ...) applied alone to a copy of the tree
+# under target/mutations must fail the suites named for it. Not part of `make test` (about half an
+# hour); MUTATIONS=name,name runs some.
+test-mutations: setup
+	@$(if $(MUTATIONS),MUTATIONS=$(MUTATIONS)) $(PYTHON) tests/mutations/run.py
 
 # The pipeline under random SIGKILLs of its driver, executors and brokers, judged by Gazette's
 # reader (tests/chaos/chaos.py): CHAOS_CYCLES kills, CHAOS_SEED=S to replay a schedule. `make test`

@@ -71,6 +71,8 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private var heldBytes = 0L
   private var rows = 0L
   private var wrote = false
+  // An injected failure that stands for a dead executor: nothing of the attempt runs after it.
+  private var lost = false
 
   if (skip) log.info(s"${config.intentLog.get.key(epoch)} is already committed; partition $partitionId writes nothing")
 
@@ -109,11 +111,14 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
-    config.options.testFault.filter(f => f.strikes("task-after-half", epoch) && attempt == 0 && partitionId == 0)
-      .foreach(_ =>
-        if (rows == FaultAfterRows) {
-          appendAll(); throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows")
-        })
+    config.options.testFault.filter(f =>
+      (f.strikes("task-after-half", epoch) || f.strikes("task-lost-after-half", epoch)) && attempt == 0 &&
+        partitionId == 0).foreach(f =>
+      if (rows == FaultAfterRows) {
+        appendAll()
+        lost = f.point == "task-lost-after-half"
+        throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows")
+      })
   }
 
   private def publish(journal: String, framing: Framing, payload: Array[Byte], row: Long, committed: Boolean): Unit = {
@@ -167,7 +172,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
   override def abort(): Unit = {
     discardStaged()
-    if (config.options.exactlyOnce && wrote) {
+    if (config.options.exactlyOnce && wrote && !lost) {
       publisher.drain()
       closeSpools()
       try rollbacks().foreach(i => client.append(i.journal, i.intent))

@@ -87,22 +87,26 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(counts.forall(_ <= 2 * partitions), s"producers per journal: ${counts.mkString(", ")}")
   }
 
-  test("a task failing after appending part of its rows, every fourth epoch: each row once, producers bounded") {
-    val prefix = "sink/epochs/failing/"
-    val journals = outputs(prefix)
-    val rowsPerBatch = partitions * 8
-    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
-    // Partition 0's first attempt fails in epochs 1, 5, 9, ... and succeeds in 3, 7, 11, ...
-    // under the same producer: each success must roll back what the failure before it left.
-    runThrough(20)(start(prefix, checkpoint, _, rowsPerBatch, Map("test.sinkFault" -> "task-after-half:1/4")))
-    start(prefix, checkpoint, Trigger.AvailableNow(), rowsPerBatch).awaitTermination()
-    // The failed attempts did write, and what they wrote is never acknowledged.
-    val written = journals.flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 1)
-    assertExactlyOnce(journals, 20L * rowsPerBatch)
-    assert(written > 20 * rowsPerBatch + 4 * 5)
-    val counts = producers(journals)
-    info(s"producers per journal with a retried task every fourth epoch: ${counts.mkString(", ")}")
-    // Partition 0's second attempts add one producer per epoch parity.
-    assert(counts.forall(_ <= 2 * partitions + 2), s"producers per journal: ${counts.mkString(", ")}")
+  // A failed attempt's abort rolls back what it appended; a lost one (its executor died) leaves
+  // it open, and only the producer's next attempt, rolling back before it writes, keeps it out.
+  for ((fault, how) <- Seq("task-after-half" -> "failing", "task-lost-after-half" -> "lost")) {
+    test(s"a task $how after appending part of its rows, every fourth epoch: each row once, producers bounded") {
+      val prefix = s"sink/epochs/$how/"
+      val journals = outputs(prefix)
+      val rowsPerBatch = partitions * 8
+      val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+      // Partition 0's first attempt fails in epochs 1, 5, 9, ... and succeeds in 3, 7, 11, ...
+      // under the same producer.
+      runThrough(20)(start(prefix, checkpoint, _, rowsPerBatch, Map("test.sinkFault" -> s"$fault:1/4")))
+      start(prefix, checkpoint, Trigger.AvailableNow(), rowsPerBatch).awaitTermination()
+      // The failed attempts did write, and what they wrote is never acknowledged.
+      val written = journals.flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 1)
+      assertExactlyOnce(journals, 20L * rowsPerBatch)
+      assert(written > 20 * rowsPerBatch + 4 * 5)
+      val counts = producers(journals)
+      info(s"producers per journal with a retried task every fourth epoch: ${counts.mkString(", ")}")
+      // Partition 0's second attempts add one producer per epoch parity.
+      assert(counts.forall(_ <= 2 * partitions + 2), s"producers per journal: ${counts.mkString(", ")}")
+    }
   }
 }

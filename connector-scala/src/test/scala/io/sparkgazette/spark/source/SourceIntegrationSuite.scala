@@ -237,6 +237,25 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(first.map(_._2) == all.filter(r => r.begin >= from && r.end <= to).map(_.begin))
   }
 
+  test("batches over adjacent offsets, read committed, emit a transaction spanning their boundary once") {
+    val journal = "source/adjacent/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.commit(1).continue(0).continue(0).continue(0).commit(1).ack(0).sync()
+    finally w.close()
+    val all = Judge.read(cluster.broker, journal, committed = false)
+    // The boundary falls inside the transaction, between its first and second message: the first
+    // batch reads on to the ACK, and emits of the transaction only what ends before the boundary.
+    val boundary = all(2).begin
+    def read(start: String, end: String) = keys(spark.read.format("gazette").option("broker", cluster.broker)
+        .option("journals", journal).option("startingOffsets", start).option("endingOffsets", end).load())
+    val before = read("earliest", s"""{"$journal": $boundary}""")
+    val after = read(s"""{"$journal": $boundary}""", "latest")
+    assert(before.map(_._2).sorted == all.take(2).map(_.begin), "the first batch emits what ends in it")
+    val gazette = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+    assertSame(before ++ after, Map(journal -> gazette))
+  }
+
   test("a journal that vanishes fails the stream naming it, unless failOnDataLoss is false") {
     val journal = "source/vanishing/part-000"
     val other = "source/vanishing/part-001"

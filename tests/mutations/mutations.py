@@ -1,0 +1,249 @@
+"""The mutations `make test-mutations` applies to the connector's main code, one at a time.
+
+Each is a small change a plausible bug could make: a snippet that must occur exactly once in one
+main source file, what replaces it, what that breaks, and the suites expected to catch it, run in
+order until one fails. Suites are sbt `testOnly` names; a test filter (ScalaTest's `-z`, a
+substring of test names) keeps an integration suite to the tests that matter. The fast unit
+suites come first wherever they truly catch the mutation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAIN = "connector-scala/src/main/scala/io/sparkgazette/"
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    tests: tuple[str, ...] = ()  # substrings of the names of the tests to run; all when empty
+
+    def command(self) -> str:
+        filters = "".join(f' -z "{t}"' for t in self.tests)
+        return f"connector/testOnly *.{self.name}" + (f" --{filters}" if filters else "")
+
+    def __str__(self) -> str:
+        return self.name + "".join(f' -z "{t}"' for t in self.tests)
+
+
+def suite(name: str, *tests: str) -> Suite:
+    return Suite(name, tests)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    file: str  # under MAIN
+    find: str
+    replace: str
+    breaks: str
+    suites: tuple[Suite, ...]
+
+
+SEQUENCER = "message/Sequencer.scala"
+RANGE_READER = "spark/source/JournalRangeReader.scala"
+DATA_WRITER = "spark/sink/GazetteDataWriter.scala"
+
+MUTATIONS = (
+    Mutation(
+        "sequencer-no-duplicate-check",
+        SEQUENCER,
+        "else if (env.clock <= p.maxClock) ContinueTxnClockLarger",
+        "else if (false) ContinueTxnClockLarger",
+        "a CONTINUE_TXN message re-sent at a clock the open transaction holds is held again",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "sequencer-emits-duplicates",
+        SEQUENCER,
+        "val duplicate = env.clock != 0 && (env.clock <= emit.minClock || continues && env.clock <= walked)",
+        "val duplicate = false",
+        "a commit emits messages at or below the producer's acknowledged clock (replayed or restored) again",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "sequencer-commits-rollback",
+        SEQUENCER,
+        "val rolledBack = env.clock > emit.maxClock",
+        "val rolledBack = false",
+        "an ACK commits the held messages whose clocks lie beyond it, which it rolls back",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "sequencer-checkpoint-drops-producer",
+        SEQUENCER,
+        "producers.foreach { id =>",
+        "producers.drop(1).foreach { id =>",
+        "a checkpoint leaves out each journal's first producer: its open transaction and last ACK are forgotten",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "sequencer-prunes-open-producer",
+        SEQUENCER,
+        "if (p.begin != -1 || p.maxClock >= bound)",
+        "if (p.maxClock >= bound)",
+        "a checkpoint prunes an old producer whose transaction is open: its ACK later finds nothing to commit",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "sequencer-restore-forgets-begin",
+        SEQUENCER,
+        "new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)",
+        "new Partial(s.journal, s.producer, s.lastAck, s.lastAck, -1L)",
+        "a restored producer's open transaction loses where it began: its ACK commits nothing before the restore",
+        (suite("SequencerSuite"),),
+    ),
+    Mutation(
+        "uuid-drops-sequence-bits",
+        "message/Uuid.scala",
+        "(t << 4) | ((uuid.getLeastSignificantBits >>> 58) & 0xfL)",
+        "t << 4",
+        "a UUID's clock loses its 4 sequence bits: messages of one tick share a clock, and later ones are duplicates",
+        (suite("UuidSuite"),),
+    ),
+    Mutation(
+        "list-keeps-first-message",
+        "client/ListResponses.scala",
+        "journals ++= r.journals",
+        "journals ++= r.journals.take(0)",
+        "a listing streamed over several messages (25 journals each since Gazette v0.103) keeps the first only",
+        (suite("ListResponsesSuite"),),
+    ),
+    Mutation(
+        "range-rereads-last-message",
+        RANGE_READER,
+        "position = env.end",
+        "position = env.begin",
+        "a range's next range resumes at its last message's first byte: the message is in both batches",
+        (suite("SourceIntegrationSuite", "read uncommitted, a large range of ndjson"),),
+    ),
+    Mutation(
+        "batch-emits-past-end",
+        RANGE_READER,
+        "if (!MessageToRow.isAck(env) && env.end <= range.end) {",
+        "if (!MessageToRow.isAck(env)) {",
+        "a batch query emits, of a transaction acknowledged past its end, the messages after its end too",
+        (suite("SourceIntegrationSuite", "batches over adjacent offsets"),),
+    ),
+    Mutation(
+        "range-resumes-at-end",
+        RANGE_READER,
+        "endState = Some(SequencerState(resume, producers, range.revision, range.origin))",
+        "endState = Some(SequencerState(range.end, producers, range.revision, range.origin))",
+        "the next batch resumes at the range's end, inside the message that straddles it",
+        (suite("SourceIntegrationSuite", "a stream cut into small batches"),),
+    ),
+    Mutation(
+        "planner-range-past-head",
+        "spark/source/JournalRangePlanner.scala",
+        "j -> (start(j) + math.min(b, share))",
+        "j -> (start(j) + math.min(b, share) + 1)",
+        "a capped range ends one byte later: past the write head where its share is its whole backlog",
+        (suite("JournalRangePlannerSuite"),),
+    ),
+    Mutation(
+        "source-ignores-recreation",
+        "spark/source/GazetteMicroBatchStream.scala",
+        "p.revision != 0 && now.revision != 0 && p.revision != now.revision",
+        "false",
+        "a journal deleted and created again is read at the old journal's offsets, with its states",
+        (suite("SourceEdgesIntegrationSuite", "a journal deleted and re-created is not read"),),
+    ),
+    Mutation(
+        "catalog-ignores-revision",
+        "spark/source/state/SequencerStateCatalog.scala",
+        "_._2.find(r => r.revision == revision && r.origin == origin)",
+        "_._2.find(r => r.origin == origin)",
+        "a batch may start from a state saved for an earlier journal of the same name",
+        (suite("SequencerStateStoreSuite"),),
+    ),
+    Mutation(
+        "source-vanished-journal-ignored",
+        "spark/source/GazetteMicroBatchStream.scala",
+        "if (options.failOnDataLoss) throw GazetteErrors.dataLoss(vanished.head, what)",
+        "if (false) throw GazetteErrors.dataLoss(vanished.head, what)",
+        "a journal that vanished from under a stream is dropped quietly, whatever failOnDataLoss says",
+        (suite("SourceIntegrationSuite", "a journal that vanishes fails the stream"),),
+    ),
+    Mutation(
+        "times-skip-exact-match",
+        "spark/source/OffsetsForTimes.scala",
+        "env.clock != 0 && env.clock >= clock",
+        "env.clock != 0 && env.clock > clock",
+        "a starting or ending time skips the message published exactly then",
+        (suite("OffsetsForTimesSuite"),),
+    ),
+    Mutation(
+        "sink-skips-acks-of-a-journal",
+        "spark/sink/SinkDriver.scala",
+        ".sortBy(_._1).zipWithIndex.foreach {",
+        ".sortBy(_._1).drop(1).zipWithIndex.foreach {",
+        "the driver appends no ACKs to the first journal of an epoch: its rows are never committed",
+        (suite("SinkIntegrationSuite", "a streaming pipeline writes every input row exactly once"),),
+    ),
+    Mutation(
+        "sink-no-rollback-before-writing",
+        DATA_WRITER,
+        "publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))",
+        "if (false) publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))",
+        "a producer used again does not roll back what a failed attempt left open: its next ACK commits it",
+        (suite("SinkEpochsIntegrationSuite", "a task lost after appending"),),
+    ),
+    Mutation(
+        "sink-rewrites-recorded-epoch",
+        DATA_WRITER,
+        "private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))",
+        "private val skip = false",
+        "the writers of an epoch whose intents are recorded write its rows again",
+        (suite("SinkIntegrationSuite", "exactly once across a failure at driver-after-persist"),),
+    ),
+    Mutation(
+        "intent-log-replaces-record",
+        "spark/sink/AckIntentLog.scala",
+        "catch { case _: FileAlreadyExistsException => false }",
+        "catch { case _: FileAlreadyExistsException => true }",
+        "a second driver (a zombie) recording an epoch already recorded believes its own intents were kept",
+        (suite("AckIntentLogSuite"),),
+    ),
+    Mutation(
+        "staged-run-appended-twice",
+        "spark/sink/staging/StagedRuns.scala",
+        "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run)))))",
+        "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run))))).filter(_ => false)",
+        "a staged run published again after a crash is appended again: its rows are committed twice",
+        (suite("SinkIntegrationSuite", "a staged run published again after a crash is appended once"),),
+    ),
+    Mutation(
+        "staged-run-ignores-recreation",
+        "spark/sink/staging/StagedRuns.scala",
+        "if (!current.exists(_.createRevision == run.revision)) {",
+        "if (current.isEmpty) {",
+        "a staged run recorded for a journal since deleted goes to the journal created again under its name",
+        (suite("SinkIntegrationSuite", "a journal deleted and created again before its staged runs are published"),),
+    ),
+    Mutation(
+        "sink-forgets-last-acks",
+        "spark/sink/SinkProducers.scala",
+        "lastAcks = lastAcks ++ acks.map",
+        "lastAcks = lastAcks ++ acks.take(0).map",
+        "the record of an epoch forgets its ACKs: producers' clocks and rollbacks no longer follow them",
+        (suite("SinkProducersSuite"),),
+    ),
+    Mutation(
+        "sink-checkpoint-optional",
+        "spark/sink/SinkOptions.scala",
+        "if (streaming && exactlyOnce && checkpoint.isEmpty)",
+        "if (false && checkpoint.isEmpty)",
+        "an exactly-once stream starts without a checkpointLocation for its ACK intents",
+        (suite("SinkOptionsSuite"),),
+    ),
+    Mutation(
+        "unknown-option-ignored",
+        "spark/GazetteOptions.scala",
+        "case None => throw GazetteErrors.unknownOption(k, known)",
+        "case None => None",
+        "a misspelled option is ignored instead of refused",
+        (suite("GazetteOptionsSuite"), suite("SourceOptionsSuite")),
+    ),
+)
