@@ -47,6 +47,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
   @volatile private var skippedAtPlanning = 0L
+  private val skippedRanges = scala.collection.mutable.Set[(String, Long, Long)]()
   private var availableNowHeads: Option[Map[String, Long]] = None
   private var lastBatchAt = System.currentTimeMillis()
 
@@ -292,8 +293,11 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
           // The batch was planned before a restart, and the journal has gone since.
           val what = s"the journal no longer exists as it did when bytes [${s.offset}, ${e.offset}) were planned"
           if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
-          log.warn(s"journal $j: $what; skipping them (failOnDataLoss=false)")
-          skippedAtPlanning += e.offset - s.offset
+          // Spark may plan a batch's partitions more than once: the range is said and counted once.
+          if (skippedRanges.add((j, s.offset, e.offset))) {
+            log.warn(s"journal $j: $what; skipping them (failOnDataLoss=false)")
+            skippedAtPlanning += e.offset - s.offset
+          }
           None
       }
     }

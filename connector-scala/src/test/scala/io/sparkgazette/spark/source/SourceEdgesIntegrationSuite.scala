@@ -48,6 +48,7 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def run(options: Map[String, String], checkpoint: String, policy: Long => BatchPolicy = _ => ReadAll,
       timeoutSeconds: Int = 60): Seq[MessageKey] = {
     val rows = new ConcurrentHashMap[Long, Seq[MessageKey]]()
+    lastProgress = Nil
     val q = start(options, checkpoint) { (df, id) =>
       policy(id) match {
         case ReadAll => rows.put(id, keys(df))
@@ -60,8 +61,12 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         fail(
           s"the query made no progress for $timeoutSeconds s: ${q.recentProgress.lastOption.map(_.json).getOrElse("")}")
     } finally q.stop()
+    lastProgress = q.recentProgress.toSeq
     rows.asScala.toSeq.sortBy(_._1).flatMap(_._2)
   }
+
+  // The progress of the last run's batches.
+  private var lastProgress: Seq[org.apache.spark.sql.streaming.StreamingQueryProgress] = Nil
 
   private def start(options: Map[String, String], checkpoint: String)(each: (DataFrame, Long) => Any): StreamingQuery =
     spark.readStream.format("gazette").options(options).load()
@@ -185,13 +190,17 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     Journals.create(client, Journals.spec(journal), Journals.spec(other))
     Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
     val first = run(opts, ckpt)
+    val readTo = client.writeHead(journal)
     Seq(journal, other).foreach(Judge.publishScenario(cluster.broker, _, "committed"))
+    val planned = client.writeHead(journal) - readTo
     planWithoutReading(opts, ckpt)
     val read = first.filter(_._1 == journal)
     delete(journal)
     val rows = first ++ run(opts, ckpt)
     assertSameMessages(rows.filter(_._1 == other), expected(other))
     assert(rows.filter(_._1 == journal) == read)
+    val skipped = lastProgress.map(_.sources.head.metrics.get("bytesSkippedAtPlanning").toLong).max
+    assert(skipped == planned, s"bytesSkippedAtPlanning $skipped, the journal's planned bytes $planned")
   }
 
   test(
