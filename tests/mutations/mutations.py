@@ -161,7 +161,7 @@ MUTATIONS = (
     Mutation(
         "catalog-forgets-in-memory-only",
         "spark/source/state/SequencerStateCatalog.scala",
-        "if (refs.nonEmpty) remember(store.forget(refs), refs.map(forgottenKey))",
+        "if (states.nonEmpty) remember(store.forget(states), states)",
         "()",
         "a journal read afresh under its earlier entry's key finds that entry's states after a driver restart",
         (suite("SequencerStateStoreSuite"),),
@@ -169,9 +169,17 @@ MUTATIONS = (
     Mutation(
         "catalog-forgets-before-reading-last-batch",
         "spark/source/state/SequencerStateCatalog.scala",
-        "store.batches().foreach { b =>\n        batchesRead += b\n        store.files(b).filterNot(filesRead).foreach(add)\n      }\n      val refs",
-        "val refs",
+        "justRan.foreach(refresh(_, again = true))",
+        "()",
         "states the batch that just ran saved escape forgetting: the new entry starts from the old one's",
+        (suite("SequencerStateStoreSuite"),),
+    ),
+    Mutation(
+        "catalog-forgets-held-states-only",
+        "spark/source/state/SequencerStateCatalog.scala",
+        "journalFiles.getOrElseUpdate(r.journal, mutable.Set.empty) += file",
+        "if (!byJournal.contains(r.journal)) journalFiles.getOrElseUpdate(r.journal, mutable.Set.empty) += file",
+        "a state pruned from memory but kept in another journal's file escapes forgetting",
         (suite("SequencerStateStoreSuite"),),
     ),
     Mutation(

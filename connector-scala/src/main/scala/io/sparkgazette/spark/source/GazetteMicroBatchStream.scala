@@ -148,7 +148,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     // journal created again does: the bytes before its offset may no longer be those read.
     val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
     // States an earlier entry of a journal read afresh left are not this one's.
-    catalog.forget(fresh ++ restartAt.keys)
+    catalog.forget(fresh ++ restartAt.keys, justRan = Some(SequencerStateStore.batchDir(start)))
     val from = current ++ restartAt
     // A journal whose head is behind reads nothing until the head passes its offset again.
     val observed = answered ++ verdicts.collect { case (j, w: StaleHeads.Waiting) => j -> w.offset }

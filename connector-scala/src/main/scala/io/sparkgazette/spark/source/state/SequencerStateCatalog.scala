@@ -13,10 +13,11 @@ import scala.collection.mutable
   * before and after a restart), the one in the file read first wins, as it would in a
   * create-if-absent file per state.
   *
-  * Forgetting a journal's states is written down in the store (see [[SequencerStateStore.forget]])
-  * and heeded whenever a file is read, by this catalog or one a restarted driver builds: a
-  * forgotten state hides for good, its file goes once no other state keeps it, and the record
-  * once none of its files is left.
+  * A journal read afresh may enter again under its earlier entry's key (the same revision and
+  * origin), and files other journals' states keep still hold that entry's states. Forgetting a
+  * journal is therefore written down in the store (see [[SequencerStateStore.forget]]): every
+  * file that holds a state of the journal, and none of them is found again, by this catalog or
+  * one a restarted driver builds. A record goes once none of its files is left.
   */
 private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
@@ -24,11 +25,11 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val batchesRead = mutable.Set[String]()
   private var loaded = false
   private var pinned = Set.empty[String]
-  // Records of forgotten states: by record name, and the keys each hides by file.
+  // The files holding states of each journal, pruned or not: what forgetting the journal hides.
+  private val journalFiles = mutable.Map[String, mutable.Set[String]]()
+  // Records of forgotten journals, by name, and the journals each file hides.
   private val records = mutable.Map[String, Seq[ForgottenState]]()
-  private val hidden = mutable.Map[String, Set[(String, Long, Long, Long)]]()
-  // States whose key a state read earlier holds: never found, but forgotten with it.
-  private val copies = mutable.Map[(String, Long, Long, Long), List[StateRef]]()
+  private val hidden = mutable.Map[String, Set[String]]()
 
   /** Reads the directory of the batch ending at `end` unless it was read; `again`: reads what
     * it holds now that was not read (a committed batch re-run after a restart wrote its files
@@ -37,8 +38,9 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   def refresh(batch: String, again: Boolean = false): Unit = synchronized {
     loadAll()
     if (again || !batchesRead(batch)) {
-      batchesRead += batch
-      store.files(batch).filterNot(filesRead).foreach(add)
+      val files = store.files(batch)
+      if (files.nonEmpty) batchesRead += batch
+      files.filterNot(filesRead).foreach(add)
     }
   }
 
@@ -54,52 +56,39 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   /** Keeps, for each journal `committed` holds, the states of its entry at or above the newest
     * one at or below its offset, and the states of the entry `planned` holds (a batch planned
     * after the journal was read afresh); forgets every other state. Deletes the files no kept
-    * state is in, and batch directories left with no file. States of an entry no longer read
-    * that stay in a kept file are forgotten for good (the journal may enter again under the
-    * same key).
+    * state is in, and batch directories left with no file.
     */
   def prune(committed: Map[String, JournalPosition], planned: Map[String, JournalPosition]): Unit = synchronized {
     loadAll()
-    val otherEntries = mutable.Buffer[StateRef]()
     byJournal.keys.toSeq.foreach { j =>
       val states = byJournal(j)
       def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
       val floor = committed.get(j).flatMap(p =>
         states.rangeTo(p.offset).toSeq.reverseIterator
           .find(_._2.exists(same(_, p))).map(_._1))
-      def entryKept(r: StateRef) = committed.get(j).exists(same(r, _)) || planned.get(j).exists(same(r, _))
       states.keys.toSeq.foreach { o =>
         val kept = states(o).filter(r =>
           committed.get(j) match {
             case Some(p) if same(r, p) => floor.forall(o >= _)
             case _ => planned.get(j).exists(same(r, _))
           })
-        val dropped = states(o).filterNot(kept.contains)
-        otherEntries ++= dropped.filterNot(entryKept).flatMap(r => r :: copies.getOrElse(key(r), Nil))
-        dropped.foreach(r => copies -= key(r))
         if (kept.isEmpty) states.remove(o) else states(o) = kept
       }
       if (states.isEmpty) byJournal.remove(j)
     }
     val live = liveFiles ++ pinned
-    val stay = otherEntries.filter(r => live(r.file)).toSeq
-    if (stay.nonEmpty) remember(store.forget(stay), stay.map(forgottenKey))
-    val dead = filesRead.toSet -- live
-    dead.foreach { f =>
-      store.delete(f)
-      filesRead -= f
-    }
-    copies.filterInPlace { case (_, refs) => refs.exists(r => filesRead(r.file)) }
-    val liveBatches = (live ++ filesRead).map(batchOf)
+    // A file is let go once it is gone for sure: one left (a delete that failed) would show its
+    // states to a restarted driver, and forgetting must still find it.
+    val dead = (filesRead.toSet -- live).filter { f => store.delete(f); !store.exists(f) }
+    filesRead --= dead
+    journalFiles.valuesIterator.foreach(_ --= dead)
+    journalFiles.filterInPlace((_, files) => files.nonEmpty)
+    val liveBatches = filesRead.map(batchOf)
     dead.map(batchOf).filterNot(liveBatches).foreach { b =>
       store.delete(b)
       batchesRead -= b
     }
-    // A record goes once its files are gone for sure: one left (a delete that failed) would show
-    // its states to a restarted driver.
-    val spent = records.collect {
-      case (name, states) if !states.exists(s => filesRead(s.file)) && !states.exists(s => store.exists(s.file)) => name
-    }.toSeq
+    val spent = records.collect { case (name, states) if !states.exists(s => filesRead(s.file)) => name }.toSeq
     if (spent.nonEmpty) {
       spent.foreach { name => store.delete(name); records -= name }
       hidden.clear()
@@ -110,21 +99,18 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   /** Keeps the files of `refs` whatever [[prune]] decides, until the next call: the running batch's tasks read them. */
   def pin(refs: Iterable[StateRef]): Unit = synchronized { pinned = refs.map(_.file).toSet }
 
-  /** Forgets the states of `journals`, for good: they are read afresh. The batch that just ran
-    * saved states the catalog has not read yet (it reads a batch's directory when the batch is
-    * committed, after the next one is planned), so every directory is read again first.
+  /** Forgets the states of `journals`, for good: they are read afresh. `justRan` is the directory
+    * of the batch that just ran, whose files the catalog reads only when that batch is committed,
+    * after the next one is planned.
     */
-  def forget(journals: Iterable[String]): Unit = synchronized {
-    if (journals.nonEmpty) {
-      loadAll()
-      store.batches().foreach { b =>
-        batchesRead += b
-        store.files(b).filterNot(filesRead).foreach(add)
-      }
-      val refs = journals.toSeq.flatMap(j => byJournal.remove(j).toSeq.flatMap(_.valuesIterator.flatten))
-        .flatMap(r => r :: copies.remove(key(r)).getOrElse(Nil))
-      if (refs.nonEmpty) remember(store.forget(refs), refs.map(forgottenKey))
+  def forget(journals: Iterable[String], justRan: Option[String] = None): Unit = synchronized {
+    loadAll()
+    justRan.foreach(refresh(_, again = true))
+    val states = journals.toSeq.flatMap { j =>
+      byJournal.remove(j)
+      journalFiles.remove(j).toSeq.flatten.map(f => ForgottenState(f, j))
     }
+    if (states.nonEmpty) remember(store.forget(states), states)
   }
 
   /** The states files the catalog knows, for tests and metrics. */
@@ -143,25 +129,19 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
     }
   }
 
-  private def key(r: StateRef) = (r.journal, r.offset, r.revision, r.origin)
-
-  private def forgottenKey(r: StateRef) = ForgottenState(r.file, r.journal, r.offset, r.revision, r.origin)
-
   private def remember(name: String, states: Seq[ForgottenState]): Unit = {
     records(name) = states
-    states.foreach(s =>
-      hidden(s.file) = hidden.getOrElse(s.file, Set.empty) + ((s.journal, s.offset, s.revision, s.origin)))
+    states.foreach(s => hidden(s.file) = hidden.getOrElse(s.file, Set.empty) + s.journal)
   }
 
   private def add(file: String): Unit = {
     filesRead += file
     val forgotten = hidden.getOrElse(file, Set.empty)
-    store.index(file).getOrElse(Nil).filterNot(r => forgotten((r.journal, r.offset, r.revision, r.origin))).foreach {
-      r =>
-        val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
-        val at = states.getOrElse(r.offset, Nil)
-        if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
-        else copies(key(r)) = copies.getOrElse(key(r), Nil) :+ r
+    store.index(file).getOrElse(Nil).filterNot(r => forgotten(r.journal)).foreach { r =>
+      journalFiles.getOrElseUpdate(r.journal, mutable.Set.empty) += file
+      val states = byJournal.getOrElseUpdate(r.journal, mutable.TreeMap.empty)
+      val at = states.getOrElse(r.offset, Nil)
+      if (!at.exists(o => o.revision == r.revision && o.origin == r.origin)) states(r.offset) = at :+ r
     }
   }
 }

@@ -22,7 +22,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, FileStatus, FileSystem, Path}
   *   <dir>/source.json                          {"format": 2}, written by the driver when the query starts
   *   <dir>/initial-offsets.json                 where the query began, kept for re-planning its first batch
   *   <dir>/batches/<end>/<task>.states          the states one task saved: every journal it read, at its end
-  *   <dir>/forgotten/<hash>.json                states of a journal read afresh, kept in files other journals' states keep
+  *   <dir>/forgotten/<hash>.json                files whose states of a journal read afresh are forgotten
   * }}}
   *
   * `<end>` names a batch by a hash of its end offsets, `<task>` a task by a hash of its ranges,
@@ -119,22 +119,19 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
       .sortBy(s => (s.getModificationTime, s.getPath.getName)).map(s => s"$batch/${s.getPath.getName}").toSeq
   }
 
-  /** Writes down that `refs` are forgotten; returns the record's name (relative to the store's directory). */
-  def forget(refs: Seq[StateRef]): String = {
+  /** Writes down that the states of each `(file, journal)` of `states` are forgotten; returns the
+    * record's name (relative to the store's directory).
+    */
+  def forget(states: Seq[ForgottenState]): String = {
     val node = mapper.createArrayNode()
-    refs.sortBy(r => (r.file, r.journal, r.offset)).foreach { r =>
-      node.addObject().put("file", r.file).put("journal", r.journal).put("offset", r.offset)
-        .put("revision", r.revision).put("origin", r.origin)
-    }
+    states.sortBy(s => (s.file, s.journal)).foreach(s => node.addObject().put("file", s.file).put("journal", s.journal))
     val text = mapper.writeValueAsString(node)
     val name = s"$ForgottenName/${digest(Iterator.single(text))}.json"
     writeOnce(new Path(root, name), _.write(text.getBytes(UTF_8)))
     name
   }
 
-  /** The records [[forget]] wrote, by name: the keys `(file, journal, offset, revision, origin)`
-    * each forgets; temporary files of writes killed long ago are deleted.
-    */
+  /** The records [[forget]] wrote, by name; temporary files of writes killed long ago are deleted. */
   def forgotten(): Map[String, Seq[ForgottenState]] = {
     val all = list(forgottenRoot)
     all.filter(s =>
@@ -146,9 +143,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
         try mapper.readTree(in)
         finally in.close()
       val states = Option(tree).filter(_.isArray).map(_.elements().asScala.toSeq).flatMap(nodes =>
-        scala.util.Try(nodes.map(n =>
-            ForgottenState(n.get("file").asText(), n.get("journal").asText(), n.get("offset").asLong(),
-              n.get("revision").asLong(), n.get("origin").asLong()))).toOption)
+        scala.util.Try(nodes.map(n => ForgottenState(n.get("file").asText(), n.get("journal").asText()))).toOption)
       s"$ForgottenName/${s.getPath.getName}" ->
         states.getOrElse(throw new IllegalStateException(s"${s.getPath} is not a record of forgotten source states"))
     }.toMap
@@ -196,9 +191,8 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   }
 }
 
-/** One forgotten state's key, in the file that holds it. */
-private[spark] final case class ForgottenState(file: String, journal: String, offset: Long, revision: Long,
-    origin: Long)
+/** A file whose states of `journal` are forgotten. */
+private[spark] final case class ForgottenState(file: String, journal: String)
 
 private[spark] object SequencerStateStore {
   private val MarkerName = "source.json"

@@ -178,7 +178,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     c.refresh(prev) // planning batch N
     val n = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
     s.save(s"$n/t.states", Seq((J, 100L, state(100, 3)), (K, 20L, state(20, 1, journal = K)))) // batch N's task
-    c.forget(Seq(J)) // latestOffset for N+1
+    c.forget(Seq(J), justRan = Some(n)) // latestOffset for N+1
     val restarted = Map(J -> pos(0), K -> pos(20))
     c.refresh(n, again = true) // commit(N's end)
     c.prune(Map(J -> pos(100), K -> pos(20)), restarted)
@@ -191,7 +191,10 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     // loses to the old one (first file wins), so batch N+3 starts from the old entry's producers.
     s.save(s"$n/t2.states", Seq((J, 100L, state(100, 1))))
     c.refresh(n, again = true)
-    assert(c.lookup(J, 0, 100, R, O).map(_.file).contains(s"$n/t2.states"), "batch N+3 starts from the old state")
+    assert(
+      c.lookup(J, 0, 100, R, O).map(_.file).contains(s"$n/t2.states"), "batch N+3 does not start from the new state")
+    assert(new SequencerStateCatalog(s).lookup(J, 0, 100, R, O).map(_.file).contains(s"$n/t2.states"),
+      "nor does a restarted driver")
     s.close()
   }
 
@@ -212,6 +215,49 @@ class SequencerStateStoreSuite extends AnyFunSuite {
     val after = new SequencerStateCatalog(s) // the driver restarts
     assert(after.lookup(J, 0, 100, R, O).isEmpty, "the copy of J's old state in the file K keeps is found again")
     s.close()
+  }
+
+  test("an old entry's state dropped below the floor, in a file another journal keeps, is not found by the new entry") {
+    val (s, _) = store()
+    val c = new SequencerStateCatalog(s)
+    val b1 = SequencerStateStore.batchDir(Map(J -> pos(50), K -> pos(20)))
+    s.save(s"$b1/t.states", Seq((J, 50L, state(50, 2)), (K, 20L, state(20, 1, journal = K)))) // one task, J and K
+    c.refresh(b1, again = true)
+    val b2 = SequencerStateStore.batchDir(Map(J -> pos(100), K -> pos(20)))
+    s.save(s"$b2/t.states", Seq((J, 100L, state(100, 3)))) // K idle
+    c.refresh(b2, again = true)
+    c.prune(Map(J -> pos(100), K -> pos(20)), Map.empty) // (J, 50) below the floor; b1 kept for K
+    c.forget(Seq(J)) // J's head back to 0: the same revision and origin
+    val restarted = Map(J -> pos(0), K -> pos(20))
+    c.prune(restarted, restarted)
+    s.save(s"$b1/u.states", Seq((J, 50L, state(50, 1)))) // the new entry's [0, 50): the same directory
+    c.refresh(b1, again = true)
+    assert(c.lookup(J, 0, 50, R, O).map(s.load).contains(state(50, 1)))
+    val after = new SequencerStateCatalog(s)
+    assert(after.lookup(J, 0, 50, R, O).map(s.load).contains(state(50, 1)), "the old entry's state at 50 came back")
+  }
+
+  test("forgetting lists the directory of the batch that just ran, not every one") {
+    val listed = ListingCountingFileSystem.listings
+    val (s, _) = store()
+    val c = new SequencerStateCatalog(s)
+    val js = (0 until 200).map(i => f"idle/$i%05d")
+    js.zipWithIndex.foreach { case (j, i) =>
+      val b = SequencerStateStore.batchDir(Map(j -> pos(10L + i)))
+      s.save(s"$b/t.states", Seq((j, 10L + i, state(10 + i, 1, journal = j))))
+      c.refresh(b, again = true)
+    }
+    c.prune(js.zipWithIndex.map { case (j, i) => j -> pos(10L + i) }.toMap, Map.empty)
+    val conf = new Configuration()
+    conf.set("fs.file.impl", classOf[ListingCountingFileSystem].getName)
+    conf.setBoolean("fs.file.impl.disable.cache", true)
+    val counting = new SequencerStateStore(s.location, conf)
+    val d = new SequencerStateCatalog(counting)
+    d.lookup(J, 0, 0, R, O) // a restarted driver reads every directory once
+    listed.set(0)
+    d.forget(Seq("brand/new", js(3)), justRan = Some(SequencerStateStore.batchDir(Map(js(0) -> pos(10)))))
+    assert(listed.get == 1, s"${listed.get} listings")
+    assert(d.lookup(js(3), 0, 13, R, O).isEmpty && d.lookup(js(4), 0, 14, R, O).isDefined)
   }
 
   test("pinned files stay while the running batch reads them") {
@@ -269,4 +315,16 @@ class SequencerStateStoreSuite extends AnyFunSuite {
       f"${(t2 - t1) / 1e6}%.0f ms, Sequencer restored ${(t3 - t2) / 1e6}%.0f ms, checkpointed ${(t4 - t3) / 1e6}%.0f ms")
     s.close()
   }
+}
+
+/** The local file system, counting its directory listings. */
+class ListingCountingFileSystem extends org.apache.hadoop.fs.RawLocalFileSystem {
+  override def listStatus(p: org.apache.hadoop.fs.Path): Array[org.apache.hadoop.fs.FileStatus] = {
+    ListingCountingFileSystem.listings.incrementAndGet()
+    super.listStatus(p)
+  }
+}
+
+object ListingCountingFileSystem {
+  val listings = new java.util.concurrent.atomic.AtomicInteger()
 }
