@@ -281,24 +281,7 @@ def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float
 
 
 def _gap(gazette: LocalCluster, journal: str) -> bool:
-    listed = subprocess.run(
-        [
-            gazette.gazctl_bin,
-            "journals",
-            "fragments",
-            "--broker.address",
-            gazette.broker,
-            "--selector",
-            f"name={journal}",
-            "--format",
-            "json",
-            "--log.level",
-            "warn",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    listed = gazette.gazctl_json("fragments", "--selector", f"name={journal}")
     spans = sorted(
         (int(f["spec"].get("begin", 0)), int(f["spec"].get("end", 0)))
         for f in map(json.loads, listed.splitlines())

@@ -323,12 +323,13 @@ class LocalCluster:
             raise RuntimeError(f"gazctl journals apply failed: {out.stderr.strip()}")
         self.wait_writable()
 
-    def journals(self) -> list[dict]:
-        out = subprocess.run(
+    def gazctl_json(self, *args: str) -> str:
+        """What `gazctl journals ARGS` prints as JSON against this cluster."""
+        return subprocess.run(
             [
                 self.gazctl_bin,
                 "journals",
-                "list",
+                *args,
                 "--broker.address",
                 self.broker,
                 "--format",
@@ -340,32 +341,16 @@ class LocalCluster:
             capture_output=True,
             text=True,
             check=True,
-        )
-        return json.loads(out.stdout or "{}").get("journals", [])
+        ).stdout
+
+    def journals(self) -> list[dict]:
+        return json.loads(self.gazctl_json("list") or "{}").get("journals", [])
 
     def fragments(self, journal: str) -> list[dict]:
         """The fragments the brokers serve `journal` from, as gazctl prints them (`begin` left out
         when 0); one with a `backing_store` is served from the store, one without from a spool."""
-        out = subprocess.run(
-            [
-                self.gazctl_bin,
-                "journals",
-                "fragments",
-                "--selector",
-                f"name={journal}",
-                "--broker.address",
-                self.broker,
-                "--format",
-                "json",
-                "--log.level",
-                "warn",
-                *self._flags("gazctl_flags"),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return [json.loads(line)["spec"] for line in out.stdout.splitlines() if line.strip()]
+        out = self.gazctl_json("fragments", "--selector", f"name={journal}")
+        return [json.loads(line)["spec"] for line in out.splitlines() if line.strip()]
 
     def wait_writable(self, timeout: float = 60.0) -> None:
         """Waits until every journal has a full route, then proves it with a zero-byte append."""
