@@ -267,7 +267,13 @@ def test_fragment_files_removed_under_a_running_query(spark, tmp_path, fail_on_d
                 offsets.append((at, at + len(line)))
                 at += len(line)
         store = os.path.join(cluster.fragment_root, journal)
-        fragments = lambda: sorted(tuple(int(x, 16) for x in n.split("-")[:2]) + (n,) for n in os.listdir(store))  # noqa: E731
+        # The broker writes a fragment under a temporary name (`.partial…`) before renaming it.
+        fragment_name = re.compile(r"^([0-9a-f]{16})-([0-9a-f]{16})-")
+
+        def fragments() -> list[tuple[int, int, str]]:
+            named = ((fragment_name.match(n), n) for n in os.listdir(store))
+            return sorted((int(m[1], 16), int(m[2], 16), n) for m, n in named if m)
+
         hole = lambda: [(b, e) for b, e, _ in fragments() if at // 2 <= b and e <= at * 3 // 4]  # noqa: E731
 
         # A broker serves a fragment it just persisted from its own copy until its next listing of

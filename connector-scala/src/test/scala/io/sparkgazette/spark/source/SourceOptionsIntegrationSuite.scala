@@ -97,9 +97,12 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     // files sees it.
     val copy = Files.createTempDirectory("gazette-store")
     val source = Paths.get(cluster.fragmentRoot)
+    // The broker writes each fragment under a temporary name before renaming it: copy only the
+    // fragments themselves.
     Files.walk(source.resolve(journal)).iterator().asScala.foreach { p =>
       val to = copy.resolve(source.relativize(p).toString)
-      if (Files.isDirectory(p)) Files.createDirectories(to) else Files.copy(p, to)
+      if (Files.isDirectory(p)) Files.createDirectories(to)
+      else if (p.getFileName.toString.matches("[0-9a-f]{16}-[0-9a-f]{16}-.*")) Files.copy(p, to)
     }
     val file: Path = Files.walk(copy).iterator().asScala.filter(p => Files.isRegularFile(p)).toSeq.sortBy(_.toString)
       .find(p => new String(Files.readAllBytes(p), UTF_8).contains(""""i":0,"k":3,"mark":"aaaa"""")).get
