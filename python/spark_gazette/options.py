@@ -51,6 +51,7 @@ SOURCE = {
     "sequencer_ring_size": "sequencerRingSize",
     "sequencer_ring_bytes": "sequencerRingBytes",
     "fragment_root": "fragmentRoot",
+    "direct_fragment_reads": "directFragmentReads",
     "bytes_per_partition": "bytesPerPartition",
     "min_partitions": "minPartitions",
     **CONNECTION,

@@ -10,6 +10,9 @@ import scala.concurrent.duration._
   * @param rpcTimeout     deadline of each unary RPC attempt and of each Append attempt
   * @param fragmentRoot   the brokers' `--broker.file-root`: when set, persisted fragments of
   *                       `file://` stores are read from this directory instead of through a broker
+  * @param directFragmentReads whether persisted fragments are read straight from their store
+  *                       (through the signed URLs brokers hand out, or `fragmentRoot`), as
+  *                       Gazette's own readers do; otherwise brokers serve every byte
   * @param appendChunkSize bytes per AppendRequest message; must stay below the broker's 4 MiB
   *                       gRPC message limit
   * @param tls            how `https://` endpoints are trusted and whom the client shows itself as
@@ -20,6 +23,7 @@ final case class ClientConfig(
     retryTimeout: FiniteDuration = 2.minutes,
     rpcTimeout: FiniteDuration = 30.seconds,
     fragmentRoot: Option[String] = None,
+    directFragmentReads: Boolean = true,
     appendChunkSize: Int = 1 << 20,
     tls: Tls = Tls(),
     authToken: Option[Secret] = None

@@ -7,32 +7,54 @@ import java.util.zip.GZIPInputStream
 import com.google.protobuf.UnsafeByteOperations
 import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
 
-/** Reads a persisted fragment straight from a `file://` fragment store, as Gazette's own
-  * clients do with a mapped file root, sparing the broker from streaming it.
+/** Reads a persisted fragment straight from its fragment store, as Gazette's own readers do,
+  * sparing the broker from streaming it: `file://` stores from a mapped file root, other stores
+  * through the signed `http(s)://` URL the broker handed out ([[FragmentUrl]]).
   *
-  * A store URL is relative to the brokers' `--broker.file-root`, which is why `root` is
+  * A `file://` URL is relative to the brokers' `--broker.file-root`, which is why `root` is
   * needed. Fragments are compressed as a whole, so reading from the middle decompresses and
-  * discards the bytes before `from`.
+  * discards the bytes before `from` (a fragment stored uncompressed is fetched from `from`).
   */
-object FragmentReader {
-  private val ChunkSize = 1 << 16
+private[client] object FragmentReader {
+  private[client] val ChunkSize = 1 << 16
 
-  /** Whether `url` can be read by [[open]] (otherwise the broker must stream the fragment). */
-  def readable(url: String): Boolean = url.startsWith("file://")
+  /** Where a fragment's bytes can be read from without a broker, if anywhere. */
+  sealed trait Access
+  final case class FromFile(root: String) extends Access
+  case object FromUrl extends Access
 
-  /** Chunks of `fragment` from `from` up to `until` (exclusive; at most the fragment's end). */
-  def open(root: String, url: String, fragment: Fragment, from: Long, until: Long)
+  /** How `url` can be read, given the file root the caller has (None: the broker must stream it). */
+  def access(url: String, fileRoot: Option[String], urls: Boolean): Option[Access] =
+    if (url.startsWith("file://")) fileRoot.map(FromFile)
+    else if (urls && (url.startsWith("https://") || url.startsWith("http://"))) Some(FromUrl)
+    else None
+
+  /** Chunks of `fragment` from `from` up to `until` (exclusive; at most the fragment's end).
+    * Fails with [[FragmentUrl.Expired]] when the store refuses a URL that is no longer valid.
+    */
+  def open(access: Access, url: String, fragment: Fragment, from: Long, until: Long, timeoutMs: Int)
       : Iterator[Chunk] with AutoCloseable = {
-    require(fragment.begin <= from && from < fragment.end, s"offset $from is outside fragment $url")
-    val file = new File(root, new URI(url).getPath)
-    val in = decompress(fragment.compressionCodec, new BufferedInputStream(new FileInputStream(file), ChunkSize))
-    skipFully(in, from - fragment.begin, url)
-    new FragmentChunks(in, url, from, math.min(until, fragment.end))
+    val name = FragmentUrl.redacted(url)
+    require(fragment.begin <= from && from < fragment.end, s"offset $from is outside fragment $name")
+    val (raw, at, codec) = access match {
+      case FromFile(root) =>
+        (new FileInputStream(new File(root, new URI(url).getPath)), fragment.begin, fragment.compressionCodec)
+      case FromUrl =>
+        FragmentUrl.get(url, fragment, from, timeoutMs)
+    }
+    val in =
+      try {
+        val decoded = decompress(codec, new BufferedInputStream(raw, ChunkSize))
+        skipFully(decoded, from - at, name)
+        decoded
+      } catch { case e: Throwable => raw.close(); throw e }
+    new FragmentChunks(in, name, from, math.min(until, fragment.end))
   }
 
   private def decompress(codec: CompressionCodec, in: InputStream): InputStream = codec match {
     case CompressionCodec.NONE => in
-    // JDK 17's GZIPInputStream reads the concatenated members that Gazette writes.
+    // JDK 17's GZIPInputStream reads the concatenated members that Gazette writes. A store that
+    // decompresses GZIP_OFFLOAD_DECOMPRESSION fragments itself is handled by FragmentUrl.
     case CompressionCodec.GZIP | CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION => new GZIPInputStream(in, ChunkSize)
     case CompressionCodec.SNAPPY => new org.xerial.snappy.SnappyFramedInputStream(in)
     case CompressionCodec.ZSTANDARD => new com.github.luben.zstd.ZstdInputStream(in)

@@ -36,10 +36,22 @@ final class JournalReader private[client] (
   private var stream: ReadStream = _
   private var lastMetadata: Option[ReadResponse] = None
   private var direct: Iterator[Chunk] with AutoCloseable = _
+  // Whether Reads ask for signed URLs (do_not_proxy): dropped for good once the journal's store
+  // turns out to be one this reader cannot reach, so that each fragment costs one Read only.
+  private var askDirect = config.directFragmentReads
+  private var streamDirect = false
   private var proxyNext = false
+  // The end of the fragment a broker serves after the store failed it (0: no limit): the Read
+  // after that one asks for the store again.
+  private var proxyUntil = 0L
   private var progressed = false
+  private var contentSinceMetadata = false
+  private var minted = 0
   private var notFound = 0
   private var fromStore = 0
+  private var bytesFromStore_ = 0L
+  private var bytesFromBrokers_ = 0L
+  private var fallbacks = 0
   private var pending: Chunk = _
   private var done = false
   @volatile private var closed = false
@@ -52,6 +64,13 @@ final class JournalReader private[client] (
 
   /** How many fragments this reader read straight from the fragment store. */
   def fragmentsReadFromStore: Int = fromStore
+
+  /** Bytes delivered from the fragment store, and from brokers. */
+  def bytesFromStore: Long = bytesFromStore_
+  def bytesFromBrokers: Long = bytesFromBrokers_
+
+  /** How many times reading a fragment from the store failed and a broker served it instead. */
+  def storeFallbacks: Int = fallbacks
 
   override def hasNext: Boolean = {
     while (pending == null && !done) step()
@@ -80,13 +99,17 @@ final class JournalReader private[client] (
     if (closed || (endOffset > 0 && next_ >= endOffset)) return finish()
     if (direct != null) {
       try {
-        if (direct.hasNext) return deliver(direct.next())
+        if (direct.hasNext) {
+          val c = direct.next()
+          bytesFromStore_ += c.content.size()
+          minted = 0
+          return deliver(c)
+        }
       } catch {
-        case NonFatal(e) =>
-          log.warn(s"reading a fragment of $journal from the store failed; the broker will serve it: $e")
-          proxyNext = true
+        case NonFatal(e) => fallBack(e)
       }
-      direct.close()
+      try direct.close()
+      catch { case NonFatal(_) => }
       direct = null
       return
     }
@@ -105,15 +128,20 @@ final class JournalReader private[client] (
 
   private def open(): Unit = {
     endpoint = client.routes.endpoint(journal)
+    val until =
+      if (proxyNext && proxyUntil > next_ && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
     val request = ReadRequest(
       journal = journal,
       offset = next_,
       block = block,
-      doNotProxy = config.fragmentRoot.isDefined && !proxyNext,
-      endOffset = endOffset
+      doNotProxy = askDirect && !proxyNext,
+      endOffset = until
     )
+    streamDirect = request.doNotProxy
     proxyNext = false
+    proxyUntil = 0L
     progressed = false
+    contentSinceMetadata = false
     lastMetadata = None
     stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead)
   }
@@ -121,6 +149,8 @@ final class JournalReader private[client] (
   private def onContent(r: ReadResponse): Unit = {
     if (r.offset != next_)
       throw new GazetteException(s"Read of journal $journal via $endpoint returned offset ${r.offset}, wanted $next_")
+    bytesFromBrokers_ += r.content.size()
+    contentSinceMetadata = true
     deliver(Chunk(r.offset, r.content))
   }
 
@@ -141,6 +171,7 @@ final class JournalReader private[client] (
           next_ = r.offset
         }
         lastMetadata = Some(r)
+        contentSinceMetadata = false
         notFound = 0
       case Status.OFFSET_NOT_YET_AVAILABLE =>
         writeHead_ = r.writeHead
@@ -158,28 +189,53 @@ final class JournalReader private[client] (
     }
   }
 
-  // A broker ends a stream at fragment boundaries it does not hold (with do_not_proxy), at
-  // `endOffset`, on shutdown, and when the route changes: each resumes with a new Read.
+  // A broker ends a stream at fragment boundaries it does not hold (with do_not_proxy: right
+  // after the fragment's metadata and signed URL), at `endOffset`, on shutdown, and when the
+  // route changes: each resumes with a new Read, or with the fragment read from its store.
   private def onEnd(): Unit = {
-    val persisted = lastMetadata.filter(m => m.fragmentUrl.nonEmpty && m.fragment.isDefined)
+    val persisted = lastMetadata.filter(m =>
+      streamDirect && !contentSinceMetadata && m.fragmentUrl.nonEmpty && m.fragment.exists(f =>
+        f.begin <= next_ && next_ < f.end))
     closeStream()
     persisted match {
-      case Some(m) if config.fragmentRoot.isDefined && FragmentReader.readable(m.fragmentUrl) =>
-        val until = if (endOffset > 0) endOffset else m.getFragment.end
-        try {
-          direct = FragmentReader.open(config.fragmentRoot.get, m.fragmentUrl, m.getFragment, next_, until)
-          fromStore += 1
-        } catch {
-          case NonFatal(e) =>
-            log.warn(s"cannot open fragment ${m.fragmentUrl} of $journal; the broker will serve it: $e")
+      case Some(m) =>
+        FragmentReader.access(m.fragmentUrl, config.fragmentRoot, config.directFragmentReads) match {
+          case Some(access) => openDirect(access, m)
+          case None =>
+            askDirect = false
             proxyNext = true
         }
-      case Some(_) =>
-        proxyNext = true
       case None if !progressed =>
         pause(new GazetteException(s"Read of journal $journal via $endpoint ended without progress at $next_"))
       case None =>
     }
+  }
+
+  private def openDirect(access: FragmentReader.Access, m: ReadResponse): Unit = {
+    val until = if (endOffset > 0) endOffset else m.getFragment.end
+    val timeoutMs = math.min(Int.MaxValue.toLong, config.rpcTimeout.toMillis).toInt
+    try {
+      direct = FragmentReader.open(access, m.fragmentUrl, m.getFragment, next_, until, timeoutMs)
+      fromStore += 1
+    } catch {
+      // Signed URLs live a minute: a Read mints a fresh one, once per fragment.
+      case e: FragmentUrl.Expired if minted == 0 =>
+        minted += 1
+        log.debug(s"journal $journal: ${e.getMessage}; asking a broker for a fresh URL")
+      case NonFatal(e) => fallBack(e)
+    }
+  }
+
+  private def fallBack(e: Throwable): Unit = {
+    fallbacks += 1
+    minted = 0
+    proxyNext = true
+    proxyUntil = lastMetadata.flatMap(_.fragment).fold(0L)(_.end)
+    val store = lastMetadata.map(m => FragmentUrl.redacted(m.fragmentUrl)).getOrElse("")
+    val host = scala.util.Try(new java.net.URI(store).getHost).toOption.flatMap(Option(_)).getOrElse(store)
+    val message = s"reading journal $journal at offset $next_ from its fragment store failed; a broker serves " +
+      s"the fragment instead (further failures of store $host are logged at DEBUG): ${e.getMessage}"
+    if (warnedStores.add(host)) log.warn(message) else log.debug(message)
   }
 
   private def retry(cause: Throwable): Unit = {
@@ -222,4 +278,8 @@ final class JournalReader private[client] (
 
 object JournalReader {
   private val log = LoggerFactory.getLogger(classOf[JournalReader])
+
+  // Stores whose failures were logged at WARN, once per JVM: a store that is down fails every
+  // fragment of every journal in it.
+  private val warnedStores = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
 }

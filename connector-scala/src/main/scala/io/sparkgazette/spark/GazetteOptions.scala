@@ -41,6 +41,7 @@ private[spark] object GazetteOptions {
   val SequencerRingSize = "sequencerRingSize"
   val SequencerRingBytes = "sequencerRingBytes"
   val FragmentRoot = "fragmentRoot"
+  val DirectFragmentReads = "directFragmentReads"
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
 
@@ -199,6 +200,15 @@ private[spark] object GazetteOptions {
       OptionDoc(FragmentRoot, Source, "none",
         "The brokers' `--broker.file-root`, to read persisted `file://` fragments directly instead of through " +
           "the brokers."),
+      OptionDoc(
+        DirectFragmentReads,
+        Source,
+        "`true`",
+        "`true`: tasks read persisted fragments straight from the fragment store (S3, GCS, Azure) through the " +
+          "signed URLs brokers hand out, as Gazette's own readers do; executors need HTTP(S) reach to the store, " +
+          "no credentials. A fragment the store fails is read through a broker instead. `false`: brokers serve " +
+          "every byte (also with `fragmentRoot`)."
+      ),
       OptionDoc(
         BytesPerPartition,
         Source,

@@ -306,7 +306,6 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     }
   }
 
-  /** The task metrics so far, by name. */
   /** The task metrics so far, in the order of [[SourceMetrics.Names]]. */
   def metricArray: Array[Long] = Array(
     bytesRead,
@@ -316,7 +315,10 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     replayedBytes,
     onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L },
     lostBytes,
-    rebuiltBytes
+    rebuiltBytes,
+    readers.iterator.map(_.bytesFromStore).sum,
+    readers.iterator.map(_.bytesFromBrokers).sum,
+    readers.iterator.map(_.storeFallbacks.toLong).sum
   )
 }
 

@@ -13,6 +13,9 @@ private[spark] object SourceMetrics {
   val MalformedSkipped = "malformedMessagesSkipped"
   val LostBytes = "lostBytes"
   val RebuiltBytes = "rebuiltBytes"
+  val BytesFromStore = "bytesReadFromStore"
+  val BytesFromBrokers = "bytesReadFromBrokers"
+  val StoreFallbacks = "storeFallbacks"
 
   private val descriptions = Seq(
     BytesRead -> "bytes read from journals",
@@ -22,7 +25,10 @@ private[spark] object SourceMetrics {
     ReplayedBytes -> "bytes re-read to replay transactions",
     MalformedSkipped -> "malformed messages skipped",
     LostBytes -> "bytes lost to retention and skipped",
-    RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved"
+    RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved",
+    BytesFromStore -> "bytes read straight from fragment stores",
+    BytesFromBrokers -> "bytes read through brokers",
+    StoreFallbacks -> "fragments a broker served after reading them from the store failed"
   )
 
   def supported: Array[CustomMetric] = Array(
@@ -33,7 +39,10 @@ private[spark] object SourceMetrics {
     new ReplayedBytesMetric,
     new MalformedSkippedMetric,
     new LostBytesMetric,
-    new RebuiltBytesMetric
+    new RebuiltBytesMetric,
+    new BytesFromStoreMetric,
+    new BytesFromBrokersMetric,
+    new StoreFallbacksMetric
   )
 
   /** The metrics' names, in the order readers keep their values. */
@@ -76,4 +85,7 @@ private[spark] object SourceMetrics {
   final class MalformedSkippedMetric extends Metric(MalformedSkipped)
   final class LostBytesMetric extends Metric(LostBytes)
   final class RebuiltBytesMetric extends Metric(RebuiltBytes)
+  final class BytesFromStoreMetric extends Metric(BytesFromStore)
+  final class BytesFromBrokersMetric extends Metric(BytesFromBrokers)
+  final class StoreFallbacksMetric extends Metric(StoreFallbacks)
 }

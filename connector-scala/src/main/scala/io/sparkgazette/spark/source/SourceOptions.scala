@@ -61,12 +61,14 @@ private[spark] final case class SourceOptions(
     sequencerRingSize: Int,
     sequencerRingBytes: Long,
     fragmentRoot: Option[String],
+    directFragmentReads: Boolean = true,
     connection: BrokerConnection = BrokerConnection(),
     noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
     bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
     minPartitions: Option[Int] = None
 ) {
-  def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
+  def clientConfig: ClientConfig =
+    connection.config(broker).copy(fragmentRoot = fragmentRoot, directFragmentReads = directFragmentReads)
 }
 
 private[spark] object SourceOptions {
@@ -145,6 +147,7 @@ private[spark] object SourceOptions {
         .getOrElse(8192),
       sequencerRingBytes = o.get(SequencerRingBytes).map(positiveLong(SequencerRingBytes, _)).getOrElse(64L << 20),
       fragmentRoot = o.get(FragmentRoot),
+      directFragmentReads = o.boolean(DirectFragmentReads, default = true),
       connection = connection(o),
       noMessageAtStart = noMessageAtStart,
       bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(

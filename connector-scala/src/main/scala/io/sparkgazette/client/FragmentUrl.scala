@@ -1,0 +1,79 @@
+package io.sparkgazette.client
+
+import java.io.InputStream
+import java.net.{HttpURLConnection, URI}
+import java.nio.charset.StandardCharsets.UTF_8
+
+import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
+
+/** A GET of a persisted fragment through the signed URL a broker handed out, as Gazette's own
+  * readers fetch them: plain HTTP/1.1 (Gazette's client turned HTTP/2 off after broken
+  * connections kept being reused), no store SDK, no credentials: the signature is the grant.
+  */
+private[client] object FragmentUrl {
+
+  /** The store refused the URL as no longer (or not) valid: a new Read mints a fresh one. */
+  final class Expired(val url: String, val status: Int)
+      extends GazetteException(s"the fragment store answered HTTP $status to ${redacted(url)}")
+
+  /** The fragment's bytes as stored, from offset `from` where the store serves ranges (then the
+    * second value is `from`) or from the fragment's beginning, and the codec they are in.
+    */
+  def get(url: String, fragment: Fragment, from: Long, timeoutMs: Int): (InputStream, Long, CompressionCodec) = {
+    val codec = fragment.compressionCodec
+    val conn = new URI(url).toURL.openConnection().asInstanceOf[HttpURLConnection]
+    conn.setConnectTimeout(timeoutMs)
+    conn.setReadTimeout(timeoutMs)
+    conn.setInstanceFollowRedirects(true)
+    codec match {
+      // Bytes the store may decompress for us (GCS's decompressive transcoding): ask it to.
+      case CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION => conn.setRequestProperty("Accept-Encoding", "identity")
+      case CompressionCodec.GZIP => conn.setRequestProperty("Accept-Encoding", "gzip")
+      case _ =>
+    }
+    // Only an uncompressed fragment can be entered in the middle.
+    val skip = from - fragment.begin
+    if (codec == CompressionCodec.NONE && skip > 0) conn.setRequestProperty("Range", s"bytes=$skip-")
+    val status =
+      try conn.getResponseCode
+      catch { case e: Throwable => conn.disconnect(); throw e }
+    status match {
+      case HttpURLConnection.HTTP_OK | HttpURLConnection.HTTP_PARTIAL =>
+        val at =
+          if (status == HttpURLConnection.HTTP_PARTIAL && rangeStart(conn).contains(skip)) from else fragment.begin
+        val served = codec match {
+          case CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION =>
+            // Stores that do not transcode (S3, and most that speak its protocol) serve the
+            // gzip bytes as they were written.
+            if (Option(conn.getContentEncoding).exists(_.equalsIgnoreCase("gzip"))) CompressionCodec.GZIP
+            else CompressionCodec.NONE
+          case c => c
+        }
+        // Closing the body returns the connection to the JDK's keep-alive cache.
+        (conn.getInputStream, at, served)
+      case 400 | HttpURLConnection.HTTP_FORBIDDEN =>
+        drain(conn)
+        throw new Expired(url, status)
+      case _ =>
+        val body = drain(conn)
+        throw new GazetteException(s"the fragment store answered HTTP $status to ${redacted(url)}: $body")
+    }
+  }
+
+  /** The URL without its query, which holds the signature. */
+  def redacted(url: String): String = url.takeWhile(_ != '?')
+
+  private def rangeStart(conn: HttpURLConnection): Option[Long] =
+    Option(conn.getHeaderField("Content-Range")).collect {
+      case s if s.startsWith("bytes ") => s.drop(6).takeWhile(_ != '-').trim.toLongOption
+    }.flatten
+
+  private def drain(conn: HttpURLConnection): String =
+    try {
+      val err = conn.getErrorStream
+      if (err == null) ""
+      else try new String(err.readNBytes(512), UTF_8).replaceAll("\\s+", " ").trim
+      finally err.close()
+    } catch { case _: java.io.IOException => "" }
+    finally conn.disconnect()
+}
