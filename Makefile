@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: lint format options-doc chaos test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: lint format options-doc chaos test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -50,6 +50,14 @@ test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
 	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak
+
+# A backfill of journals persisted in an S3 store (the harness's local server), read from the store
+# against through the broker, and one large journal read committed by several tasks against one
+# (BENCH_ARGS="--journals 8 --mib 512 --codec GZIP --split-mib 1024").
+bench-backfill: setup
+	@$(SBT) connector/assembly >/dev/null
+	@$(MAKE) -s python-package
+	@$(PYTHON) tests/bench/bench_backfill.py $(BENCH_ARGS)
 
 # Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
 # (BENCH_ARGS="--rows 1000000").

@@ -21,6 +21,11 @@ HERE = Path(__file__).resolve().parent
 # name: (script, full-size arguments, tiny arguments)
 BENCHMARKS = {
     "source": ("bench_source.py", [], ["--mib", "4"]),
+    "backfill": (
+        "bench_backfill.py",
+        ["--split-mib", "1024"],
+        ["--journals", "2", "--mib", "8", "--split-mib", "8", "--runs", "1"],
+    ),
     "source-csv": ("bench_source.py", ["--framing", "csv"], ["--mib", "4", "--framing", "csv"]),
     "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], ["--mib", "4", "--framing", "protobuf"]),
     "client": ("bench_client.py", [], ["--mib", "16", "--rounds", "1"]),

@@ -1,0 +1,183 @@
+"""A backfill from a fragment store: J journals of N MiB each, persisted in an S3 store (the
+harness's local S3 server), read committed by the source with `count` and `sum(length(value))`,
+
+  - store:   persisted fragments fetched straight from the store through signed URLs
+             (`directFragmentReads`, the default), as Gazette's own readers fetch them,
+  - brokers: every byte through the broker, which reads the store for the source
+             (`directFragmentReads=false`),
+
+printing the throughput ratio and the broker's CPU seconds per GiB read (its process's CPU time),
+each measured in the same run. With --split-mib, also one journal of that size read committed by
+--cores tasks against one task (`minPartitions`), on local[--cores].
+
+Spark runs each reader once untimed (the JVM compiles what it runs), then --runs times (the
+fastest counts); nothing is asserted about speed.
+
+    python tests/bench/bench_backfill.py [--journals 4] [--mib 256] [--size 1024] [--codec NONE]
+                                         [--cores 2] [--split-mib 1024] [--runs 2] [--jfr DIR]
+"""
+
+import argparse
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_source import cpu_seconds, write  # noqa: E402
+from cluster import LocalCluster  # noqa: E402
+from specs import NDJSON, journal_specs  # noqa: E402
+from timing import timed  # noqa: E402
+
+FRAGMENT = 16 << 20
+
+
+class Discard(io.RawIOBase):
+    def write(self, b) -> int:
+        return len(b)
+
+
+def wait_persisted(cluster: LocalCluster, journal: str, through: int, timeout: float = 300) -> None:
+    """Until the broker lists the journal's fragments up to `through` as persisted in the store
+    (it serves them from its own copy until its next listing of the store)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = [f for f in cluster.fragments(journal) if f.get("backing_store") and f.get("mod_time")]
+        if max((int(f["end"]) for f in stored), default=0) >= through:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fragments of {journal} were not persisted through {through} in {timeout} s")
+        time.sleep(0.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="a backfill from a fragment store, against one through the broker")
+    parser.add_argument("--journals", type=int, default=4)
+    parser.add_argument("--mib", type=int, default=256, help="size of each journal")
+    parser.add_argument("--size", type=int, default=1024, help="bytes per message")
+    parser.add_argument("--codec", default="NONE", help="the fragments' compression codec")
+    parser.add_argument("--cores", type=int, default=2, help="Spark's local cores")
+    parser.add_argument("--split-mib", type=int, default=0, help="also one journal this large, --cores tasks / 1")
+    parser.add_argument("--runs", type=int, default=2, help="runs of each reader; the fastest counts")
+    parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each row")
+    args = parser.parse_args()
+
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from spark_gazette import configure_spark_with_gazette
+
+    with LocalCluster(brokers=1, store="s3") as cluster:
+        names = [f"j{i}" for i in range(args.journals)] + (["large"] if args.split_mib else [])
+        cluster.apply(
+            journal_specs(
+                "backfill/",
+                names,
+                content_type=NDJSON,
+                length=FRAGMENT,
+                codec=args.codec,
+                store=cluster.store_url(),
+                refresh="1s",
+            )
+        )
+        sizes = {}
+        for name in names:
+            mib = args.split_mib if name == "large" else args.mib
+            sizes[name] = write(cluster.broker, f"backfill/{name}", mib, args.size, Discard())
+        for name in names:
+            wait_persisted(cluster, f"backfill/{name}", sizes[name][0] - FRAGMENT)
+        total_bytes = sum(sizes[n][0] for n in names if n != "large")
+
+        spark = configure_spark_with_gazette(
+            SparkSession.builder.master(f"local[{args.cores}]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.log.level", "ERROR")
+        ).getOrCreate()
+        jvm = spark.sparkContext._jvm
+
+        def backfill(journals: list[str], **options: str):
+            df = (
+                spark.read.format("gazette")
+                .option("broker", cluster.broker)
+                .option("journals", ",".join(f"backfill/{j}" for j in journals))
+                .options(**options)
+                .load()
+            )
+            return tuple(df.agg(F.count("*"), F.sum(F.length("value"))).collect()[0])
+
+        def profiled(name, fn):
+            if not args.jfr:
+                return fn
+            os.makedirs(args.jfr, exist_ok=True)
+
+            def run():
+                recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
+                recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
+                recording.start()
+                try:
+                    return fn()
+                finally:
+                    recording.stop()
+                    recording.dump(jvm.java.io.File(os.path.join(args.jfr, f"{name}.jfr")).toPath())
+                    recording.close()
+
+            return run
+
+        small = [n for n in names if n != "large"]
+        readers = {
+            "store": (lambda: backfill(small), total_bytes),
+            "brokers": (lambda: backfill(small, directFragmentReads="false"), total_bytes),
+        }
+        if args.split_mib:
+            readers["split-1-task"] = (lambda: backfill(["large"], minPartitions="1"), sizes["large"][0])
+            readers[f"split-{args.cores}-tasks"] = (
+                lambda: backfill(["large"], minPartitions=str(args.cores)),
+                sizes["large"][0],
+            )
+        try:
+            for fn, _ in readers.values():
+                fn()
+            broker_pid = cluster.state.brokers[0].pid
+            results = {}
+            for name, (fn, size) in readers.items():
+                before = cpu_seconds(broker_pid)
+                took, out = timed(profiled(name, fn), runs=args.runs)
+                broker_cpu = (cpu_seconds(broker_pid) - before) / args.runs
+                results[name] = (took, out, size, broker_cpu)
+        finally:
+            spark.stop()
+
+    print(
+        f"journals: {len(small)} of {args.mib} MiB, {args.size}-byte ndjson messages, {args.codec} fragments of "
+        f"{FRAGMENT >> 20} MiB in S3" + (f"; one of {args.split_mib} MiB" if args.split_mib else "")
+    )
+    print(f"  {'reader':<16} {'rows':>10} {'fastest':>9}  {'MiB/s':>8}   broker CPU s per GiB")
+    for name, (took, (rows, _), size, broker_cpu) in results.items():
+        print(f"  {name:<16} {rows:>10} {took:7.2f} s  {size / took / 2**20:8.1f}   {broker_cpu * 2**30 / size:8.3f}")
+
+    def ratio(ours: str, reference: str, label: str, what: str = "throughput, >1 is faster") -> None:
+        if ours in results and reference in results:
+            print(f"ratio {label:<40} {results[reference][0] / results[ours][0]:.2f} ({what})")
+
+    ratio("store", "brokers", "backfill store / brokers:")
+    s, b = results["store"], results["brokers"]
+    cpu = (s[3] / s[2]) / (b[3] / b[2]) if b[3] > 0 else float("nan")
+    print(f"ratio {'broker CPU per GiB, store / brokers:':<40} {cpu:.3f} (goal <= 0.1; <1 is cheaper)")
+    ratio(f"split-{args.cores}-tasks", "split-1-task", f"read committed, {args.cores} tasks / 1:")
+
+    # The readers must agree on what they read (timings are never asserted).
+    assert results["store"][1] == results["brokers"][1], "the store and the brokers disagree"
+    committed = sum(sizes[n][2] for n in small)
+    assert results["store"][1][0] == committed, f"{results['store'][1][0]} rows, Gazette's count is {committed}"
+    if args.split_mib:
+        one, many = results["split-1-task"][1], results[f"split-{args.cores}-tasks"][1]
+        assert one == many, f"one task read {one}, {args.cores} tasks {many}"
+        assert one[0] == sizes["large"][2], f"{one[0]} rows, Gazette's count of committed messages is {sizes['large'][2]}"
+
+
+if __name__ == "__main__":
+    main()
