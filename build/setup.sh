@@ -2,7 +2,7 @@
 # Installs what this project needs on a fresh machine, and nothing that is already there:
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
-#     etcd-server 3.4 will not do),
+#     etcd-server 3.4 will not do), and gofakes3, the S3 server of the harness's `s3` store,
 #   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
 #   - a virtualenv in .venv with python/requirements-dev.txt.
@@ -29,12 +29,14 @@ command -v mvn >/dev/null 2>&1 || apt_install maven
 command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
 command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
 
-# Gazette and etcd: built from the module pinned in tests/judge, whose go.sum checks every download.
+# Gazette, etcd and gofakes3: built from the module pinned in tests/judge, whose go.sum checks every
+# download.
 gobin="$(go env GOPATH)/bin"
 pinned() { sed -n -E "s#^(require )?[[:space:]]*$1 (v[^ ]*).*#\2#p" tests/judge/go.mod | head -1; }
 installed() { go version -m "$1" 2>/dev/null | awk -v m="$2" '$1=="mod" && $2==m {print $3}'; }
 gazette_version="$(pinned go.gazette.dev/core)"
 etcd_version="$(pinned go.etcd.io/etcd/server/v3)"
+gofakes3_version="$(pinned github.com/johannesboyne/gofakes3)"
 if [ "$(installed "$gobin/gazette" go.gazette.dev/core)" != "$gazette_version" ] ||
    [ "$(installed "$gobin/gazctl" go.gazette.dev/core)" != "$gazette_version" ]; then
   say "building gazette and gazctl $gazette_version into $gobin"
@@ -43,6 +45,10 @@ fi
 if [ "$(installed "$gobin/etcd" go.etcd.io/etcd/server/v3)" != "$etcd_version" ]; then
   say "building etcd $etcd_version into $gobin"
   (cd tests/judge && go build -o "$gobin/etcd" go.etcd.io/etcd/server/v3)
+fi
+if [ "$(installed "$gobin/gofakes3" github.com/johannesboyne/gofakes3)" != "$gofakes3_version" ]; then
+  say "building gofakes3 $gofakes3_version into $gobin"
+  (cd tests/judge && go build -o "$gobin/gofakes3" github.com/johannesboyne/gofakes3/cmd/gofakes3)
 fi
 
 # The interop judge (Gazette's own Publisher and iterators); go build is incremental.
@@ -70,4 +76,4 @@ venv .venv python/requirements-dev.txt
 # `make test-compat` (setup.sh --compat): the oldest pyspark the connector supports, beside .venv.
 [ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
 
-say "ready: gazette $gazette_version, etcd $etcd_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
+say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

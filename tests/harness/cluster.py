@@ -5,10 +5,15 @@ ports, keep their data in one temporary directory, and are always stopped: by `s
 the context manager, or, for clusters started through the CLI on behalf of another process,
 by a watchdog that tears the cluster down when that owner process exits.
 
+Fragments go to `file:///` stores under the brokers' file root. With `store="s3"` the cluster
+also runs an S3 server (gofakes3, its objects in the cluster's directory) on loopback, and the
+brokers get dummy credentials and a region for it; journals choose it with `store_url()`.
+
 CLI (the state file describes a running cluster; `.cluster/` by default):
-    python tests/harness/cluster.py up [--brokers N] [--specs FILE ...] [--owner-pid PID]
+    python tests/harness/cluster.py up [--brokers N] [--store file|s3] [--specs FILE ...] [--owner-pid PID]
     python tests/harness/cluster.py down
     python tests/harness/cluster.py stop-broker I | start-broker I
+    python tests/harness/cluster.py stop-store | start-store
 """
 
 from __future__ import annotations
@@ -23,11 +28,19 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# The S3 server's bucket, and the region and dummy credentials the brokers sign with (the server
+# checks no signature).
+S3_BUCKET = "gazette"
+S3_REGION = "us-east-1"
+S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "harness", "AWS_SECRET_ACCESS_KEY": "harness-secret"}
 
 
 def free_port() -> int:
@@ -64,6 +77,9 @@ class State:
     etcd_pid: int = 0
     brokers: list[Broker] = field(default_factory=list)
     watchdog_pid: int = 0
+    store: str = "file"
+    s3_port: int = 0
+    s3_pid: int = 0
 
     @staticmethod
     def load(path: Path) -> State:
@@ -118,14 +134,32 @@ def _reap(pid: int) -> None:
         pass
 
 
+def _tag(element: ET.Element) -> str:
+    """An XML element's tag without its namespace."""
+    return element.tag.rsplit("}", 1)[-1]
+
+
+def _child(element: ET.Element, tag: str) -> str:
+    return next(c.text or "" for c in element if _tag(c) == tag)
+
+
 class LocalCluster:
     """etcd and `brokers` Gazette brokers, started by `start()` and stopped by `stop()`."""
 
     def __init__(
-        self, brokers: int = 1, root: str | None = None, log_level: str = "warn", security=None, etcd_lease: str = "5s"
+        self,
+        brokers: int = 1,
+        root: str | None = None,
+        log_level: str = "warn",
+        security=None,
+        etcd_lease: str = "5s",
+        store: str = "file",
     ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
-        exits once etcd has not renewed its lease for `etcd_lease`."""
+        exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
+        server for the journals' fragments (`store_url()`)."""
+        if store not in ("file", "s3"):
+            raise ValueError(f"store must be 'file' or 's3', not {store!r}")
         self.log_level = log_level
         self.etcd_lease = etcd_lease
         self.security = security
@@ -137,15 +171,20 @@ class LocalCluster:
             brokers=[
                 Broker(i, free_port(), scheme="https" if security and security.tls else "http") for i in range(brokers)
             ],
+            store=store,
+            s3_port=free_port() if store == "s3" else 0,
         )
         self.etcd_bin = find_binary("etcd")
         self.gazette_bin = find_binary("gazette")
         self.gazctl_bin = find_binary("gazctl")
+        self.s3_bin = find_binary("gofakes3") if store == "s3" else None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LocalCluster:
         try:
+            if self.state.store == "s3":
+                self.start_store()
             self._start_etcd()
             for b in self.state.brokers:
                 self.start_broker(b.index)
@@ -161,6 +200,9 @@ class LocalCluster:
             b.pid = 0
         terminate(self.state.etcd_pid)
         self.state.etcd_pid = 0
+        # Last: brokers that stop gracefully persist their spools first.
+        terminate(self.state.s3_pid)
+        self.state.s3_pid = 0
         if self._own_root:
             shutil.rmtree(self.state.root, ignore_errors=True)
 
@@ -179,13 +221,44 @@ class LocalCluster:
         """Directory that the brokers' `file:///` fragment stores map to."""
         return os.path.join(self.state.root, "fragments")
 
+    @property
+    def s3_endpoint(self) -> str:
+        """The S3 server's endpoint, `http://127.0.0.1:PORT` (an `s3` cluster only)."""
+        self._require_s3()
+        return f"http://127.0.0.1:{self.state.s3_port}"
+
+    def store_url(self, prefix: str = "") -> str:
+        """The fragment store for journal specs: `file:///PREFIX` under the brokers' file root, or in
+        an `s3` cluster `s3://gazette/PREFIX?endpoint=...&region=us-east-1` on its S3 server.
+        `prefix` is "" or ends in "/"."""
+        if prefix and not prefix.endswith("/"):
+            raise ValueError(f"a store prefix ends in '/': {prefix!r}")
+        if self.state.store == "file":
+            return f"file:///{prefix}"
+        query = urllib.parse.urlencode({"endpoint": self.s3_endpoint, "region": S3_REGION})
+        return f"s3://{S3_BUCKET}/{prefix}?{query}"
+
+    def s3_keys(self, prefix: str = "") -> list[str]:
+        """The keys of the S3 server's bucket under `prefix` (ListObjectsV2, every page)."""
+        keys: list[str] = []
+        token = None
+        while True:
+            query = {"list-type": "2", "prefix": prefix, **({"continuation-token": token} if token else {})}
+            url = f"{self.s3_endpoint}/{S3_BUCKET}?{urllib.parse.urlencode(query)}"
+            with urllib.request.urlopen(url, timeout=10) as r:
+                page = ET.fromstring(r.read())
+            keys += [_child(c, "Key") for c in page if _tag(c) == "Contents"]
+            token = next((c.text for c in page if _tag(c) == "NextContinuationToken"), None)
+            if not token:
+                return keys
+
     # -- processes ---------------------------------------------------------------------------
 
-    def _spawn(self, args: list[str], log_name: str) -> int:
+    def _spawn(self, args: list[str], log_name: str, env: dict[str, str] | None = None) -> int:
         log = open(os.path.join(self.state.root, log_name), "ab")
         # A new session keeps a terminal's Ctrl-C from racing our own orderly shutdown.
         proc = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
         )
         log.close()
         return proc.pid
@@ -231,6 +304,56 @@ class LocalCluster:
         time.sleep(down)
         self._start_etcd()
 
+    def start_store(self) -> None:
+        """Starts the S3 server (again) on its port, over the objects it kept: the bucket is a
+        directory of the cluster's (gofakes3's `fs` backend)."""
+        self._require_s3()
+        if alive(self.state.s3_pid):
+            return
+        self.state.s3_pid = self._spawn(
+            [
+                self.s3_bin,
+                "-backend",
+                "fs",
+                "-fs.path",
+                os.path.join(self.state.root, "s3"),
+                "-fs.create",
+                "-initialbucket",
+                S3_BUCKET,
+                "-host",
+                f"127.0.0.1:{self.state.s3_port}",
+                "-quiet",
+            ],
+            "s3.log",
+        )
+        self._wait(
+            lambda: self._http_ok(self.s3_endpoint + "/", plain=True),
+            "the S3 server to serve",
+            self.state.s3_pid,
+            "s3.log",
+            poll=0.01,
+        )
+
+    def stop_store(self) -> None:
+        """Kills the S3 server (SIGKILL, as a crash); `start_store()` brings it back with its objects."""
+        self._require_s3()
+        if alive(self.state.s3_pid):
+            os.kill(self.state.s3_pid, signal.SIGKILL)
+        terminate(self.state.s3_pid)  # reaps it
+        self.state.s3_pid = 0
+
+    def _require_s3(self) -> None:
+        if self.state.store != "s3":
+            raise RuntimeError("this cluster has no S3 server: start it with store='s3'")
+
+    def _broker_env(self) -> dict[str, str] | None:
+        """The brokers' environment: in an `s3` cluster, the S3 server's region and dummy
+        credentials in place of whatever AWS settings this process has."""
+        if self.state.store != "s3":
+            return None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        return {**env, **S3_CREDENTIALS, "AWS_REGION": S3_REGION, "AWS_EC2_METADATA_DISABLED": "true"}
+
     def start_broker(self, index: int) -> None:
         b = self.state.brokers[index]
         if alive(b.pid):
@@ -256,6 +379,7 @@ class LocalCluster:
                 *self._flags("broker_flags"),
             ],
             f"broker-{index}.log",
+            env=self._broker_env(),
         )
         self._wait(
             lambda: self._http_ok(b.endpoint + "/debug/ready"), f"broker {index} to serve", b.pid, f"broker-{index}.log"
@@ -380,8 +504,9 @@ class LocalCluster:
         security = getattr(self, "security", None)
         return getattr(security, which)() if security else []
 
-    def _http_ok(self, url: str, method: str = "GET") -> bool:
-        security = getattr(self, "security", None)
+    def _http_ok(self, url: str, method: str = "GET", plain: bool = False) -> bool:
+        """Whether `url` answers 2xx; to a broker's (with the cluster's TLS and token) unless `plain`."""
+        security = None if plain else getattr(self, "security", None)
         try:
             req = urllib.request.Request(
                 url,
@@ -395,14 +520,16 @@ class LocalCluster:
         except OSError:
             return False
 
-    def _wait(self, ready, what: str, pid: int | None, log: str | None, timeout: float = 30.0) -> None:
+    def _wait(
+        self, ready, what: str, pid: int | None, log: str | None, timeout: float = 30.0, poll: float = 0.1
+    ) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if ready():
                 return
             if pid is not None and not alive(pid):
                 raise RuntimeError(f"gave up waiting for {what}: the process exited\n{self._tail(log)}")
-            time.sleep(0.1)
+            time.sleep(poll)
         raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f}s\n{self._tail(log)}")
 
     def _tail(self, log: str | None) -> str:
@@ -423,6 +550,7 @@ def _cluster_from(state_file: Path) -> LocalCluster:
     c.log_level = "warn"
     c._own_root = True
     c.etcd_bin, c.gazette_bin, c.gazctl_bin = (find_binary(n) for n in ("etcd", "gazette", "gazctl"))
+    c.s3_bin = find_binary("gofakes3") if c.state.store == "s3" else None
     return c
 
 
@@ -462,11 +590,14 @@ def main(argv: list[str]) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster and print its broker address")
     up.add_argument("--brokers", type=int, default=1)
+    up.add_argument("--store", choices=("file", "s3"), default="file", help="s3: also run an S3 server for fragments")
     up.add_argument("--specs", action="append", default=[], help="journal specs (YAML) to apply")
     up.add_argument("--owner-pid", type=int, default=0, help="tear down when this process exits")
     sub.add_parser("down", help="stop the cluster")
     for name in ("stop-broker", "start-broker"):
         sub.add_parser(name).add_argument("index", type=int)
+    sub.add_parser("stop-store", help="kill the S3 server")
+    sub.add_parser("start-store", help="start the S3 server again, on its port and objects")
     args = p.parse_args(argv)
 
     d = Path(args.dir)
@@ -476,7 +607,7 @@ def main(argv: list[str]) -> None:
     if args.cmd == "up":
         if state_file.exists():
             _down(state_file)
-        cluster = LocalCluster(brokers=args.brokers, root=tempfile.mkdtemp(prefix="gazette-cluster-"))
+        cluster = LocalCluster(brokers=args.brokers, root=tempfile.mkdtemp(prefix="gazette-cluster-"), store=args.store)
         cluster.start()
         try:
             for spec in args.specs:
@@ -496,10 +627,16 @@ def main(argv: list[str]) -> None:
             f"GAZETTE_FRAGMENT_ROOT={cluster.fragment_root}\n"
             f"ETCD_ENDPOINT={cluster.state.etcd_endpoint}\n"
         )
+        if args.store == "s3":
+            env += f"GAZETTE_S3_STORE={cluster.store_url()}\nGAZETTE_S3_ENDPOINT={cluster.s3_endpoint}\n"
         (d / "env").write_text(env)
         print(env, end="")
     elif args.cmd == "down":
         _down(state_file)
+    elif args.cmd in ("stop-store", "start-store"):
+        c = _cluster_from(state_file)
+        (c.stop_store if args.cmd == "stop-store" else c.start_store)()
+        c.state.save(state_file)
     else:
         c = _cluster_from(state_file)
         (c.stop_broker if args.cmd == "stop-broker" else c.start_broker)(args.index)

@@ -23,12 +23,13 @@ def publish(broker: str, journal: str, scenario: str | None = None, seed: int | 
     _run("publish", "--broker", broker, "--journal", journal, *which)
 
 
-def read(broker: str, journal: str, committed: bool = True) -> list[dict]:
-    """What Gazette's ReadCommittedIter yields (ACKs left out): {journal, begin, end, uuid, flags, payload}."""
+def read(broker: str, journal: str, committed: bool = True, direct: bool = False) -> list[dict]:
+    """What Gazette's ReadCommittedIter yields (ACKs left out): {journal, begin, end, uuid, flags, payload}.
+    `direct`: Gazette's Reader fetches persisted fragments from the signed URLs the broker hands out
+    (DoNotProxy) instead of through the broker."""
     mode = ["--committed"] if committed else ["--uncommitted", "--acks"]
-    return [
-        json.loads(line) for line in _run("read", "--broker", broker, "--journal", journal, *mode).splitlines() if line
-    ]
+    args = ["read", "--broker", broker, "--journal", journal, *mode, *(["--direct"] if direct else [])]
+    return [json.loads(line) for line in _run(*args).splitlines() if line]
 
 
 def each(broker: str, journal: str) -> Iterator[dict]:

@@ -26,10 +26,18 @@ def journal_tree(
     replication: int = 1,
     refresh: str = "1m0s",
     child_labels: dict[str, dict[str, str]] | None = None,
+    store: str = "file:///",
+    flush_interval: str | None = None,
+    path_postfix_template: str | None = None,
 ) -> dict:
-    """Journals under `prefix` (which ends in "/") sharing `labels` and the fragment settings
-    (`refresh`: how often brokers list the `file:///` fragment store). `children` names them, as
-    a list, or as a dict of name -> content type; `child_labels` adds labels to some of them."""
+    """Journals under `prefix` (which ends in "/") sharing `labels` and the fragment settings:
+    fragments of about `length` bytes compressed with `codec` (NONE, GZIP, SNAPPY, ZSTANDARD,
+    GZIP_OFFLOAD_DECOMPRESSION), persisted to `store` (`LocalCluster.store_url()`: `file:///`
+    or the cluster's S3 server) under the journal's name and the expanded `path_postfix_template`
+    (e.g. `utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}`), also every `flush_interval`
+    (a minute at least; by default only at `length`), and listed from it every `refresh`.
+    `children` names the journals, as a list, or as a dict of name -> content type;
+    `child_labels` adds labels to some of them."""
     per_child = children if isinstance(children, dict) else dict.fromkeys(children, content_type)
     extra = child_labels or {}
     tree: dict = {"name": prefix, "replication": replication}
@@ -38,9 +46,13 @@ def journal_tree(
     tree["fragment"] = {
         "length": length,
         "compression_codec": codec,
-        "stores": ["file:///"],
+        "stores": [store],
         "refresh_interval": refresh,
     }
+    if flush_interval:
+        tree["fragment"]["flush_interval"] = flush_interval
+    if path_postfix_template:
+        tree["fragment"]["path_postfix_template"] = path_postfix_template
     tree["children"] = [
         {"name": prefix + name, "labels": _labels({"content-type": ct, **extra.get(name, {})})}
         for name, ct in per_child.items()

@@ -5,7 +5,7 @@
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
 //	judge traffic --broker URL --journals a,b [--seconds N] [--random SEED] [--rate R]   (see traffic.go)
 //	judge script --broker URL --journal NAME < commands   (see script.go)
-//	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count]
+//	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count] [--direct]
 //	judge read --broker URL --journal NAME --raw   (copies the journal's bytes to nowhere; prints their number)
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge publish-rate --broker URL --journals a,b --rate BYTES_PER_S [--size N] [--seconds S]   (see soak.go)
@@ -53,6 +53,7 @@ func main() {
 	var acks = fs.Bool("acks", false, "also print ACK messages")
 	var offset = fs.Int64("offset", 0, "read: the offset to begin at (a message boundary)")
 	var skipMalformed = fs.Bool("skip-malformed", false, "read: pass over messages the framing cannot unmarshal")
+	var direct = fs.Bool("direct", false, "read: persisted fragments straight from their stores' signed URLs (DoNotProxy)")
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
 	var events = fs.Int("events", 0, "publish this many purchase events (ndjson)")
 	var users = fs.Int("users", 8, "users of --events")
@@ -82,7 +83,7 @@ func main() {
 			readRaw(*broker, pb.Journal(*journal))
 			return
 		}
-		read(*broker, pb.Journal(*journal), *offset, !*uncommitted, *ring, *acks, *countOnly, *skipMalformed)
+		read(*broker, pb.Journal(*journal), *offset, !*uncommitted, *ring, *acks, *countOnly, *skipMalformed, *direct)
 	case "map":
 		mapKeys(strings.Split(*journals, ","))
 	case "publish-bench":
@@ -166,10 +167,13 @@ type record struct {
 	Payload string `json:"payload"`
 }
 
-func read(broker string, journal pb.Journal, offset int64, committed bool, ring int, acks bool, countOnly bool, skipMalformed bool) {
+func read(broker string, journal pb.Journal, offset int64, committed bool, ring int, acks bool, countOnly bool, skipMalformed bool, direct bool) {
 	var ctx = context.Background()
 	var counting = &countingClient{RoutedJournalClient: connect(ctx, broker)}
-	var rr = client.NewRetryReader(ctx, counting, pb.ReadRequest{Journal: journal, Offset: offset, Block: false})
+	// DoNotProxy: the broker hands out a persisted fragment's signed URL, which Gazette's Reader
+	// fetches itself (as consumers and `gazctl journals read` do), instead of proxying its bytes.
+	var rr = client.NewRetryReader(ctx, counting,
+		pb.ReadRequest{Journal: journal, Offset: offset, Block: false, DoNotProxy: direct})
 	var it message.Iterator
 	if committed {
 		it = message.NewReadCommittedIter(rr, newDocFunc, message.NewSequencer(nil, nil, ring))

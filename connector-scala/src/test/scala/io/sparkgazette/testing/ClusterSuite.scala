@@ -5,16 +5,17 @@ import org.apache.spark.sql.SparkSession
 import org.scalatest.{BeforeAndAfterAll, Suite}
 
 /** A suite with its own local cluster of `brokers` brokers and a client of its first broker,
-  * both stopped after the suite.
+  * both stopped after the suite. `store = "s3"` gives the cluster an S3 server for fragments.
   */
 trait ClusterSuite extends BeforeAndAfterAll { this: Suite =>
   protected def brokers: Int = 1
+  protected def store: String = "file"
   protected var cluster: LocalCluster = _
   protected var client: GazetteClient = _
 
   override def beforeAll(): Unit = {
     super.beforeAll()
-    cluster = LocalCluster.start(brokers)
+    cluster = LocalCluster.start(brokers, store = store)
     client = GazetteClient(cluster.broker)
   }
 

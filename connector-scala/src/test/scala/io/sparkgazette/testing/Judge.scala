@@ -26,12 +26,13 @@ object Judge {
 
   /** What Gazette's ReadCommittedIter yields, ACKs left out unless `acks`, or with `committed` false
     * everything its ReadUncommittedIter yields, ACKs included; from offset `from`, a message boundary;
-    * with `skipMalformed`, passing over messages the framing cannot unmarshal.
+    * with `skipMalformed`, passing over messages the framing cannot unmarshal; with `direct`, fetching
+    * persisted fragments from the signed URLs the broker hands out (DoNotProxy) instead of through it.
     */
   def read(broker: String, journal: String, committed: Boolean = true, ring: Int = 8192, acks: Boolean = false,
-      from: Long = 0L, skipMalformed: Boolean = false): Seq[JudgeRecord] =
+      from: Long = 0L, skipMalformed: Boolean = false, direct: Boolean = false): Seq[JudgeRecord] =
     run(Seq("read", "--broker", broker, "--journal", journal, "--ring", ring.toString, "--offset", from.toString) ++
-      (if (skipMalformed) Seq("--skip-malformed") else Nil) ++
+      (if (skipMalformed) Seq("--skip-malformed") else Nil) ++ (if (direct) Seq("--direct") else Nil) ++
       (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil)
        else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
       val o = JsonParser.parseString(line).getAsJsonObject
