@@ -4,6 +4,7 @@
 PYTHON := .venv/bin/python
 SBT := build/sbt
 BROKERS ?= 1
+STORE ?= file
 # The one version of a release (jar, POM and wheel): python/pyproject.toml's.
 VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' python/pyproject.toml)
 JAR := connector-scala/target/scala-2.13/spark-gazette-assembly-$(VERSION).jar
@@ -185,7 +186,7 @@ chaos: setup
 	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(PYTHON) tests/chaos/chaos.py
 
 cluster-up: setup
-	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --specs tests/specs/examples.yaml
+	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --store $(STORE) --specs tests/specs/examples.yaml
 	@echo "(written to .cluster/env; stop it with: make cluster-down)"
 
 cluster-down:

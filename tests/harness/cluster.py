@@ -102,10 +102,12 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    # A zombie child (exited, not yet reaped) still answers kill(0).
+    # A zombie child (exited, not yet reaped) still answers kill(0). But a killed process's main
+    # thread turns zombie before its other threads are gone, and until they are, its files (a
+    # listening socket) stay open: it is dead once the main thread is all that is left.
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
+            return f.read().split(")")[-1].split()[0] != "Z" or len(os.listdir(f"/proc/{pid}/task")) > 1
     except OSError:
         return False
 

@@ -1,0 +1,212 @@
+"""The harness's S3 fragment store: brokers persist fragments of every codec to the cluster's S3
+server, hand out signed URLs that serve their bytes to anyone with HTTP, and Gazette's own reader
+reads the journals back from the store alone; the server stops and starts on its port and data."""
+
+import doctest
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import fragments
+import judge
+from cluster import LocalCluster, State, alive
+from conftest import requires_local_binaries
+from fragments import decompress, fetch
+from messages import gazette_uuid
+from specs import journal_specs
+
+pytestmark = requires_local_binaries
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = [sys.executable, str(ROOT / "tests" / "harness" / "cluster.py")]
+CODECS = ["NONE", "GZIP", "SNAPPY", "ZSTANDARD", "GZIP_OFFLOAD_DECOMPRESSION"]
+POSTFIX = 'utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}'
+APPENDS, LINES = 5, 8  # each append (about 1.3 KiB) is over the fragment length: one fragment each
+
+
+def journal(codec: str) -> str:
+    return f"stored/{codec.lower()}"
+
+
+def put(broker: str, journal: str, body: bytes) -> None:
+    urllib.request.urlopen(urllib.request.Request(f"{broker}/{journal}", data=body, method="PUT"), timeout=30).read()
+
+
+def wait_until(cond, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while not (result := cond()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.1)
+    return result
+
+
+@pytest.fixture(scope="module")
+def stored():
+    """An `s3` cluster and one journal a codec, each holding APPENDS fragments, all persisted to the
+    S3 server under a `utc_date=` postfix; yields the cluster and each journal's lines."""
+    started = time.monotonic()
+    with LocalCluster(brokers=1, store="s3") as cluster:
+        cluster.started_in = time.monotonic() - started
+        lines: dict[str, list[str]] = {}
+        for c, codec in enumerate(CODECS):
+            name = journal(codec)
+            cluster.apply(
+                journal_specs(
+                    "stored/",
+                    [codec.lower()],
+                    codec=codec,
+                    length=1024,
+                    refresh="1s",
+                    store=cluster.store_url("fragments/"),
+                    path_postfix_template=POSTFIX,
+                )
+            )
+            lines[name] = []
+            for a in range(APPENDS):
+                batch = [
+                    json.dumps(
+                        {"_meta": {"uuid": gazette_uuid(c + 1, 16 * (a * LINES + i + 1), 0)}, "n": a * LINES + i}
+                        | {"pad": "x" * 80}
+                    )
+                    + "\n"
+                    for i in range(LINES)
+                ]
+                put(cluster.broker, name, "".join(batch).encode())
+                lines[name] += batch
+            # An empty append rolls the last fragment, which is over the length, so it is persisted too.
+            put(cluster.broker, name, b"")
+        for name in lines:
+            wait_until(
+                lambda name=name: (
+                    len(persisted := [f for f in cluster.fragments(name) if f.get("backing_store")]) == APPENDS
+                    and persisted
+                ),
+                f"{name}'s fragments to be persisted",
+            )
+        yield cluster, lines
+
+
+def signed(cluster: LocalCluster, name: str) -> list[dict]:
+    """`gazctl journals fragments --url-ttl 1m`: each fragment's spec and signed URL."""
+    out = cluster.gazctl_json("fragments", "--selector", f"name={name}", "--url-ttl", "1m")
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_the_s3_server_starts_at_once_and_the_store_passes_the_health_check(stored):
+    cluster, _ = stored
+    assert cluster.started_in < 10, cluster.started_in
+    log = Path(cluster.state.root, "broker-0.log").read_text()
+    assert "store health check failed" not in log
+    assert cluster.store_url("x/") == (
+        f"s3://gazette/x/?endpoint=http%3A%2F%2F127.0.0.1%3A{cluster.state.s3_port}&region=us-east-1"
+    )
+    assert "fragments/.test/health-check" in cluster.s3_keys()  # the check's object, under the store's prefix
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_signed_urls_serve_the_appended_bytes(stored, codec):
+    cluster, lines = stored
+    name = journal(codec)
+    fragments = [f for f in signed(cluster, name) if f["spec"].get("backing_store")]
+    assert len(fragments) == APPENDS
+    content = b""
+    for f in fragments:
+        spec = f["spec"]
+        assert spec["backing_store"] == cluster.store_url("fragments/")
+        assert spec["mod_time"] > 0
+        url = f["signed_url"]
+        # The postfix's "=" comes escaped (%3D) in the URL's path.
+        assert urllib.parse.unquote(url).startswith(f"{cluster.s3_endpoint}/gazette/fragments/{name}/utc_date=20"), url
+        assert "X-Amz-Signature=" in url
+        body, encoding = fetch(url)
+        assert encoding == ("gzip" if codec == "GZIP_OFFLOAD_DECOMPRESSION" else "")
+        data = decompress(spec.get("compression_codec", 0), body, encoding)
+        assert len(data) == spec["end"] - spec.get("begin", 0)
+        content += data
+    assert content == "".join(lines[name]).encode()
+    keys = cluster.s3_keys(f"fragments/{name}/")
+    assert len(keys) == APPENDS and all("/utc_date=20" in k for k in keys), keys
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_read_names_the_fragment_url(stored, codec):
+    """A metadata-only Read through the broker's gateway (HEAD) carries the fragment's signed URL,
+    as a Read with `do_not_proxy` does before it closes."""
+    cluster, lines = stored
+    name = journal(codec)
+    offset = len("".join(lines[name][:LINES])) + 7  # inside the second fragment
+    with urllib.request.urlopen(urllib.request.Request(f"{cluster.broker}/{name}?offset={offset}", method="HEAD")) as r:
+        url = r.headers["X-Fragment-Location"]
+        begin, end = (int(x, 16) for x in r.headers["X-Fragment-Name"].split("-")[:2])
+    assert url and url.startswith(cluster.s3_endpoint), dict(r.headers)
+    body, encoding = fetch(url)
+    assert decompress(codec, body, encoding) == "".join(lines[name]).encode()[begin:end]
+
+
+def test_the_store_stops_and_starts_on_its_port_with_its_objects(stored):
+    cluster, lines = stored
+    name = journal("SNAPPY")
+    keys, port = cluster.s3_keys(), cluster.state.s3_port
+    url = signed(cluster, name)[0]["signed_url"]
+    cluster.stop_store()
+    with pytest.raises(urllib.error.URLError):
+        fetch(url, timeout=2)
+    started = time.monotonic()
+    cluster.start_store()
+    assert time.monotonic() - started < 2
+    assert cluster.state.s3_port == port and cluster.s3_keys() == keys
+    assert decompress("SNAPPY", *fetch(url)) == "".join(lines[name][:LINES]).encode()
+
+
+def test_gazettes_reader_reads_the_journals_from_the_store_alone(stored):
+    """The broker is killed and started again: its spools are gone, and the journals' only copy
+    is in the S3 store. Gazette's reader reads them whole through the broker, and fetching the
+    fragments itself from their signed URLs (DoNotProxy)."""
+    cluster, lines = stored
+    cluster.kill_broker(0)
+    cluster.start_broker(0)
+    for codec in CODECS:
+        name = journal(codec)
+        want = [line.rstrip("\n") for line in lines[name]]
+        proxied = wait_until(lambda name=name: judge.read(cluster.broker, name), f"{name} to be readable again")
+        assert [m["payload"] for m in proxied] == want, codec
+        direct = judge.read(cluster.broker, name, direct=True)
+        assert [m["payload"] for m in direct] == want, codec
+        assert proxied[-1]["end"] == sum(len(line) for line in lines[name])
+
+
+def test_the_snappy_decoder_of_the_tests():
+    assert doctest.testmod(fragments).failed == 0
+    with pytest.raises(ValueError, match="unskippable"):
+        fragments.snappy_framed(bytes.fromhex("02000000"))
+
+
+def test_cli_runs_the_store_and_stops_it_with_the_cluster(tmp_path):
+    def harness(*args: str) -> None:
+        subprocess.run(HARNESS + ["--dir", str(tmp_path), *args], capture_output=True, check=True)
+
+    harness("up", "--store", "s3")
+    env = dict(line.split("=", 1) for line in (tmp_path / "env").read_text().splitlines())
+    state = State.load(tmp_path / "state.json")
+    endpoint = f"http://127.0.0.1:{state.s3_port}"
+    assert env["GAZETTE_S3_ENDPOINT"] == endpoint
+    assert env["GAZETTE_S3_STORE"] == (
+        f"s3://gazette/?endpoint=http%3A%2F%2F127.0.0.1%3A{state.s3_port}&region=us-east-1"
+    )
+    assert alive(state.s3_pid)
+    harness("stop-store")
+    assert not alive(state.s3_pid)
+    harness("start-store")
+    restarted = State.load(tmp_path / "state.json")
+    assert alive(restarted.s3_pid) and restarted.s3_port == state.s3_port
+    urllib.request.urlopen(endpoint + "/gazette", timeout=5).read()
+    harness("down")
+    assert not alive(restarted.s3_pid) and not alive(state.etcd_pid)
