@@ -1,0 +1,107 @@
+package io.sparkgazette.spark
+package source
+
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
+import scala.concurrent.{Await, Future}
+
+import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The source over journals whose fragments are persisted in an S3 store (the harness's local S3
+  * server, spoken to by the brokers with its protocol): tasks fetch the persisted fragments
+  * through the signed URLs the brokers hand out, and what they emit is what Gazette's reader
+  * reads, message by message and byte by byte, whatever the codec and however the store fails.
+  */
+class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+  override protected def store: String = "s3"
+
+  private type Row5 = (String, Long, Long, String, String)
+
+  private def batch(journal: String, extra: (String, String)*): DataFrame =
+    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
+      .load().selectExpr("journal", "begin", "end", "uuid", "cast(value as string)")
+
+  // Collects `df` itself, so that its plan holds the scan's metrics.
+  private def collect(df: DataFrame): (Seq[Row5], Map[String, Long]) = {
+    val rows = df.collect().toSeq.map(r =>
+      (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""), r.getString(4)))
+    val metrics = df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.metrics }.get
+    (rows.sortBy(_._2), metrics.map { case (k, m) => k -> m.value }.toMap)
+  }
+
+  private def judged(journal: String): Seq[Row5] =
+    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
+
+  /** Random transactions (duplicates and rollbacks among them) by Gazette's Publisher, until
+    * the journal has rolled at least `fragments` fragments into the store and the broker serves
+    * them from there.
+    */
+  private def persisted(journal: String, fragments: Int): Seq[Fragment] = {
+    var seed = (journal.hashCode & 0xffff).toLong
+    val deadline = System.currentTimeMillis() + 60000
+    def stored = client.listFragments(journal).flatMap(_.spec).filter(f => f.backingStore.nonEmpty && f.modTime > 0)
+    while (stored.size < fragments) {
+      assert(System.currentTimeMillis() < deadline,
+        s"$journal: fragments were not persisted: ${client.listFragments(
+            journal)}")
+      if (client.listFragments(journal).flatMap(_.spec).size <= fragments) {
+        Judge.publishRandom(cluster.broker, journal, seed)
+        seed += 1
+      } else Thread.sleep(200)
+    }
+    stored
+  }
+
+  test("every codec: persisted fragments are read from the S3 store, exactly as Gazette's reader reads them") {
+    for (codec <- Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY,
+        CompressionCodec.ZSTANDARD, CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)) {
+      val journal = s"store/codecs/${codec.name.toLowerCase}"
+      // One journal's fragments under a path postfix: the signed URL carries it, not the name.
+      val postfix = if (codec == CompressionCodec.GZIP) """utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}"""
+      else ""
+      Journals.create(client,
+        Journals.spec(journal, fragmentLength = 4096, codec = codec,
+          store = cluster.storeUrl("source/"), pathPostfixTemplate = postfix))
+      val fragments = persisted(journal, 3)
+      assert(fragments.forall(_.compressionCodec == codec))
+      if (postfix.nonEmpty) assert(fragments.forall(_.pathPostfix.startsWith("utc_date=")), fragments)
+      val expected = judged(journal)
+      assert(expected.nonEmpty)
+
+      val (direct, metrics) = collect(batch(journal))
+      assert(direct == expected, s"$codec: the source read from the store differs from Gazette's reader")
+      val storeBytes = fragments.map(f => f.end - f.begin).sum
+      assert(metrics("bytesReadFromStore") >= storeBytes / 2, s"$codec: $metrics; persisted $storeBytes bytes")
+      assert(metrics("storeFallbacks") == 0, s"$codec: $metrics")
+
+      val (proxied, brokerMetrics) = collect(batch(journal, "directFragmentReads" -> "false"))
+      assert(proxied == expected, s"$codec: through the broker")
+      assert(brokerMetrics("bytesReadFromStore") == 0 && brokerMetrics("bytesReadFromBrokers") > 0, brokerMetrics)
+    }
+  }
+
+  test("a store that is down has the broker serve its fragments once it is back, and nothing is lost or repeated") {
+    val journal = "store/down/part-000"
+    Journals.create(
+      client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl()))
+    persisted(journal, 4)
+    val expected = judged(journal)
+    cluster.stopStore()
+    val read =
+      try {
+        val running = Future(collect(batch(journal)))
+        // The store stays down while the task fails to fetch the fragment and the broker fails to
+        // proxy it: the task retries the broker until the store is back.
+        Thread.sleep(3000)
+        assert(!running.isCompleted, "the read ended while the store was down")
+        running
+      } finally cluster.startStore()
+    val (rows, metrics) = Await.result(read, 3.minutes)
+    assert(rows == expected)
+    assert(metrics("storeFallbacks") >= 1, metrics)
+  }
+}
