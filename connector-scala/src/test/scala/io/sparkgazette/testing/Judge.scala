@@ -24,6 +24,10 @@ object Judge {
   def publishRandom(broker: String, journal: String, seed: Long): Unit =
     run(Seq("publish", "--broker", broker, "--journal", journal, "--random", seed.toString))
 
+  /** `n` purchase events (ndjson) by Gazette's Publisher, in transactions. */
+  def publishEvents(broker: String, journal: String, n: Int, seed: Long = 1L): Unit =
+    run(Seq("publish", "--broker", broker, "--journal", journal, "--events", n.toString, "--random", seed.toString))
+
   /** What Gazette's ReadCommittedIter yields, ACKs left out unless `acks`, or with `committed` false
     * everything its ReadUncommittedIter yields, ACKs included; from offset `from`, a message boundary;
     * with `skipMalformed`, passing over messages the framing cannot unmarshal; with `direct`, fetching

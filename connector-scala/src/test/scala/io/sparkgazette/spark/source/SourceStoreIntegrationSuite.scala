@@ -1,12 +1,15 @@
 package io.sparkgazette.spark
 package source
 
+import java.net.URLEncoder
+import java.nio.charset.StandardCharsets.UTF_8
+
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.concurrent.{Await, Future}
 
 import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite, StoreProxy}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.scalatest.funsuite.AnyFunSuite
@@ -36,11 +39,12 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private def judged(journal: String): Seq[Row5] =
     Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
 
-  /** Random transactions (duplicates and rollbacks among them) by Gazette's Publisher, until
+  /** Random transactions (duplicates and rollbacks among them; or `events` purchase events at a
+    * time) by Gazette's Publisher, until
     * the journal has rolled at least `fragments` fragments into the store and the broker serves
     * them from there.
     */
-  private def persisted(journal: String, fragments: Int): Seq[Fragment] = {
+  private def persisted(journal: String, fragments: Int, events: Int = 0): Seq[Fragment] = {
     var seed = (journal.hashCode & 0xffff).toLong
     val deadline = System.currentTimeMillis() + 60000
     def stored = client.listFragments(journal).flatMap(_.spec).filter(f => f.backingStore.nonEmpty && f.modTime > 0)
@@ -49,7 +53,8 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         s"$journal: fragments were not persisted: ${client.listFragments(
             journal)}")
       if (client.listFragments(journal).flatMap(_.spec).size <= fragments) {
-        Judge.publishRandom(cluster.broker, journal, seed)
+        if (events > 0) Judge.publishEvents(cluster.broker, journal, events, seed)
+        else Judge.publishRandom(cluster.broker, journal, seed)
         seed += 1
       } else Thread.sleep(200)
     }
@@ -103,5 +108,53 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val (rows, metrics) = Await.result(read, 3.minutes)
     assert(rows == expected)
     assert(metrics("storeFallbacks") >= 1, metrics)
+  }
+
+  /** A journal whose store is the S3 server behind a [[StoreProxy]], with `fragments` persisted. */
+  private def proxied(journal: String, fragments: Int, length: Long = 4096,
+      codec: CompressionCodec = CompressionCodec.SNAPPY)(check: StoreProxy => Unit): Unit = {
+    val proxy = new StoreProxy(cluster.s3Endpoint.get)
+    try {
+      val enc = (s: String) => URLEncoder.encode(s, UTF_8)
+      val store = cluster.storeUrl("proxied/").replace(enc(cluster.s3Endpoint.get), enc(proxy.endpoint))
+      assert(store.contains(enc(proxy.endpoint)), store)
+      Journals.create(client, Journals.spec(journal, fragmentLength = length, codec = codec, store = store))
+      persisted(journal, fragments, events = if (length > 16384) 2000 else 0)
+      check(proxy)
+    } finally proxy.close()
+  }
+
+  test("a signed URL the store refuses is minted again by a new Read; refused again, a broker serves the fragment") {
+    proxied("store/refused/part-000", 3) { proxy =>
+      val expected = judged("store/refused/part-000")
+      proxy.refuseNext(1)
+      val gets = proxy.signedGets.get
+      val (once, metrics) = collect(batch("store/refused/part-000"))
+      assert(once == expected)
+      assert(metrics("storeFallbacks") == 0 && metrics("bytesReadFromStore") > 0, metrics)
+      val fetched = proxy.signedGets.get - gets
+      assert(fetched >= 4, s"$fetched GETs: the refused one was not asked again")
+
+      proxy.refuseNext(2, status = 400)
+      val (twice, again) = collect(batch("store/refused/part-000"))
+      assert(twice == expected)
+      assert(again("storeFallbacks") == 1 && again("bytesReadFromStore") > 0, again)
+    }
+  }
+
+  test("a fragment cut short or answered with an error is served by a broker from where the task got to") {
+    // Fragments longer than a task's read of 64 KiB, so that the cut one was partly delivered.
+    proxied("store/cut/part-000", 3, length = 160 << 10, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged("store/cut/part-000")
+      proxy.cutNext(1, bytes = 100 << 10)
+      val (cut, metrics) = collect(batch("store/cut/part-000"))
+      assert(cut == expected)
+      assert(metrics("storeFallbacks") == 1 && metrics("bytesReadFromStore") > 0, metrics)
+
+      proxy.refuseNext(100, status = 503)
+      val (refused, all) = collect(batch("store/cut/part-000"))
+      assert(refused == expected)
+      assert(all("storeFallbacks") >= 3 && all("bytesReadFromStore") == 0, all)
+    }
   }
 }
