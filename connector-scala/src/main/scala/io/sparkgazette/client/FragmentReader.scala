@@ -44,11 +44,27 @@ private[client] object FragmentReader {
     }
     val in =
       try {
-        val decoded = decompress(codec, new BufferedInputStream(raw, ChunkSize))
+        val decoded = decompress(codec, new Peeking(raw))
         skipFully(decoded, from - at, name)
         decoded
       } catch { case e: Throwable => raw.close(); throw e }
-    new FragmentChunks(in, name, from, math.min(until, fragment.end))
+    new FragmentChunks(in, name, from, math.min(until, fragment.end), fragment.end)
+  }
+
+  /** A buffered stream whose `available()` is 0 only at its end. GZIPInputStream reads the next
+    * member of a fragment only if the stream has bytes available when the one before ends: over
+    * a network the next member's bytes may not have arrived yet, and a fragment would look cut
+    * short at a member's end.
+    */
+  private final class Peeking(in: InputStream) extends BufferedInputStream(in, ChunkSize) {
+    override def available(): Int = {
+      val n = super.available()
+      if (n > 0) n
+      else {
+        mark(1)
+        if (read() < 0) 0 else { reset(); 1 }
+      }
+    }
   }
 
   private def decompress(codec: CompressionCodec, in: InputStream): InputStream = codec match {
@@ -72,12 +88,18 @@ private[client] object FragmentReader {
     }
   }
 
-  private final class FragmentChunks(in: InputStream, url: String, start: Long, until: Long)
+  private final class FragmentChunks(in: InputStream, url: String, start: Long, until: Long, fragmentEnd: Long)
       extends Iterator[Chunk] with AutoCloseable {
     private var offset = start
 
     override def hasNext: Boolean = {
-      if (offset >= until) close()
+      if (offset >= until) {
+        // As Gazette's reader, a fragment read to its end must end there: bytes past it mean the
+        // object is not the fragment its name says.
+        val more = offset == fragmentEnd && !closed && in.read() >= 0
+        close()
+        if (more) throw new GazetteException(s"fragment $url holds bytes past its end $fragmentEnd")
+      }
       offset < until
     }
 
@@ -94,6 +116,11 @@ private[client] object FragmentReader {
       chunk
     }
 
-    override def close(): Unit = in.close()
+    private var closed = false
+
+    override def close(): Unit = if (!closed) {
+      closed = true
+      in.close()
+    }
   }
 }

@@ -40,7 +40,13 @@ private[client] object FragmentUrl {
     status match {
       case HttpURLConnection.HTTP_OK | HttpURLConnection.HTTP_PARTIAL =>
         val at =
-          if (status == HttpURLConnection.HTTP_PARTIAL && rangeStart(conn).contains(skip)) from else fragment.begin
+          if (status != HttpURLConnection.HTTP_PARTIAL) fragment.begin
+          else if (rangeStart(conn).contains(skip)) from
+          else {
+            drain(conn)
+            throw new GazetteException(s"the fragment store answered ${redacted(url)} with a range other than " +
+              s"bytes=$skip-: ${Option(conn.getHeaderField("Content-Range")).getOrElse("no Content-Range")}")
+          }
         val served = codec match {
           case CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION =>
             // Stores that do not transcode (S3, and most that speak its protocol) serve the
