@@ -174,4 +174,34 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       assert(metrics("storeFallbacks") == 0, s"GZIP fragments fell back to the broker: $metrics")
     }
   }
+
+  test("review: a fragment removed from the store after the broker listed it is a data-loss decision") {
+    val journal = "store/removed/part-000"
+    Journals.create(client,
+      Journals.spec(
+        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
+    val victim = persisted(journal, 4).sortBy(_.begin).apply(1)
+    // The S3 server checks no signatures: list the journal's objects and delete the victim's.
+    val s3 = cluster.s3Endpoint.get
+    val http = java.net.http.HttpClient.newHttpClient()
+    def call(method: String, path: String) = http.send(
+      java.net.http.HttpRequest.newBuilder(java.net.URI.create(s3 + path)).method(method,
+        java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+      java.net.http.HttpResponse.BodyHandlers.ofString()
+    )
+    val listing = call("GET", s"/gazette?list-type=2&prefix=removed/").body()
+    val name = f"${victim.begin}%016x-${victim.end}%016x"
+    val key = "<Key>([^<]*)</Key>".r.findAllMatchIn(listing).map(_.group(1)).find(_.contains(name))
+      .getOrElse(fail(s"no object for $name in $listing"))
+    assert(call("DELETE", "/gazette/" + key).statusCode() / 100 == 2)
+
+    val lost = Future(collect(batch(journal, "retryTimeout" -> "5s")))
+    val failure = intercept[Exception](Await.result(lost, 2.minutes))
+    assert(Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).exists(
+        _.getMessage.contains("Data loss")), failure)
+
+    val skipped = Future(collect(batch(journal, "retryTimeout" -> "5s", "failOnDataLoss" -> "false")))
+    val (_, metrics) = Await.result(skipped, 2.minutes)
+    assert(metrics("lostBytes") == victim.end - victim.begin, metrics)
+  }
 }
