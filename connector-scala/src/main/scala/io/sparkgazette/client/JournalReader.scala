@@ -47,6 +47,9 @@ final class JournalReader private[client] (
   private var progressed = false
   private var contentSinceMetadata = false
   private var minted = 0
+  // Reads sent on at once to the broker a NOT_JOURNAL_BROKER answer routed them to, since the
+  // last progress: brokers that disagree on a route must not bounce a read forever.
+  private var redirects = 0
   private var notFound = 0
   private var fromStore = 0
   private var bytesFromStore_ = 0L
@@ -151,10 +154,12 @@ final class JournalReader private[client] (
       throw new GazetteException(s"Read of journal $journal via $endpoint returned offset ${r.offset}, wanted $next_")
     bytesFromBrokers_ += r.content.size()
     contentSinceMetadata = true
+    minted = 0
     deliver(Chunk(r.offset, r.content))
   }
 
   private def deliver(c: Chunk): Unit = {
+    redirects = 0
     pending = c
     next_ = c.end
     progressed = true
@@ -177,6 +182,11 @@ final class JournalReader private[client] (
         writeHead_ = r.writeHead
         if (next_ < 0) next_ = r.offset
         finish()
+      // A broker that is no replica of the journal answers so to a Read it must not proxy
+      // (do_not_proxy), naming the journal's route: following it is no failure.
+      case Status.NOT_JOURNAL_BROKER if redirects < MaxRedirects && client.routes.endpoint(journal) != endpoint =>
+        redirects += 1
+        closeStream()
       case Status.JOURNAL_NOT_FOUND if notFound < 2 =>
         notFound += 1
         retry(null)
@@ -278,6 +288,8 @@ final class JournalReader private[client] (
 
 object JournalReader {
   private val log = LoggerFactory.getLogger(classOf[JournalReader])
+
+  private val MaxRedirects = 3
 
   // Stores whose failures were logged at WARN, once per JVM: a store that is down fails every
   // fragment of every journal in it.

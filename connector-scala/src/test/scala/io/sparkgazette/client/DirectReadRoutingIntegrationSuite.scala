@@ -12,7 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 class DirectReadRoutingIntegrationSuite extends AnyFunSuite with ClusterSuite {
   override protected def brokers: Int = 2
 
-  test("review: a do_not_proxy Read answered NOT_JOURNAL_BROKER goes to the route it names, spending no retry") {
+  test("a do_not_proxy Read answered NOT_JOURNAL_BROKER goes to the route it names, spending no retry") {
     val journals = (0 until 8).map(i => s"routing/part-$i")
     Journals.create(client, journals.map(Journals.spec(_)): _*)
     journals.foreach(j => client.append(j, ByteString.copyFromUtf8("{\"a\":1}\n")))

@@ -24,9 +24,6 @@ final class StoreProxy(target: String) extends AutoCloseable {
   /** Signed GETs that came through, faulty or not. */
   val signedGets = new AtomicInteger()
 
-  /** Pauses made between gzip members ([[pausedBetweenGzipMembers]]). */
-  val memberPauses = new AtomicInteger()
-
   val endpoint: String = {
     server.createContext("/", (x: HttpExchange) => handle(x))
     server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool())
@@ -39,13 +36,6 @@ final class StoreProxy(target: String) extends AutoCloseable {
 
   /** The next `n` signed GETs announce the whole fragment and send only its first `bytes`. */
   def cutNext(n: Int, bytes: Int): Unit = { cutAfter = bytes; cuts.set(n) }
-
-  @volatile private var pauseAtMembers = false
-
-  /** Signed GETs' bodies pause for a moment before each gzip member after the first (the header
-    * Go's gzip writer starts each with): the network's pauses land where a member ends.
-    */
-  def pausedBetweenGzipMembers(): Unit = pauseAtMembers = true
 
   private def take(counter: AtomicInteger): Boolean = counter.getAndUpdate(n => math.max(0, n - 1)) > 0
 
@@ -77,16 +67,7 @@ final class StoreProxy(target: String) extends AutoCloseable {
         if (length > 0) {
           val out = x.getResponseBody
           if (signed && r.statusCode() / 100 == 2 && take(cuts)) out.write(body, 0, cutAfter)
-          else if (signed && pauseAtMembers) {
-            // ID1 ID2 CM FLG (no name), MTIME, XFL 0, OS 255 (unknown): the header Go writes.
-            val starts = (1 until body.length - 10).filter(i =>
-              body(i) == 0x1f && body(i + 1) == 0x8b.toByte && body(i + 2) == 8 && body(i + 3) == 0 &&
-                body(i + 8) == 0 && body(i + 9) == 0xff.toByte)
-            (0 +: starts :+ body.length).sliding(2).foreach { w =>
-              out.write(body, w(0), w(1) - w(0)); out.flush(); Thread.sleep(100)
-            }
-            memberPauses.addAndGet(starts.size)
-          } else out.write(body)
+          else out.write(body)
         }
       }
     } catch { case _: java.io.IOException => }

@@ -158,24 +158,7 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
-  test("review: GZIP fragments from a store whose bytes pause between gzip members are read from the store") {
-    // Gazette's spool closes a gzip member every MiB a GZIP fragment grows (compressionBatchSize),
-    // so large fragments hold many. JDK 17's GZIPInputStream ends the stream at a member's end
-    // when the next member's bytes have not arrived yet (JDK-7036144), which over a network
-    // happens wherever a pause in the bytes lands within ~26 bytes after a member.
-    proxied("store/paced/part-000", 2, length = 5L << 19, codec = CompressionCodec.GZIP) { proxy =>
-      val expected = judged("store/paced/part-000")
-      proxy.pausedBetweenGzipMembers()
-      val (rows, metrics) = collect(batch("store/paced/part-000"))
-      assert(rows == expected)
-      assert(proxy.memberPauses.get > 0,
-        s"the fragments hold one gzip member each: ${client.listFragments(
-            "store/paced/part-000")}")
-      assert(metrics("storeFallbacks") == 0, s"GZIP fragments fell back to the broker: $metrics")
-    }
-  }
-
-  test("review: a fragment removed from the store after the broker listed it is a data-loss decision") {
+  test("a fragment removed from the store after the broker listed it is a data-loss decision") {
     val journal = "store/removed/part-000"
     Journals.create(client,
       Journals.spec(
