@@ -176,7 +176,9 @@ def main() -> None:
     if args.split_mib:
         one, many = results["split-1-task"][1], results[f"split-{args.cores}-tasks"][1]
         assert one == many, f"one task read {one}, {args.cores} tasks {many}"
-        assert one[0] == sizes["large"][2], f"{one[0]} rows, Gazette's count of committed messages is {sizes['large'][2]}"
+        assert one[0] == sizes["large"][2], (
+            f"{one[0]} rows, Gazette's count of committed messages is {sizes['large'][2]}"
+        )
 
 
 if __name__ == "__main__":
