@@ -64,6 +64,7 @@ def read_stream(
     cert_key_file: str | None = None,
     auth_token: str | None = None,
     fragment_root: str | None = None,
+    direct_fragment_reads: bool | None = None,
 ) -> DataFrame:
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
@@ -107,6 +108,7 @@ def read(
     cert_key_file: str | None = None,
     auth_token: str | None = None,
     fragment_root: str | None = None,
+    direct_fragment_reads: bool | None = None,
 ) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"), or between the first messages published
