@@ -45,8 +45,16 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
               lookAhead = heads(j)))
         else None
       }
+      val pieces = GazetteMicroBatchStream.splitRanges(
+        ranges,
+        options,
+        r => Some(r.start),
+        PieceStates.runJob(_, readerConfig,
+          s"Gazette source: the producers' states at the pieces of journal ranges split read committed")
+      )
+      GazetteMicroBatchStream.warnTooLarge(pieces.tooLarge, scala.collection.mutable.Set.empty)
       JournalRangePlanner.pack(
-        GazetteMicroBatchStream.splitRanges(ranges, options),
+        pieces.ranges,
         (r: JournalRange) => r.bytes,
         options.bytesPerPartition,
         GazetteMicroBatchStream.minPartitions(options)

@@ -13,6 +13,7 @@ private[spark] object SourceMetrics {
   val MalformedSkipped = "malformedMessagesSkipped"
   val LostBytes = "lostBytes"
   val RebuiltBytes = "rebuiltBytes"
+  val TransactionsAcrossPieces = "transactionsAcrossPieces"
 
   private val descriptions = Seq(
     BytesRead -> "bytes read from journals",
@@ -22,7 +23,8 @@ private[spark] object SourceMetrics {
     ReplayedBytes -> "bytes re-read to replay transactions",
     MalformedSkipped -> "malformed messages skipped",
     LostBytes -> "bytes lost to retention and skipped",
-    RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved"
+    RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved",
+    TransactionsAcrossPieces -> "transactions open where a task's piece of a split range began"
   )
 
   def supported: Array[CustomMetric] = Array(
@@ -33,7 +35,8 @@ private[spark] object SourceMetrics {
     new ReplayedBytesMetric,
     new MalformedSkippedMetric,
     new LostBytesMetric,
-    new RebuiltBytesMetric
+    new RebuiltBytesMetric,
+    new TransactionsAcrossPiecesMetric
   )
 
   /** The metrics' names, in the order readers keep their values. */
@@ -76,4 +79,5 @@ private[spark] object SourceMetrics {
   final class MalformedSkippedMetric extends Metric(MalformedSkipped)
   final class LostBytesMetric extends Metric(LostBytes)
   final class RebuiltBytesMetric extends Metric(RebuiltBytes)
+  final class TransactionsAcrossPiecesMetric extends Metric(TransactionsAcrossPieces)
 }
