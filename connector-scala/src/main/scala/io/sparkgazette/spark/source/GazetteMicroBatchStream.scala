@@ -393,10 +393,13 @@ private[spark] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
 
-  /** Large ranges of ndjson split into pieces. Read committed, only a range whose first message
-    * is known (`resume`: where the state at its start resumes; None when that state is still to
-    * be rebuilt), and each piece but the first gets the producers' states at its start from
-    * `firstPass` over the pieces before it (see [[PieceStates]]).
+  /** Large ranges of ndjson split into pieces. Read uncommitted, into pieces of about
+    * `bytesPerPartition`, and further for `minPartitions`. Read committed, every piece but the
+    * last is read twice (see [[PieceStates]]), and a task's memory does not grow with its range:
+    * the largest ranges are split only until there are `minPartitions` tasks, into pieces of at
+    * least `bytesPerPartition`; only a range whose first message is known (`resume`: where the
+    * state at its start resumes; None when that state is still to be rebuilt), and each piece but
+    * the first gets the producers' states at its start from `firstPass` over the pieces before it.
     */
   def splitRanges(ranges: Seq[JournalRange], options: SourceOptions, resume: JournalRange => Option[Long],
       firstPass: Seq[PieceStates.Part] => Seq[PieceStates.Result]): PieceStates.Planned = {
@@ -404,8 +407,8 @@ private[spark] object GazetteMicroBatchStream {
     if (!options.readCommitted)
       PieceStates.Planned(JournalRangePlanner.split(ranges, lines, options.bytesPerPartition, minPartitions(options)))
     else PieceStates.attach(
-      JournalRangePlanner.split(ranges, r => lines(r) && resume(r).isDefined, options.bytesPerPartition,
-        minPartitions(options)),
+      JournalRangePlanner.split(ranges, r => lines(r) && resume(r).isDefined, Long.MaxValue / 4,
+        minPartitions(options), minPieceBytes = options.bytesPerPartition),
       r => resume(r).get,
       minPartitions(options),
       firstPass
