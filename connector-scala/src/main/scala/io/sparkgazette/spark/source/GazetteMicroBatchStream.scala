@@ -51,7 +51,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   // ranges left whole because their pieces' states were too large.
   @volatile private var rangesSplit, rangesNotSplit = 0
   @volatile private var prescannedBytes, prescanMs = 0L
-  private var lastPass: (Seq[PieceStates.Part], Seq[PieceStates.Result]) = (Nil, Nil)
+  private val passes = new PieceStates.Cache()
   private val warnedTooLarge = scala.collection.mutable.Set[String]()
   private val skippedRanges = scala.collection.mutable.Set[(String, Long, Long)]()
   private var availableNowHeads: Option[Map[String, Long]] = None
@@ -322,18 +322,15 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   }
 
   // Spark may plan a batch's partitions more than once: the first pass runs once for the same parts.
-  private def firstPass(parts: Seq[PieceStates.Part]): Seq[PieceStates.Result] = synchronized {
-    if (lastPass._1 != parts) {
-      val t0 = System.nanoTime()
-      lastPass = parts -> PieceStates.runJob(
+  private def firstPass(parts: Seq[PieceStates.Part]): Seq[PieceStates.Result] = passes(parts) {
+    val t0 = System.nanoTime()
+    try PieceStates.runJob(
         parts,
         readerConfig,
         s"Gazette source: the producers' states at the pieces of ${parts.map(_.range.journal).distinct.size} " +
           "journal range(s) split read committed"
       )
-      prescanMs = (System.nanoTime() - t0) / 1000000
-    }
-    lastPass._2
+    finally prescanMs = (System.nanoTime() - t0) / 1000000
   }
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)

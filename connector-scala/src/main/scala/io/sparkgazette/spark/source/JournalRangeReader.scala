@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory
   * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
   * plus read buffers, whatever the range's length.
   */
-private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart)
+private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart,
+    firstPass: Boolean = false)
     extends PartitionReader[InternalRow] {
   import JournalRangeReader._
 
@@ -138,7 +139,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   override def get(): InternalRow = toRow(current)
 
   /** Read committed, what this piece's messages do to the producers' states, found without
-    * sequencing them or building rows: a first pass for the pieces after it. None once the
+    * sequencing them or building rows (by a reader made with `firstPass`, which keeps no message's
+    * bytes): a first pass for the pieces after it. None once the
     * transfer holds more than `limit` producers and moves. Malformed messages touch no state:
     * the pass leaves them to the read proper, which fails on them or skips them.
     */
@@ -225,9 +227,10 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
 
+  // A first pass needs no message's bytes, and copies none.
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
     new MessageIterator(journal, framing, bytes, holdTail = true,
-      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt, payloads = !firstPass)
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened

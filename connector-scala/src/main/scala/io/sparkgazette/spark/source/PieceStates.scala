@@ -111,6 +111,25 @@ private[spark] object PieceStates {
       }
     }
 
+  /** The results of the last few passes, by their parts: Spark plans a batch more than once (a
+    * batch query's scan makes a new `Batch` each time, a stream's batch is planned again), and
+    * what a pass finds depends on its parts (their journal, revision and offsets) alone.
+    */
+  final class Cache(entries: Int = 4) {
+    private val passes = mutable.LinkedHashMap[Seq[Part], Seq[Result]]()
+
+    def apply(parts: Seq[Part])(run: => Seq[Result]): Seq[Result] = synchronized {
+      passes.get(parts) match {
+        case Some(found) => found
+        case None =>
+          val found = run
+          passes(parts) = found
+          while (passes.size > entries) passes.remove(passes.head._1)
+          found
+      }
+    }
+  }
+
   /** Runs the pass over `parts` as a Spark job, a task per part. */
   def runJob(parts: Seq[Part], config: ReaderConfig, description: String): Seq[Result] = {
     val sc = SparkSession.active.sparkContext
@@ -129,7 +148,7 @@ private[spark] object PieceStates {
       case None => RangeStart.LineAt(part.from)
     }
     try {
-      val reader = new JournalRangeReader(r, config, start)
+      val reader = new JournalRangeReader(r, config, start, firstPass = true)
       val transfer = reader.transfer(MaxTransferSize)
       Result(transfer, reader.metricArray(SourceMetrics.Names.indexOf(SourceMetrics.BytesRead)))
     } catch {
