@@ -15,7 +15,8 @@ committed by an ACK), and the same bytes to a local file, then reads them with
     `local[--cores]`, against source-uncommitted's one task,
   - committed-1task / committed-split (with --only): a batch read committed, `count` and
     `sum(length(value))`, on `local[--cores]`, by one task, and split into --cores pieces (each
-    sequenced from the states a first pass over the pieces before it finds),
+    sequenced from the states a first pass over the pieces before it finds); with --store both
+    read the fragments from the store,
   - store-committed / store+from_json (with --store): the source reading the journal's persisted
     fragments straight from the fragment store (`fragmentRoot`), as a Gazette reader with the
     store mounted does; the journal is then written in fragments of 16 MiB, all but the last
@@ -266,15 +267,15 @@ def main() -> None:
 
         def committed(split: bool):
             # One task: pieces no smaller than the journal. Split: one piece per core (minPartitions),
-            # of at least 1 MiB.
-            return (
+            # of at least 1 MiB. With --store, both read the persisted fragments from the store.
+            df = (
                 spark.read.format("gazette")
                 .option("broker", cluster.broker)
                 .option("journals", "bench/events")
                 .option("bytesPerPartition", str(1 << 20) if split else str(1 << 40))
                 .option("minPartitions", str(args.cores))
-                .load()
             )
+            return (df.option("fragmentRoot", cluster.fragment_root) if args.store else df).load()
 
         def profiled(name, fn):
             if not args.jfr:

@@ -51,10 +51,19 @@ final class StateTransfer private (private var producers: mutable.LongMap[StateT
   /** Records the next message of the run. */
   def add(producer: ProducerId, clock: Long, flags: Int, begin: Long): Unit =
     if (clock != 0) {
-      val m = producers.getOrElseUpdate(producer.value, { entries += 1; new Moves(clock) })
-      val before = m.n
-      m.add(kindOf(flags), clock, begin)
-      entries += m.n - before
+      // Once a message of every producer: no closure, no tuple (this runs for every message of a first pass).
+      var m = producers.getOrNull(producer.value)
+      if (m == null) {
+        m = new Moves(clock)
+        producers.update(producer.value, m)
+        entries += 1
+      }
+      if (m.constant) m.step(kindOf(flags), clock, begin)
+      else {
+        val before = m.n
+        m.add(kindOf(flags), clock, begin)
+        entries += m.n - before
+      }
     }
 
   /** Records `env`, a message of the run. */
@@ -160,12 +169,16 @@ object StateTransfer {
     private var outside = Long.MinValue
     private var continued = Long.MinValue
 
+    // One message's move of the constant state.
+    def step(kind: Int, clock: Long, at: Long): Unit = kind match {
+      case Ack => lastAck = clock; begin = -1L
+      case Outside => if (clock > lastAck) { lastAck = clock; begin = -1L }
+      case _ => if (clock > lastAck && begin == -1L) begin = at
+    }
+
     def add(kind: Int, clock: Long, at: Long): Unit =
-      if (constant) {
-        val (l, b) = move(lastAck, begin, kind, clock, at)
-        lastAck = l
-        begin = b
-      } else kind match {
+      if (constant) step(kind, clock, at)
+      else kind match {
         case Ack =>
           constant = true
           lastAck = clock

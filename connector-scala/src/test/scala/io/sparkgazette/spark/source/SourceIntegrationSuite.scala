@@ -265,9 +265,12 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(whole.exists(r => r._2 == all.head.begin), "the open transaction's first message is emitted")
     assert(upTo(split) == whole)
     val rows = new ConcurrentHashMap[Long, Seq[Key]]()
-    runStream(split ++ Map("startingOffsets" -> "earliest", "maxBytesPerTrigger" -> (bytes / 2 + 1).toString,
-        "bytesPerPartition" -> (bytes / 10).toString), Files.createTempDirectory("split-committed").toString,
-      into = rows)
+    runStream(
+      split ++ Map("startingOffsets" -> "earliest", "maxBytesPerTrigger" -> (bytes / 2 + 1).toString,
+        "bytesPerPartition" -> (bytes / 10).toString),
+      Files.createTempDirectory("split-committed").toString,
+      into = rows
+    )
     assertSame(rows.values.asScala.flatten.toSeq, Map(journal -> gazette))
   }
 
