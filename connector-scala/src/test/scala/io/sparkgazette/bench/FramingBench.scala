@@ -54,7 +54,7 @@ object FramingBench {
     def transferred(): Long = {
       val t = new StateTransfer()
       var n = 0L
-      new MessageIterator("bench", framing, chunks.iterator, payloads = false).foreach {
+      new MessageIterator("bench", framing, chunks.iterator, payloads = false, validate = false).foreach {
         case Right(env) => t.add(env); n += 1
         case Left(m) => throw new IllegalStateException(m.describe)
       }

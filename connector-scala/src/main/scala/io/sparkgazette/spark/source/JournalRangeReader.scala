@@ -227,10 +227,19 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
 
-  // A first pass needs no message's bytes, and copies none.
+  // A first pass needs no message's bytes, and copies none. Where a malformed message fails the read
+  // (failOnMalformed), it takes every line for well-formed: one that is not fails the task that reads
+  // its piece, and so the batch, which no piece's states then reach.
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
-    new MessageIterator(journal, framing, bytes, holdTail = true,
-      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt, payloads = !firstPass)
+    new MessageIterator(
+      journal,
+      framing,
+      bytes,
+      holdTail = true,
+      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt,
+      payloads = !firstPass,
+      validate = !(firstPass && options.failOnMalformed)
+    )
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
