@@ -53,6 +53,7 @@ SOURCE = {
     "fragment_root": "fragmentRoot",
     "bytes_per_partition": "bytesPerPartition",
     "min_partitions": "minPartitions",
+    "split_committed": "splitCommitted",
     **CONNECTION,
 }
 

@@ -266,13 +266,14 @@ def main() -> None:
             return total or 0
 
         def committed(split: bool):
-            # One task: pieces no smaller than the journal. Split: one piece per core (minPartitions),
-            # of at least 1 MiB. With --store, both read the persisted fragments from the store.
+            # One task (splitCommitted=false), or one piece per core (minPartitions) of at least 1 MiB.
+            # With --store, both read the persisted fragments from the store.
             df = (
                 spark.read.format("gazette")
                 .option("broker", cluster.broker)
                 .option("journals", "bench/events")
-                .option("bytesPerPartition", str(1 << 20) if split else str(1 << 40))
+                .option("splitCommitted", str(split).lower())
+                .option("bytesPerPartition", str(1 << 20))
                 .option("minPartitions", str(args.cores))
             )
             return (df.option("fragmentRoot", cluster.fragment_root) if args.store else df).load()

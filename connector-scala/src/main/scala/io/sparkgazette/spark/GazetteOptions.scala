@@ -43,6 +43,7 @@ private[spark] object GazetteOptions {
   val FragmentRoot = "fragmentRoot"
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
+  val SplitCommitted = "splitCommitted"
 
   val Journal = "journal"
   val Mapping = "mapping"
@@ -213,6 +214,15 @@ private[spark] object GazetteOptions {
         "the session's default parallelism",
         "At least this many tasks where there are that many ranges: packing spreads the smaller ranges over " +
           "them, and the largest ndjson ranges are split further (pieces of at least 1 MiB)."
+      ),
+      OptionDoc(
+        SplitCommitted,
+        Source,
+        "`true`",
+        "Read committed, split the largest ndjson ranges into pieces of at least `bytesPerPartition` until " +
+          "there are `minPartitions` tasks, each sequenced from the producers' states a first pass over the " +
+          "pieces before it finds (it reads those bytes twice: it pays where cores are idle while one task " +
+          "reads). `false`: one task per journal range."
       ),
       OptionDoc(Broker, Sink, "required", "Broker endpoint(s), as for the source."),
       OptionDoc(Journal, Sink, "one of `journal`, `selector`",

@@ -403,6 +403,7 @@ private[spark] object GazetteMicroBatchStream {
     val lines = (r: JournalRange) => Framing.splitsAtNewlines(r.contentType)
     if (!options.readCommitted)
       PieceStates.Planned(JournalRangePlanner.split(ranges, lines, options.bytesPerPartition, minPartitions(options)))
+    else if (!options.splitCommitted) PieceStates.Planned(ranges)
     else PieceStates.attach(
       JournalRangePlanner.split(ranges, r => lines(r) && resume(r).isDefined, Long.MaxValue / 4,
         minPartitions(options), minPieceBytes = options.bytesPerPartition),

@@ -64,7 +64,8 @@ private[spark] final case class SourceOptions(
     connection: BrokerConnection = BrokerConnection(),
     noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
     bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
-    minPartitions: Option[Int] = None
+    minPartitions: Option[Int] = None,
+    splitCommitted: Boolean = true
 ) {
   def clientConfig: ClientConfig = connection.config(broker).copy(fragmentRoot = fragmentRoot)
 }
@@ -152,7 +153,8 @@ private[spark] object SourceOptions {
       minPartitions = o.get(MinPartitions).map { v =>
         v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
             "a whole number from 1 to 2147483647"))
-      }
+      },
+      splitCommitted = o.boolean(SplitCommitted, default = true)
     )
   }
 
