@@ -14,7 +14,15 @@ def test_every_benchmark_runs_and_reports():
     # The header's padding follows the longest benchmark name.
     table = run.stdout[[*re.finditer(r"^benchmark +kind", run.stdout, re.M)][-1].start() :]
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
-    assert reported == {"source", "source-csv", "source-protobuf", "client", "journals", "latency", "decode", "sink"}, (
-        table
-    )
+    assert reported == {
+        "source",
+        "source-csv",
+        "source-protobuf",
+        "source-split-committed",
+        "client",
+        "journals",
+        "latency",
+        "decode",
+        "sink",
+    }, table
     assert re.search(r"^sink +ratio +spark-batch/go-publisher +[0-9.]+", table, re.M), table

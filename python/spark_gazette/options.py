@@ -54,6 +54,7 @@ SOURCE = {
     "direct_fragment_reads": "directFragmentReads",
     "bytes_per_partition": "bytesPerPartition",
     "min_partitions": "minPartitions",
+    "split_committed": "splitCommitted",
     **CONNECTION,
 }
 

@@ -13,6 +13,10 @@ committed by an ACK), and the same bytes to a local file, then reads them with
   - source+from_json / text+from_json: the same, parsing one field of every message with `from_json`,
   - source-split (with --only): read uncommitted in --cores pieces (`minPartitions`), run on
     `local[--cores]`, against source-uncommitted's one task,
+  - committed-1task / committed-split (with --only): a batch read committed, `count` and
+    `sum(length(value))`, on `local[--cores]`, by one task, and split into --cores pieces (each
+    sequenced from the states a first pass over the pieces before it finds); with --store both
+    read the fragments from the store,
   - store-committed / store+from_json (with --store): the source reading the journal's persisted
     fragments straight from the fragment store (`fragmentRoot`), as a Gazette reader with the
     store mounted does; the journal is then written in fragments of 16 MiB, all but the last
@@ -60,6 +64,8 @@ ROWS = (
     "store-committed",
     "store+from_json",
     "source-split",
+    "committed-1task",
+    "committed-split",
 )
 # Rows measured unless --only names others: the store-* rows need --store.
 DEFAULT_ROWS = ROWS[:8]
@@ -188,7 +194,9 @@ def main() -> None:
         rows = [
             r
             for r in rows
-            if "from_json" not in r and r != "source-split" and not (r == "text" and args.framing == "protobuf")
+            if "from_json" not in r
+            and r not in ("source-split", "committed-split")
+            and not (r == "text" and args.framing == "protobuf")
         ]
 
     from pyspark.sql import SparkSession
@@ -251,6 +259,25 @@ def main() -> None:
         def total(df, column) -> int:
             return df.agg(F.sum(F.length(column))).collect()[0][0] or 0
 
+        def counted(df) -> int:
+            """count + sum(length(value)), as one number to compare: the sum, checked against the count."""
+            n, total = df.agg(F.count("*"), F.sum(F.length("value"))).collect()[0]
+            assert n == expected, f"read {n} committed messages, Gazette's reader {expected}"
+            return total or 0
+
+        def committed(split: bool):
+            # One task (splitCommitted=false), or one piece per core (minPartitions) of at least 1 MiB.
+            # With --store, both read the persisted fragments from the store.
+            df = (
+                spark.read.format("gazette")
+                .option("broker", cluster.broker)
+                .option("journals", "bench/events")
+                .option("splitCommitted", str(split).lower())
+                .option("bytesPerPartition", str(1 << 20))
+                .option("minPartitions", str(args.cores))
+            )
+            return (df.option("fragmentRoot", cluster.fragment_root) if args.store else df).load()
+
         def profiled(name, fn):
             if not args.jfr:
                 return fn
@@ -285,6 +312,8 @@ def main() -> None:
                 .load(),
                 "value",
             ),
+            "committed-1task": lambda: counted(committed(False)),
+            "committed-split": lambda: counted(committed(True)),
             "text": lambda: total(text(), "value"),
             "source+from_json": lambda: total(
                 source(True).select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
@@ -335,6 +364,7 @@ def main() -> None:
     ratio("source-committed", "go-raw", "source-committed / go-raw:")
     ratio("source-uncommitted", "go-raw", "source-uncommitted / go-raw:")
     ratio("source-split", "source-uncommitted", f"source-split ({args.cores} pieces) / uncommitted:")
+    ratio("committed-split", "committed-1task", f"committed-split ({args.cores} tasks) / 1 task:")
     ratio("source-committed", "go-committed", "source-committed / go-committed:")
     ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
     ratio("source-committed", "text", "source-committed / text:")
@@ -349,6 +379,8 @@ def main() -> None:
         assert results["go-committed"][1] == expected, "Gazette's reader disagrees with the committed count"
     if "go-uncommitted" in results:
         assert results["go-uncommitted"][1] == messages, "Gazette's reader disagrees with the message count"
+    if "committed-split" in results and "committed-1task" in results:
+        assert results["committed-split"][1] == results["committed-1task"][1], "split and whole reads disagree"
     if "source-uncommitted" in results and "text" in results:
         assert results["source-uncommitted"][1] == results["text"][1], "the source and the file disagree"
 

@@ -28,6 +28,11 @@ BENCHMARKS = {
     ),
     "source-csv": ("bench_source.py", ["--framing", "csv"], ["--mib", "4", "--framing", "csv"]),
     "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], ["--mib", "4", "--framing", "protobuf"]),
+    "source-split-committed": (
+        "bench_source.py",
+        ["--cores", "2", "--only", "committed-1task,committed-split"],
+        ["--mib", "4", "--cores", "2", "--only", "committed-1task,committed-split", "--runs", "1"],
+    ),
     "client": ("bench_client.py", [], ["--mib", "16", "--rounds", "1"]),
     "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2", "--warm-up", "1"]),
     "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),

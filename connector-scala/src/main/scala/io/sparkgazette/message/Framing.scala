@@ -20,6 +20,13 @@ trait Framing {
     */
   private[message] def newUnpacker(): Unpacker
 
+  /** An unpacker that, with `validate` false, may skip checks a message's well-formedness needs
+    * beyond finding its end and its UUID (ndjson: the JSON syntax of the rest of the line): the
+    * same messages and UUIDs for well-formed input, anything for the rest. For readers whose
+    * caller fails on a malformed message anyway (see [[MessageIterator]]).
+    */
+  private[message] def newUnpacker(validate: Boolean): Unpacker = newUnpacker()
+
   /** Appends `payload`, framed, with `uuid` set into it, to `out`.
     * @throws MessageFormatException if `payload` cannot be framed or already has a UUID
     */

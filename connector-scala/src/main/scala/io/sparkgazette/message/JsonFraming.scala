@@ -16,7 +16,9 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
 
   override def toString: String = s"JsonFraming($uuidPointer)"
 
-  override private[message] def newUnpacker(): Unpacker = new Unpacker {
+  override private[message] def newUnpacker(): Unpacker = newUnpacker(validate = true)
+
+  override private[message] def newUnpacker(validate: Boolean): Unpacker = new Unpacker {
     // How much of the current line has been searched for its newline, so that long lines
     // arriving in many chunks are scanned once.
     private var scanned = 0
@@ -26,7 +28,7 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
       // Most lines are well-formed and whole: checked as their end is searched for, in one pass.
       // Any other line (or one whose end is not here yet) is searched, then checked.
-      val checked = if (scanned == 0) JsonSyntax.lineEnd(b, from, until) else -1
+      val checked = if (scanned == 0 && validate) JsonSyntax.lineEnd(b, from, until) else -1
       if (checked >= 0) return message(b, from, checked)
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
@@ -36,7 +38,9 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
         } else { scanned = i - from; Unpacked.NeedMore }
       } else {
         scanned = 0
-        JsonSyntax.check(b, from, i) match {
+        // Not validating, the line is taken as well-formed: its UUID is found as in one that is.
+        if (!validate) message(b, from, i)
+        else JsonSyntax.check(b, from, i) match {
           case Some(problem) => Unpacked.Malformed(i + 1 - from, s"invalid JSON: $problem")
           case None => message(b, from, i)
         }

@@ -28,13 +28,20 @@ final class RawMessage(val bytes: Array[Byte], val uuid: UUID) {
   * Bytes that hold no complete message within `maxMessageBytes` (an unterminated CSV quote, a
   * line that never ends) are judged as if the journal ended there: reported as malformed, with
   * reading resumed where the framing can find the next message, instead of being held forever.
+  *
+  * Without `payloads`, messages come with their UUIDs and offsets but no bytes: for readers that
+  * need only those. Without `validate`, the framing may take a malformed message for a message (an
+  * ndjson line's JSON syntax is not checked beyond its UUID): for readers whose result only
+  * matters where another read of the same bytes, failing on malformed messages, succeeds.
   */
 final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes],
     holdTail: Boolean = false,
-    maxMessageBytes: Int = Int.MaxValue)
+    maxMessageBytes: Int = Int.MaxValue,
+    payloads: Boolean = true,
+    validate: Boolean = true)
     extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
-  private val unpacker = framing.newUnpacker()
+  private val unpacker = framing.newUnpacker(validate)
   private var buf = new Array[Byte](64 * 1024)
   private var pos = 0
   private var lim = 0
@@ -84,7 +91,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
             ready = Left(MalformedMessage(journal, at, at + n, reason))
             consume(n)
           case Unpacked.Message(n, from, until, uuid) =>
-            val bytes = java.util.Arrays.copyOfRange(buf, from, until)
+            val bytes = if (payloads) java.util.Arrays.copyOfRange(buf, from, until) else Array.emptyByteArray
             ready = Right(Envelope(journal, at, at + n, Uuid.producer(uuid), Uuid.clock(uuid), Uuid.flags(uuid),
                 new RawMessage(bytes, uuid)))
             consume(n)

@@ -202,6 +202,17 @@ final class Sequencer[M](
   /** The (journal, producer) of each transaction counted by [[hasPending]]. */
   def pendingProducers: Set[(String, ProducerId)] = pending.asScala.iterator.map(p => (p.journal, p.producer)).toSet
 
+  /** The (journal, producer) of every open transaction, those the states it was restored with
+    * hold included (which [[pendingProducers]] leaves out).
+    */
+  def openProducers: Set[(String, ProducerId)] =
+    partials.iterator.flatMap { case (j, ps) => ps.valuesIterator.filter(_.begin != -1).map(p => (j, p.producer)) }
+      .toSet
+
+  /** Whether `producer`'s transaction in `journal` is open. */
+  def isOpen(journal: String, producer: ProducerId): Boolean =
+    partials.get(journal).flatMap(_.get(producer.value)).exists(_.begin != -1)
+
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
     * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
     * unless their transaction is open: its ACK may still come, and would find nothing to commit.

@@ -44,6 +44,7 @@ private[spark] object GazetteOptions {
   val DirectFragmentReads = "directFragmentReads"
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
+  val SplitCommitted = "splitCommitted"
 
   val Journal = "journal"
   val Mapping = "mapping"
@@ -213,15 +214,25 @@ private[spark] object GazetteOptions {
         BytesPerPartition,
         Source,
         DefaultBytesPerPartition.toString,
-        "How a batch's journal ranges become tasks: a range of at least this many bytes is a task of its own; " +
-          "smaller ranges are packed, several journals to a task, into tasks of about this many bytes."
+        "How a batch's journal ranges become tasks: a range of at least this many bytes is a task of its own " +
+          "(an ndjson range of at least twice as many is split into pieces of about this many bytes, read " +
+          "committed too); smaller ranges are packed, several journals to a task, into tasks of about this many bytes."
       ),
       OptionDoc(
         MinPartitions,
         Source,
         "the session's default parallelism",
         "At least this many tasks where there are that many ranges: packing spreads the smaller ranges over " +
-          "them, and read uncommitted, the largest ndjson ranges are split further (pieces of at least 1 MiB)."
+          "them, and the largest ndjson ranges are split further (pieces of at least 1 MiB)."
+      ),
+      OptionDoc(
+        SplitCommitted,
+        Source,
+        "`true`",
+        "Read committed, split the largest ndjson ranges into pieces of at least `bytesPerPartition` until " +
+          "there are `minPartitions` tasks, each sequenced from the producers' states a first pass over the " +
+          "pieces before it finds (it reads those bytes twice: it pays where cores are idle while one task " +
+          "reads). `false`: one task per journal range."
       ),
       OptionDoc(Broker, Sink, "required", "Broker endpoint(s), as for the source."),
       OptionDoc(Journal, Sink, "one of `journal`, `selector`",

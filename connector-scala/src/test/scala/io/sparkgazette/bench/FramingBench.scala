@@ -3,11 +3,14 @@ package io.sparkgazette.bench
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
-import io.sparkgazette.message.{Flags, Framing, JournalBytes, MessageIterator, ProducerId, RawMessage, Sequencer, Uuid}
+import io.sparkgazette.message.{
+  Flags, Framing, JournalBytes, MessageIterator, ProducerId, RawMessage, Sequencer, StateTransfer, Uuid
+}
 
 /** The message layer alone, in memory: ndjson (or CSV) messages shaped as bench_source.py writes them
   * (4 interleaved producers, transactions of 10), framed by [[MessageIterator]] from chunks of 128 KiB as a
-  * Read delivers them, and then also sequenced, against finding each line's end alone (the
+  * Read delivers them, then also sequenced, or instead taken into a [[StateTransfer]] without their
+  * bytes (the first pass over the pieces of a range split read committed), against finding each line's end alone (the
   * least any ndjson reader does) in the same run. Where a source task's CPU goes below the
   * client and Spark's rows, measured without either.
   *
@@ -48,6 +51,16 @@ object FramingBench {
       n
     }
 
+    def transferred(): Long = {
+      val t = new StateTransfer()
+      var n = 0L
+      new MessageIterator("bench", framing, chunks.iterator, payloads = false, validate = false).foreach {
+        case Right(env) => t.add(env); n += 1
+        case Left(m) => throw new IllegalStateException(m.describe)
+      }
+      n
+    }
+
     // The fastest of `rounds`, after as many untimed ones for the JIT.
     def best(what: () => Long): (Double, Long) = {
       var result = 0L
@@ -62,7 +75,8 @@ object FramingBench {
     println(f"$mib MiB of $size-byte ${if (csv) "CSV" else "ndjson"} messages, $count lines, fastest of $rounds rounds")
     println(
       f"  newline count alone     ${bytes / reference / (1 << 20)}%8.0f MiB/s  ${reference * 1e9 / bytes}%.3f ns/byte")
-    for ((name, run) <- Seq("framed" -> (() => framed()), "framed+sequenced" -> (() => sequenced()))) {
+    for ((name, run) <- Seq("framed" -> (() => framed()), "framed+sequenced" -> (() => sequenced()),
+        "first pass (transfer)" -> (() => transferred()))) {
       val (t, n) = best(run)
       println(f"  $name%-22s  ${bytes / t / (1 << 20)}%8.0f MiB/s  ${t * 1e9 / bytes}%.3f ns/byte  ($n messages)")
       println(f"ratio $name / newline count: ${reference / t}%.2f (throughput, >1 is faster)")

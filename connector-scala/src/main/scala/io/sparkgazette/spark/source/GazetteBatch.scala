@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * Gazette reader starting there does.
   */
 private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
-    columns: Seq[String])
+    columns: Seq[String], passes: PieceStates.Cache = new PieceStates.Cache())
     extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
@@ -42,11 +42,20 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
       val ranges = names.toSeq.sorted.flatMap { j =>
         if (start(j) < end(j))
           Some(JournalRange(j, journals(j).contentType, readerConfig.labelsToShip(journals(j).labels), start(j), end(j),
-              lookAhead = heads(j)))
+              revision = journals(j).revision, lookAhead = heads(j)))
         else None
       }
+      val pieces = GazetteMicroBatchStream.splitRanges(
+        ranges,
+        options,
+        r => Some(r.start),
+        parts =>
+          passes(parts)(PieceStates.runJob(parts, readerConfig,
+              "Gazette source: the producers' states at the pieces of journal ranges split read committed"))
+      )
+      GazetteMicroBatchStream.warnTooLarge(pieces.tooLarge, scala.collection.mutable.Set.empty)
       JournalRangePlanner.pack(
-        GazetteMicroBatchStream.splitRanges(ranges, options),
+        pieces.ranges,
         (r: JournalRange) => r.bytes,
         options.bytesPerPartition,
         GazetteMicroBatchStream.minPartitions(options)

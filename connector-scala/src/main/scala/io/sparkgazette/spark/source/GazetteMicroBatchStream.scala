@@ -47,6 +47,12 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
   @volatile private var skippedAtPlanning = 0L
+  // Read-committed ranges the last batch split, bytes and milliseconds their first pass took, and
+  // ranges left whole because their pieces' states were too large.
+  @volatile private var rangesSplit, rangesNotSplit = 0
+  @volatile private var prescannedBytes, prescanMs = 0L
+  private val passes = new PieceStates.Cache()
+  private val warnedTooLarge = scala.collection.mutable.Set[String]()
   private val skippedRanges = scala.collection.mutable.Set[(String, Long, Long)]()
   private var availableNowHeads: Option[Map[String, Long]] = None
   private var lastBatchAt = System.currentTimeMillis()
@@ -303,11 +309,28 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     }
     catalog.pin(journalRanges.flatMap(_.base))
     val batch = SequencerStateStore.batchDir(to)
+    val pieces = splitRanges(journalRanges.sortBy(_.journal), options, knownResume, firstPass)
+    rangesSplit = pieces.split
+    prescannedBytes = pieces.prescanned
+    rangesNotSplit = pieces.tooLarge.size
+    warnTooLarge(pieces.tooLarge, warnedTooLarge)
     val packed =
-      JournalRangePlanner.pack(splitRanges(journalRanges.sortBy(_.journal), options), (r: JournalRange) => r.bytes,
-        options.bytesPerPartition, minPartitions(options))
+      JournalRangePlanner.pack(pieces.ranges, (r: JournalRange) => r.bytes, options.bytesPerPartition,
+        minPartitions(options))
     tasks = packed.size
     packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
+  }
+
+  // Spark may plan a batch's partitions more than once: the first pass runs once for the same parts.
+  private def firstPass(parts: Seq[PieceStates.Part]): Seq[PieceStates.Result] = passes(parts) {
+    val t0 = System.nanoTime()
+    try PieceStates.runJob(
+        parts,
+        readerConfig,
+        s"Gazette source: the producers' states at the pieces of ${parts.map(_.range.journal).distinct.size} " +
+          "journal range(s) split read committed"
+      )
+    finally prescanMs = (System.nanoTime() - t0) / 1000000
   }
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
@@ -341,7 +364,11 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
       "latestOffsetMs" -> latestOffsetMs.toString,
       "planMs" -> planMs.toString,
       "commitMs" -> commitMs.toString,
-      "tasks" -> tasks.toString
+      "tasks" -> tasks.toString,
+      "rangesSplit" -> rangesSplit.toString,
+      "bytesPrescanned" -> prescannedBytes.toString,
+      "prescanMs" -> prescanMs.toString,
+      "rangesNotSplit" -> rangesNotSplit.toString
     )).asJava
   }
 
@@ -363,13 +390,45 @@ private[spark] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
 
-  /** Read uncommitted, large ranges of ndjson split into pieces (read committed, a piece would
-    * need the producers' states at its first offset, which only reading everything before it gives).
+  /** Large ranges of ndjson split into pieces. Read uncommitted, into pieces of about
+    * `bytesPerPartition`, and further for `minPartitions`. Read committed, every piece but the
+    * last is read twice (see [[PieceStates]]), and a task's memory does not grow with its range:
+    * the largest ranges are split only until there are `minPartitions` tasks, into pieces of at
+    * least `bytesPerPartition`; only a range whose first message is known (`resume`: where the
+    * state at its start resumes; None when that state is still to be rebuilt), and each piece but
+    * the first gets the producers' states at its start from `firstPass` over the pieces before it.
     */
-  def splitRanges(ranges: Seq[JournalRange], options: SourceOptions): Seq[JournalRange] =
-    if (options.readCommitted) ranges
-    else JournalRangePlanner.split(
-      ranges, r => Framing.splitsAtNewlines(r.contentType), options.bytesPerPartition, minPartitions(options))
+  def splitRanges(ranges: Seq[JournalRange], options: SourceOptions, resume: JournalRange => Option[Long],
+      firstPass: Seq[PieceStates.Part] => Seq[PieceStates.Result]): PieceStates.Planned = {
+    val lines = (r: JournalRange) => Framing.splitsAtNewlines(r.contentType)
+    if (!options.readCommitted)
+      PieceStates.Planned(JournalRangePlanner.split(ranges, lines, options.bytesPerPartition, minPartitions(options)))
+    else if (!options.splitCommitted) PieceStates.Planned(ranges)
+    else PieceStates.attach(
+      JournalRangePlanner.split(ranges, r => lines(r) && resume(r).isDefined, Long.MaxValue / 4,
+        minPartitions(options), minPieceBytes = options.bytesPerPartition),
+      r => resume(r).get,
+      minPartitions(options),
+      firstPass
+    )
+  }
+
+  /** Where a stream's range's first message begins, if the driver knows: the resume offset of the
+    * state saved at its start, or its start where the query began the journal there (no state).
+    */
+  def knownResume(r: JournalRange): Option[Long] = r.base match {
+    case Some(b) if b.offset == r.start => Some(b.resume)
+    case None if !(r.origin >= 0 && r.origin < r.start) => Some(r.start)
+    case _ => None
+  }
+
+  /** Says, once per journal, that its range was read by one task. */
+  def warnTooLarge(journals: Seq[String], warned: scala.collection.mutable.Set[String]): Unit =
+    journals.filter(warned.add).foreach { j =>
+      log.warn(s"journal $j: a range of it is read by one task: the producers' states at its pieces would hold more " +
+        s"than ${PieceStates.MaxTransferSize} producers and messages (many producers, or a long transaction without " +
+        "an ACK); metric rangesNotSplit")
+    }
 
   /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
   def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(

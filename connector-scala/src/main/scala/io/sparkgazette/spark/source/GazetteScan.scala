@@ -32,8 +32,11 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
 
   override def description(): String = s"Gazette(${GazetteErrors.describe(options.asCaseSensitiveMap().asScala.toMap)})"
 
+  // Spark asks a scan for its batch more than once, and plans each: a first pass over split ranges runs once.
+  private lazy val passes = new PieceStates.Cache()
+
   override def toBatch: Batch =
-    new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns)
+    new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns, passes)
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
     new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, columns)

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.message.StateTransfer
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.connector.read.InputPartition
 
@@ -12,7 +13,7 @@ import org.apache.spark.sql.connector.read.InputPartition
   * `end` are resolved by reading on, up to this offset (see [[JournalRangeReader]]).
   * `base` (streams) is the state the driver found for it: the one saved at `start`, or else the
   * newest saved between `origin` and `start`, from which the state at `start` is rebuilt.
-  * `piece`: read uncommitted, a large range of ndjson is read by several tasks, each a [[Piece]].
+  * `piece`: a large range of ndjson is read by several tasks, each a [[Piece]].
   */
 private[spark] final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]],
     start: Long, end: Long,
@@ -32,8 +33,13 @@ private[spark] final case class JournalRange(journal: String, contentType: Strin
   * the range is read by exactly one piece whatever the offsets, and the piece that reads to the
   * range's end without meeting `until` (the one holding the last message, or the held part of
   * one) knows where the next range resumes, and saves that state.
+  *
+  * Read committed, a piece but the first carries `before`: what the range's messages before it
+  * do to the producers' states (found by a first pass over them, see [[PieceStates]]), so that
+  * it is sequenced from the states at its first message, those at the range's start carried
+  * through `before`.
   */
-private[spark] final case class Piece(from: Long, until: Long)
+private[spark] final case class Piece(from: Long, until: Long, before: Option[StateTransfer] = None)
 
 /** One task's work: its journals' ranges, read one after the other, and for a stream the file
   * (relative to the state directory) where it saves the state of each at the range's end.

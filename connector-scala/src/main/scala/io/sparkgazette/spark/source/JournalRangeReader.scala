@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory
   * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
   * plus read buffers, whatever the range's length.
   */
-private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart)
+private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart,
+    firstPass: Boolean = false)
     extends PartitionReader[InternalRow] {
   import JournalRangeReader._
 
@@ -39,7 +40,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
-  private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes = 0L
+  private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes, openAtStart = 0L
   // The last hole, [holeFrom, skippedTo), a read that moves the resume offset skipped (the
   // range's own read, or a rebuild): the next range resumes past it, rather than reading into it
   // and counting it again.
@@ -58,6 +59,15 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
         case RangeStart.Saved(state) => state
         case RangeStart.Rebuild(base) => rebuild(base)
         case RangeStart.LineAt(at) => SequencerState(at, Nil, range.revision, range.origin)
+        case RangeStart.Within(start, before, at) =>
+          val first = start match {
+            case RangeStart.Saved(state) => state
+            case RangeStart.Rebuild(base) => rebuild(base)
+            case other => throw GazetteErrors.internal(s"a piece of $journal starts within $other")
+          }
+          val producers = before(journal, first.producers)
+          openAtStart = producers.count(_.begin != -1).toLong
+          SequencerState(at, producers, range.revision, range.origin)
       }
     catch { case e: Throwable => close(); throw e }
   private var position = saved.resume
@@ -67,6 +77,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private var lineStart: LineStart = _
   private lazy val messages: MessageIterator = from match {
     case RangeStart.LineAt(at) =>
+      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true).map(toBytes))
+      iterator(lineStart)
+    case RangeStart.Within(_, _, at) =>
       lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true).map(toBytes))
       iterator(lineStart)
     case _ => open(position, range.end, replay = false, advances = true)
@@ -88,7 +101,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
         case Some(env) =>
           if (!MessageToRow.isAck(env) && env.end <= range.end) { current = env; emitted += 1; return true }
         case None if ahead.nonEmpty || lookingAhead =>
-          ahead = ahead & sequencer.pendingProducers
+          ahead = ahead.filter { case (j, p) => sequencer.isOpen(j, p) }
           if (ahead.isEmpty || !beyond.hasNext) { finish(); return false }
           beyond.next() match {
             case Left(_) =>
@@ -100,10 +113,12 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
             // range's last messages: the piece before it read them, and saves the state.
             readToEnd = lineStart == null || lineStart.start >= 0 && lineStart.start < math.min(until, range.end)
             // Batch queries carry no state to a next range: a transaction open at the end is
-            // emitted here, what of it ends in the range, if its ACK comes before `lookAhead`.
-            if (options.readCommitted && range.lookAhead > range.end && sequencer.hasPending) {
-              ahead = sequencer.pendingProducers
-              lookingAhead = true
+            // emitted here, what of it ends in the range, if its ACK comes before `lookAhead` (one
+            // open before this piece of a split range too).
+            if (options.readCommitted && range.lookAhead > range.end && readToEnd) {
+              ahead = sequencer.openProducers
+              lookingAhead = ahead.nonEmpty
+              if (!lookingAhead) { finish(); return false }
             } else { finish(); return false }
           } else messages.next() match {
             case Left(m) if m.begin >= until => finish(); return false
@@ -122,6 +137,28 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   }
 
   override def get(): InternalRow = toRow(current)
+
+  /** Read committed, what this piece's messages do to the producers' states, found without
+    * sequencing them or building rows (by a reader made with `firstPass`, which keeps no message's
+    * bytes): a first pass for the pieces after it. None once the
+    * transfer holds more than `limit` producers and moves. Malformed messages touch no state:
+    * the pass leaves them to the read proper, which fails on them or skips them.
+    */
+  def transfer(limit: Long): Option[StateTransfer] = {
+    val t = new StateTransfer()
+    try {
+      while (messages.hasNext) {
+        messages.next() match {
+          case Left(m) => if (m.begin >= until) return Some(t)
+          case Right(env) =>
+            if (env.begin >= until) return Some(t)
+            t.add(env)
+            if (t.size > limit) return None
+        }
+      }
+      Some(t)
+    } finally close()
+  }
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricArray)
 
@@ -190,9 +227,19 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
 
+  // A first pass needs no message's bytes, and copies none. Where a malformed message fails the read
+  // (failOnMalformed), it takes every line for well-formed: one that is not fails the task that reads
+  // its piece, and so the batch, which no piece's states then reach.
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
-    new MessageIterator(journal, framing, bytes, holdTail = true,
-      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+    new MessageIterator(
+      journal,
+      framing,
+      bytes,
+      holdTail = true,
+      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt,
+      payloads = !firstPass,
+      validate = !(firstPass && options.failOnMalformed)
+    )
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
@@ -318,7 +365,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     rebuiltBytes,
     readers.iterator.map(_.bytesFromStore).sum,
     readers.iterator.map(_.bytesFromBrokers).sum,
-    readers.iterator.map(_.storeFallbacks.toLong).sum
+    readers.iterator.map(_.storeFallbacks.toLong).sum,
+    openAtStart
   )
 }
 
@@ -333,6 +381,12 @@ private[spark] object RangeStart {
 
   /** A piece of a split range, read uncommitted: its first message begins at the first line start at or after `at`. */
   final case class LineAt(at: Long) extends RangeStart
+
+  /** A piece of a split range, read committed: it begins as [[LineAt]] does, from the state at
+    * the range's start (`start`, saved or to rebuild) carried through `before`, the transfer of the
+    * range's messages before the piece.
+    */
+  final case class Within(start: RangeStart, before: StateTransfer, at: Long) extends RangeStart
 }
 
 private[spark] object JournalRangeReader {

@@ -93,8 +93,19 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
     store.foreach(_.close())
   }
 
-  private def startOf(r: JournalRange): RangeStart = store match {
-    case _ if !r.first => RangeStart.LineAt(r.piece.get.from)
+  private def startOf(r: JournalRange): RangeStart = r.piece match {
+    case Some(p) if !r.first =>
+      p.before match {
+        case Some(before) => RangeStart.Within(rangeStart(r), before, p.from)
+        case None if config.options.readCommitted =>
+          throw GazetteErrors.internal(s"a piece of ${r.journal} from ${p.from}, read committed, has no states")
+        case None => RangeStart.LineAt(p.from)
+      }
+    case _ => rangeStart(r)
+  }
+
+  // Where the range's first message is read from: the state saved at its start, or one to rebuild.
+  private def rangeStart(r: JournalRange): RangeStart = store match {
     case None => RangeStart.Saved(SequencerState(r.start, Nil))
     case Some(s) =>
       val same = (ref: StateRef) => ref.revision == r.revision && ref.origin == r.origin

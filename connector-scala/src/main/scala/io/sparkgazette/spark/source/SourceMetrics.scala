@@ -16,6 +16,7 @@ private[spark] object SourceMetrics {
   val BytesFromStore = "bytesReadFromStore"
   val BytesFromBrokers = "bytesReadFromBrokers"
   val StoreFallbacks = "storeFallbacks"
+  val TransactionsAcrossPieces = "transactionsAcrossPieces"
 
   private val descriptions = Seq(
     BytesRead -> "bytes read from journals",
@@ -28,7 +29,8 @@ private[spark] object SourceMetrics {
     RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved",
     BytesFromStore -> "bytes read straight from fragment stores",
     BytesFromBrokers -> "bytes read through brokers",
-    StoreFallbacks -> "fragments a broker served after reading them from the store failed"
+    StoreFallbacks -> "fragments a broker served after reading them from the store failed",
+    TransactionsAcrossPieces -> "transactions open where a task's piece of a split range began"
   )
 
   def supported: Array[CustomMetric] = Array(
@@ -42,7 +44,8 @@ private[spark] object SourceMetrics {
     new RebuiltBytesMetric,
     new BytesFromStoreMetric,
     new BytesFromBrokersMetric,
-    new StoreFallbacksMetric
+    new StoreFallbacksMetric,
+    new TransactionsAcrossPiecesMetric
   )
 
   /** The metrics' names, in the order readers keep their values. */
@@ -88,4 +91,5 @@ private[spark] object SourceMetrics {
   final class BytesFromStoreMetric extends Metric(BytesFromStore)
   final class BytesFromBrokersMetric extends Metric(BytesFromBrokers)
   final class StoreFallbacksMetric extends Metric(StoreFallbacks)
+  final class TransactionsAcrossPiecesMetric extends Metric(TransactionsAcrossPieces)
 }

@@ -65,7 +65,8 @@ private[spark] final case class SourceOptions(
     connection: BrokerConnection = BrokerConnection(),
     noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
     bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
-    minPartitions: Option[Int] = None
+    minPartitions: Option[Int] = None,
+    splitCommitted: Boolean = true
 ) {
   def clientConfig: ClientConfig =
     connection.config(broker).copy(fragmentRoot = fragmentRoot, directFragmentReads = directFragmentReads)
@@ -155,7 +156,8 @@ private[spark] object SourceOptions {
       minPartitions = o.get(MinPartitions).map { v =>
         v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
             "a whole number from 1 to 2147483647"))
-      }
+      },
+      splitCommitted = o.boolean(SplitCommitted, default = true)
     )
   }
 

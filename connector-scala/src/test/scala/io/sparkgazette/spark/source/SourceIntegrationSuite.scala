@@ -223,6 +223,57 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assertSame(rows.values.asScala.flatten.toSeq, Map(journal -> all))
   }
 
+  test("read committed, a large range of ndjson is read by several tasks, each from the states a first pass finds " +
+    "(batch, a batch ending inside transactions, stream)") {
+    val journal = "source/split-committed/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    // Transactions of four producers across every piece, with duplicates of messages before a
+    // piece, rollbacks of transactions opened before one, and producer 0's transaction open from
+    // the first piece to the end, whose ACK comes after a batch that ends before it.
+    try {
+      w.continue(0)
+      for (i <- 0 until 90) {
+        val p = 1 + i % 3
+        w.continue(p).continue(0)
+        i % 9 match {
+          case 0 => w.ack(p)
+          case 3 => w.rollback(p, i)
+          case 5 => w.dup(p, i).commit(p)
+          case 7 => w.dup(0, i).ack(p)
+          case _ =>
+        }
+      }
+      (1 to 3).foreach(w.ack)
+      w.sync()
+      w.continue(0).ack(0).sync()
+    } finally w.close()
+    val all = Judge.read(cluster.broker, journal, committed = false)
+    val bytes = all.last.end
+    val gazette = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+    val split = Map("broker" -> cluster.broker, "journals" -> journal, "bytesPerPartition" -> (bytes / 8).toString,
+      "minPartitions" -> "4")
+    val df = spark.read.format("gazette").options(split).load()
+    assert(df.rdd.getNumPartitions == 4)
+    assertSame(keys(df), Map(journal -> gazette))
+    // Ending before producer 0's ACK: the piece that reads the last messages reads on for it, and
+    // emits what of its transaction (opened in the first piece) ends in the batch, as one task does.
+    val end = all(all.size - 2).begin
+    def upTo(options: Map[String, String]) = keys(spark.read.format("gazette").options(options)
+        .option("endingOffsets", s"""{"$journal": $end}""").load()).sortBy(_._2)
+    val whole = upTo(split ++ Map("bytesPerPartition" -> (bytes * 2).toString, "minPartitions" -> "1"))
+    assert(whole.exists(r => r._2 == all.head.begin), "the open transaction's first message is emitted")
+    assert(upTo(split) == whole)
+    val rows = new ConcurrentHashMap[Long, Seq[Key]]()
+    runStream(
+      split ++ Map("startingOffsets" -> "earliest", "maxBytesPerTrigger" -> (bytes / 2 + 1).toString,
+        "bytesPerPartition" -> (bytes / 10).toString),
+      Files.createTempDirectory("split-committed").toString,
+      into = rows
+    )
+    assertSame(rows.values.asScala.flatten.toSeq, Map(journal -> gazette))
+  }
+
   test("a batch over explicit offsets is deterministic, and a message that ends past its end is left out") {
     val journal = "source/explicit/part-000"
     Journals.create(client, Journals.spec(journal))

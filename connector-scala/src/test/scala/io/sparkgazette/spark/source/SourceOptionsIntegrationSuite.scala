@@ -8,6 +8,7 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.CompressionCodec
+import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.testing.MessageKey
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
@@ -78,6 +79,30 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       Files.createTempDirectory("gazette-ckpt").toString
     )
     assert(streamed == expected)
+  }
+
+  test("read committed in pieces, a malformed line before the last piece fails the batch, or is skipped as one " +
+    "task skips it") {
+    val journal = "options/malformed-split/part-000"
+    Journals.create(client, Journals.spec(journal))
+    // Not JSON, yet an ACK's UUID lies where the source looks for one: the first pass, which checks
+    // no line's JSON where a malformed line fails the read, takes it for an ACK.
+    val ackLike =
+      s"""{"_meta":{"uuid":"${Uuid.build(ProducerId(0x010000000001L), 1L << 60, Flags.AckTxn)}"},"x":tru}\n"""
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      (0 until 10).foreach(i => w.continue(i % 2).commit(2))
+      w.raw(ackLike.getBytes(UTF_8))
+      (0 until 50).foreach(i => w.continue(i % 2).commit(2))
+      w.ack(0).ack(1).sync()
+    } finally w.close()
+    val split = Seq("bytesPerPartition" -> "1024", "minPartitions" -> "2")
+    assert(batch(journal, split: _*).rdd.getNumPartitions == 2)
+    val e = intercept[Exception](batch(journal, split: _*).collect())
+    assert(e.getMessage.contains(s"journal $journal at offset") && e.getMessage.contains("failOnMalformed"),
+      e.getMessage)
+    val df = batch(journal, split :+ ("failOnMalformed" -> "false"): _*).select("journal", "begin", "end", "uuid")
+    assert(collectKeys(df) == judged(journal, skipMalformed = true))
   }
 
   test("fragmentRoot: persisted fragments are read from the store's files, not through the broker") {

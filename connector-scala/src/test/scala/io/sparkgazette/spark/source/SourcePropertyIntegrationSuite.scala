@@ -83,6 +83,25 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     assert(seen.split > 0, "no batch split a range")
   }
 
+  // Read committed, a large range of ndjson is split into pieces too, each sequenced from the states a
+  // first pass finds at its start: schedules of mostly ndjson journals, with small pieces.
+  test("random schedules read committed, ranges split into small pieces: every committed message of a batch read " +
+    "in full exactly once, as Gazette reads them") {
+    val groups = math.max(1, schedules / 5 / perQuery)
+    val seen = new Cases
+    for (g <- 0 until groups) {
+      val seed = baseSeed + 200000 + g
+      replayable(seed, s"make test-source-properties SEED=${seed - 200000} SCHEDULES=$perQuery")(
+        new Group(seed, perQuery, seen, splitting = true).run())
+    }
+    info(s"${groups * perQuery} schedules in $groups queries: $seen")
+    assert(seen.judged > groups * perQuery, s"only ${seen.judged} messages judged over ${groups * perQuery} schedules")
+    assert(seen.split > 0, "no batch split a range")
+    assert(seen.metric(SourceMetrics.TransactionsAcrossPieces) > 0, s"no transaction open where a piece began ($seen)")
+    assert(seen.metric(SourceMetrics.DuplicatesDropped) > 0 && seen.metric(SourceMetrics.RolledBackMessages) > 0,
+      seen.toString)
+  }
+
   // Any failure of a group, a query that dies included, names its seed.
   private def replayable(seed: Long, how: String)(body: => Unit): Unit =
     try body
@@ -91,12 +110,13 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         fail(s"[seed $seed: run this group alone with $how] ${e.getMessage}", e)
     }
 
-  private final class Group(seed: Long, n: Int, seen: Cases, committed: Boolean = true) {
+  private final class Group(seed: Long, n: Int, seen: Cases, committed: Boolean = true, splitting: Boolean = false) {
     private val rnd = new Random(seed)
     private val prefix = s"prop/$seed"
     private val app = s"prop-$seed"
     private val framings =
-      if (committed) Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
+      if (splitting) Seq(Framing.JsonLines, Framing.JsonLines, Framing.JsonLines, Framing.Csv)
+      else if (committed) Seq(Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
       else Seq(Framing.JsonLines, Framing.JsonLines, Framing.JsonLines, Framing.Csv, Framing.ProtobufFixed)
     private val journals = (0 until n).map(i => s"$prefix/j$i" -> framings(rnd.nextInt(framings.size)))
     private val framing = journals.toMap
@@ -109,10 +129,16 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     private val malformed = rnd.nextInt(3) == 0
     private val ckpt = Files.createTempDirectory("gazette-prop").toString
     private val packing =
-      if (!committed) Map("bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
+      // Read committed, ranges are split until there are minPartitions tasks, into pieces of at
+      // least bytesPerPartition.
+      if (splitting) Map("bytesPerPartition" -> Seq("60", "120", "250")(rnd.nextInt(3)),
+        "minPartitions" -> (n + 1 + rnd.nextInt(8)).toString)
+      else if (!committed) Map("bytesPerPartition" -> Seq("60", "250", "1000")(rnd.nextInt(3)),
         "minPartitions" -> (1 + rnd.nextInt(6)).toString)
       else if (rnd.nextBoolean())
-        Map("bytesPerPartition" -> Seq("60", "1000", "100000")(rnd.nextInt(3)),
+        // Small enough for an ndjson journal's range to be split into pieces, each sequenced from
+        // the states a first pass finds at its start (PieceStates), or for several ranges a task.
+        Map("bytesPerPartition" -> Seq("120", "1000", "100000")(rnd.nextInt(3)),
           "minPartitions" -> (1 + rnd.nextInt(6)).toString)
       else Map.empty[String, String]
     private val options = Map(
@@ -392,10 +418,15 @@ object SourcePropertyIntegrationSuite {
       SourceMetrics.MalformedSkipped
     ).map(m => m -> metrics(m))
 
-    override def toString: String = (Seq("messages judged" -> judged, "batches splitting ranges" -> split) ++ all).map {
-      case (k, v) =>
-        s"$k $v"
-    }.mkString(", ")
+    /** A count of the run's task metrics. */
+    def metric(name: String): Long = synchronized(metrics(name))
+
+    override def toString: String =
+      (Seq("messages judged" -> judged, "batches splitting ranges" -> split) ++ all ++
+        Seq(SourceMetrics.TransactionsAcrossPieces -> metrics(SourceMetrics.TransactionsAcrossPieces))).map {
+        case (k, v) =>
+          s"$k $v"
+      }.mkString(", ")
   }
 
   /** Gazette's committed records (ACKs included, each last in its sequence) with the end offset
