@@ -19,6 +19,7 @@ def test_every_benchmark_runs_and_reports():
         "source-csv",
         "source-protobuf",
         "source-split-committed",
+        "backfill",
         "client",
         "journals",
         "latency",
