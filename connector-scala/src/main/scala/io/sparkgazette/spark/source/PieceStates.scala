@@ -25,6 +25,12 @@ private[spark] object PieceStates {
   /** Above this many producers and moves in a piece's transfer, its range is read by one task. */
   val MaxTransferSize: Long = 1L << 18
 
+  /** The producers and moves all parts of one plan may bring back to the driver (a few dozen
+    * bytes each): a part's share of it bounds its transfer, so that the pass's results stay far
+    * below `spark.driver.maxResultSize` (1 GiB by default) however many parts it has.
+    */
+  val MaxPlanTransferSize: Long = 1L << 22
+
   /** The pass cuts a piece into parts of at least this many bytes to use every core. */
   val MinPartBytes: Long = 1L << 20
 
@@ -32,7 +38,8 @@ private[spark] object PieceStates {
     * at `resume` for the range's first part (where the state at its start says reading resumes),
     * else at the first line start at or after `from`.
     */
-  final case class Part(range: JournalRange, from: Long, until: Long, resume: Option[Long])
+  final case class Part(range: JournalRange, from: Long, until: Long, resume: Option[Long],
+      maxTransferSize: Long = MaxTransferSize)
 
   /** A part's transfer (None: larger than [[MaxTransferSize]]) and the bytes the pass read. */
   final case class Result(transfer: Option[StateTransfer], bytes: Long)
@@ -59,7 +66,11 @@ private[spark] object PieceStates {
     if (split.isEmpty) return Planned(ranges)
     val nonLast = split.map(_.size - 1).sum
     val perPiece = math.max(1, (parallelism + nonLast - 1) / nonLast)
-    val parts = split.map(pieces => pieces -> partsOf(pieces, resume(pieces.head), perPiece))
+    val cut = split.map(pieces => pieces -> partsOf(pieces, resume(pieces.head), perPiece))
+    val share = math.min(MaxTransferSize, MaxPlanTransferSize / math.max(1, cut.map(_._2.size).sum))
+    val parts = cut.map { case (pieces, ps) =>
+      pieces -> ps.map { case (i, p) => i -> p.copy(maxTransferSize = share) }
+    }
     val results = firstPass(parts.flatMap(_._2.map(_._2))).iterator
     var prescanned = 0L
     val tooLarge = mutable.Buffer[String]()
@@ -131,13 +142,38 @@ private[spark] object PieceStates {
   }
 
   /** Runs the pass over `parts` as a Spark job, a task per part. */
-  def runJob(parts: Seq[Part], config: ReaderConfig, description: String): Seq[Result] = {
+  def runJob(parts: Seq[Part], config: ReaderConfig, description: String): Seq[Result] =
+    runJob(parts, description, (p: Part) => pass(p, config))
+
+  /** Runs `pass` over `parts` as a Spark job, a task per part. Parts and results travel as Java
+    * serialization's bytes: `spark.serializer` (Kryo on many clusters) would rebuild a
+    * transfer's map as another class, which the JVM then calls as if it were not.
+    */
+  def runJob(parts: Seq[Part], description: String, pass: Part => Result): Seq[Result] = {
     val sc = SparkSession.active.sparkContext
     val previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(description)
-    try sc.runJob(sc.parallelize(parts, parts.size), (it: Iterator[Part]) => it.map(pass(_, config)).toVector)
-        .toSeq.flatten
+    try sc.runJob(
+        sc.parallelize(parts.map(JavaBytes.of), parts.size),
+        (it: Iterator[Array[Byte]]) => it.map(b => JavaBytes.of(pass(JavaBytes.read[Part](b)))).toVector
+      ).toSeq.flatten.map(JavaBytes.read[Result])
     finally sc.setJobDescription(previous)
+  }
+
+  private object JavaBytes {
+    def of(o: AnyRef): Array[Byte] = {
+      val bytes = new java.io.ByteArrayOutputStream()
+      val out = new java.io.ObjectOutputStream(bytes)
+      out.writeObject(o)
+      out.close()
+      bytes.toByteArray
+    }
+
+    def read[T](b: Array[Byte]): T = {
+      val in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(b))
+      try in.readObject().asInstanceOf[T]
+      finally in.close()
+    }
   }
 
   /** The pass over one part, in an executor. */
@@ -149,7 +185,7 @@ private[spark] object PieceStates {
     }
     try {
       val reader = new JournalRangeReader(r, config, start, firstPass = true)
-      val transfer = reader.transfer(MaxTransferSize)
+      val transfer = reader.transfer(part.maxTransferSize)
       Result(transfer, reader.metricArray(SourceMetrics.Names.indexOf(SourceMetrics.BytesRead)))
     } catch {
       case e: BrokerUnavailableException => throw GazetteErrors.brokerUnavailable(e)
