@@ -19,7 +19,6 @@ fastest counts); nothing is asserted about speed.
 
 import argparse
 import io
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_source import cpu_seconds, write  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import NDJSON, journal_specs  # noqa: E402
-from timing import timed  # noqa: E402
+from timing import profiled, timed  # noqa: E402
 
 FRAGMENT = 16 << 20
 
@@ -109,24 +108,6 @@ def main() -> None:
             )
             return tuple(df.agg(F.count("*"), F.sum(F.length("value"))).collect()[0])
 
-        def profiled(name, fn):
-            if not args.jfr:
-                return fn
-            os.makedirs(args.jfr, exist_ok=True)
-
-            def run():
-                recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
-                recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
-                recording.start()
-                try:
-                    return fn()
-                finally:
-                    recording.stop()
-                    recording.dump(jvm.java.io.File(os.path.join(args.jfr, f"{name}.jfr")).toPath())
-                    recording.close()
-
-            return run
-
         small = [n for n in names if n != "large"]
         readers = {
             "store": (lambda: backfill(small), total_bytes),
@@ -145,7 +126,7 @@ def main() -> None:
             results = {}
             for name, (fn, size) in readers.items():
                 before = cpu_seconds(broker_pid)
-                took, out = timed(profiled(name, fn), runs=args.runs)
+                took, out = timed(profiled(jvm, args.jfr, name, fn), runs=args.runs)
                 broker_cpu = (cpu_seconds(broker_pid) - before) / args.runs
                 results[name] = (took, out, size, broker_cpu)
         finally:

@@ -49,7 +49,7 @@ import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
 from specs import NDJSON, journal_specs  # noqa: E402
-from timing import timed  # noqa: E402
+from timing import profiled, timed  # noqa: E402
 
 SIZES = (100, 1024, 65536)
 ROWS = (
@@ -278,25 +278,6 @@ def main() -> None:
             )
             return (df.option("fragmentRoot", cluster.fragment_root) if args.store else df).load()
 
-        def profiled(name, fn):
-            if not args.jfr:
-                return fn
-            os.makedirs(args.jfr, exist_ok=True)
-
-            def run():
-                recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
-                # The profile's 10 ms period leaves a few seconds' read with too few samples.
-                recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
-                recording.start()
-                try:
-                    return fn()
-                finally:
-                    recording.stop()
-                    recording.dump(jvm.java.io.File(os.path.join(args.jfr, f"{name}.jfr")).toPath())
-                    recording.close()
-
-            return run
-
         readers = {
             "go-raw": lambda: go("--raw")[0],
             "go-uncommitted": lambda: go("--uncommitted", "--acks", "--count")[0],
@@ -337,7 +318,7 @@ def main() -> None:
                 # CPU seconds of the broker and of the reader (the Go judge, or Spark's JVM: task,
                 # gRPC and GC threads), per run: what each byte costs, whatever the machine's load.
                 before = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
-                results[name] = timed(profiled(name, readers[name]), runs=args.runs)
+                results[name] = timed(profiled(jvm, args.jfr, name, readers[name]), runs=args.runs)
                 after = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
                 reader = 1 if name.startswith("go-") else 2
                 cpu[name] = ((after[0] - before[0]) / args.runs, (after[reader] - before[reader]) / args.runs)
