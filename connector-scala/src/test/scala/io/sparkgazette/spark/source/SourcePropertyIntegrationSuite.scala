@@ -68,18 +68,25 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     }
   }
 
+  /** Runs 1/`share` of the schedules in queries of `perQuery`, each seeded past `seeds`, and
+    * requires more messages judged than schedules run; what the queries met, for the caller's checks.
+    */
+  private def groups(share: Int, seeds: Long)(group: (Long, Cases) => Group): Cases = {
+    val n = math.max(1, schedules / share / perQuery)
+    val seen = new Cases
+    for (g <- 0 until n) {
+      val seed = baseSeed + seeds + g
+      replayable(seed, s"make test-source-properties SEED=${seed - seeds} SCHEDULES=$perQuery")(group(seed, seen).run())
+    }
+    info(s"${n * perQuery} schedules in $n queries: $seen")
+    assert(seen.judged > n * perQuery, s"only ${seen.judged} messages judged over ${n * perQuery} schedules")
+    seen
+  }
+
   // Read uncommitted, a large range of ndjson is split into pieces read by separate tasks.
   test(
     "random schedules read uncommitted, ranges split into small pieces: every message of a batch read in full exactly once") {
-    val groups = math.max(1, schedules / 8 / perQuery)
-    val seen = new Cases
-    for (g <- 0 until groups) {
-      val seed = baseSeed + 100000 + g
-      replayable(seed, s"make test-source-properties SEED=${seed - 100000} SCHEDULES=$perQuery")(
-        new Group(seed, perQuery, seen, committed = false).run())
-    }
-    info(s"${groups * perQuery} schedules in $groups queries: $seen")
-    assert(seen.judged > groups * perQuery, s"only ${seen.judged} messages judged over ${groups * perQuery} schedules")
+    val seen = groups(share = 8, seeds = 100000)((seed, seen) => new Group(seed, perQuery, seen, committed = false))
     assert(seen.split > 0, "no batch split a range")
   }
 
@@ -87,15 +94,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
   // first pass finds at its start: schedules of mostly ndjson journals, with small pieces.
   test("random schedules read committed, ranges split into small pieces: every committed message of a batch read " +
     "in full exactly once, as Gazette reads them") {
-    val groups = math.max(1, schedules / 5 / perQuery)
-    val seen = new Cases
-    for (g <- 0 until groups) {
-      val seed = baseSeed + 200000 + g
-      replayable(seed, s"make test-source-properties SEED=${seed - 200000} SCHEDULES=$perQuery")(
-        new Group(seed, perQuery, seen, splitting = true).run())
-    }
-    info(s"${groups * perQuery} schedules in $groups queries: $seen")
-    assert(seen.judged > groups * perQuery, s"only ${seen.judged} messages judged over ${groups * perQuery} schedules")
+    val seen = groups(share = 5, seeds = 200000)((seed, seen) => new Group(seed, perQuery, seen, splitting = true))
     assert(seen.split > 0, "no batch split a range")
     assert(seen.metric(SourceMetrics.TransactionsAcrossPieces) > 0, s"no transaction open where a piece began ($seen)")
     assert(seen.metric(SourceMetrics.DuplicatesDropped) > 0 && seen.metric(SourceMetrics.RolledBackMessages) > 0,
