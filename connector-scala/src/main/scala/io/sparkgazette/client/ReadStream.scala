@@ -7,13 +7,15 @@ import com.google.protobuf.UnsafeByteOperations
 import io.grpc.{CallOptions, Channel, ClientCall, KnownLength, Metadata, MethodDescriptor, Status}
 import io.sparkgazette.client.protocol.{JournalGrpc, ReadRequest, ReadResponse}
 
-/** The responses of one Read RPC, `ahead` of them asked for before the reader takes them.
+/** The responses of one Read RPC, up to `ahead` of them asked for before the reader takes them.
   *
   * A blocking stub asks for one response at a time: each is then framed and parsed only once
   * the reader wants it, a round trip between the reader's thread and the transport's per
   * response, and the read runs at the speed of those hand-offs. Here gRPC's threads parse the
-  * next responses while the reader works on the current one; `ahead` bounds the memory (a
-  * response carries at most one broker chunk, 128 KiB at most).
+  * next responses while the reader works on the current one. More are asked for a quarter of
+  * `ahead` at a time, not one per response taken: each request wakes one of gRPC's threads,
+  * and a broker's response carries at most 32 KiB, so one per response would be tens of
+  * thousands of wake-ups per GiB. `ahead` bounds the memory a Read holds.
   *
   * Fails as the blocking stub does: with the call's status as a `StatusRuntimeException`.
   */
@@ -24,6 +26,9 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
   private val received = new LinkedBlockingQueue[AnyRef]()
   private val call: ClientCall[ReadRequest, ReadResponse] = channel.newCall(Method, CallOptions.DEFAULT)
   private var next_ : AnyRef = _
+  private val refill = math.max(1, ahead / 4)
+  // Responses taken since more were last asked for.
+  private var taken = 0
 
   call.start(
     new ClientCall.Listener[ReadResponse] {
@@ -49,7 +54,8 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
     if (!hasNext) throw new NoSuchElementException("the Read has ended")
     val r = next_.asInstanceOf[ReadResponse]
     next_ = null
-    call.request(1)
+    taken += 1
+    if (taken == refill) { call.request(taken); taken = 0 }
     r
   }
 
@@ -86,6 +92,8 @@ private[client] object ReadStream {
     }
   }
 
-  /** Responses asked for ahead of the reader. */
-  val Ahead = 8
+  /** Responses asked for ahead of the reader: with a broker's 32 KiB per response, about 2 MiB,
+    * which keeps the reader fed while it frames what it has.
+    */
+  val Ahead = 64
 }
