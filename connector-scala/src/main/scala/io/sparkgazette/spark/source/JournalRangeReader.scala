@@ -75,14 +75,17 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   // A piece of a split range reads its messages up to the first that begins at `until`.
   private val until = range.piece.fold(Long.MaxValue)(_.until)
   private var lineStart: LineStart = _
+  // A piece needs the bytes past its end only up to the message that begins there: Reads that ran on to
+  // the range's end would have the broker stream up to a flow-control window more, for every piece.
+  private val readUntil = if (until < range.end) until + JournalRangeReader.PastPieceEnd else Long.MaxValue
   private lazy val messages: MessageIterator = from match {
     case RangeStart.LineAt(at) =>
-      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true).map(toBytes))
+      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true, readUntil).map(toBytes))
       iterator(lineStart)
     case RangeStart.Within(_, _, at) =>
-      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true).map(toBytes))
+      lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true, readUntil).map(toBytes))
       iterator(lineStart)
-    case _ => open(position, range.end, replay = false, advances = true)
+    case _ => iterator(chunks(position, range.end, replay = false, advances = true, readUntil).map(toBytes))
   }
   // Whether the messages ran out before `until`: this reader holds the range's last message.
   private var readToEnd = false
@@ -246,10 +249,16 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     * again until the bytes arrive or the client's retry timeout, plus the journal's refresh
     * interval, passes. A jump over bytes that retention removed is a data-loss decision, taken at
     * once.
+    *
+    * The first Read ends at `readUntil`; each after it reaches twice as far again, up to `until`,
+    * as long as the caller takes more.
     */
-  private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean): Iterator[Chunk] =
+  private def chunks(from: Long, until: Long, replay: Boolean, advances: Boolean,
+      readUntil: Long = Long.MaxValue): Iterator[Chunk] =
     new Iterator[Chunk] {
       private var expected = from
+      private var bound = math.min(until, readUntil)
+      private var reach = JournalRangeReader.PastPieceEnd
       private var reader = read(from)
       private var backoff = new Backoff(config.client.retryTimeout)
       // A broker that has just taken the journal over serves the bytes once its next append or
@@ -258,14 +267,17 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       private var extended = false
 
       private def read(offset: Long): JournalReader = {
-        val r = client.read(journal, offset, until)
+        val r = client.read(journal, offset, bound)
         readers += r
         r
       }
 
       override def hasNext: Boolean = {
         while (!reader.hasNext && expected < until) {
-          if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
+          if (expected >= bound) {
+            reach = math.min(reach * 2, 1L << 30)
+            bound = math.min(until, expected + reach)
+          } else if (reader.offset > expected) skip(expected, math.min(reader.offset, until))
           else if (backoff.pause())
             log.info(s"journal $journal: read ended at $expected, short of what the batch needs; reading again")
           else holeEnd(expected) match {
@@ -394,4 +406,8 @@ private[spark] object JournalRangeReader {
 
   // What a held message costs beyond its bytes: the envelope, its UUID and the array header.
   private val EnvelopeOverhead = 128
+
+  // How far past its end a piece of a split range reads at first: the message that crosses the end
+  // and the one after it, which tells the piece it is done.
+  private val PastPieceEnd = 64L << 10
 }

@@ -146,6 +146,38 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(keys(batch(journal, "fragmentRoot" -> cluster.fragmentRoot)) == expected)
   }
 
+  test("a journal read in pieces costs its broker each piece's bytes, not what streams on past a piece's end") {
+    val journal = "options/pieces-cost/part-000"
+    Journals.create(client, Journals.spec(journal, codec = CompressionCodec.NONE))
+    val line = (i: Int) => s"""{"i":$i,"pad":"${"x" * 1000}"}""" + "\n"
+    (0 until 4).foreach(a =>
+      client.append(
+        journal, com.google.protobuf.ByteString.copyFromUtf8((0 until 4096).map(i => line(a * 4096 + i)).mkString)))
+    val size = client.writeHead(journal)
+    // What a broker sends for the Reads it serves: each response holds at most 32 KiB of content.
+    def responsesSent(): Long = {
+      val metrics = scala.io.Source.fromURL(s"${cluster.broker}/debug/metrics").mkString
+      "(?m)^grpc_server_msg_sent_total\\{grpc_method=\"Read\"[^}]*\\} (\\S+)$".r.findFirstMatchIn(metrics)
+        .map(_.group(1).toDouble.toLong).getOrElse(0L)
+    }
+    val once = size / (32 * 1024) + 1
+    for ((what, options, passes) <- Seq(
+        ("uncommitted", Seq("readCommitted" -> "false", "bytesPerPartition" -> (2L << 20).toString), 1),
+        ("committed", Seq("minPartitions" -> "8", "bytesPerPartition" -> (1L << 20).toString), 2)
+      )) {
+      val df = batch(journal, options: _*)
+      val pieces = df.rdd.getNumPartitions
+      assert(pieces >= 6, s"$what: $pieces pieces")
+      val before = responsesSent()
+      assert(df.selectExpr("sum(length(value))").collect().head.getLong(0) == size - 16384, what)
+      val sent = responsesSent() - before
+      // Each Read begins with a response of its own, and a piece reads a little past its end for the
+      // message that crosses it: 8 responses a piece cover those.
+      assert(sent <= passes * once + 8 * pieces,
+        s"read $what in $pieces pieces, the broker sent $sent responses where the bytes take $once")
+    }
+  }
+
   test(
     "a stream that begins inside a transaction, at the latest offset or an explicit one, reads as Gazette's reader from there") {
     val journal = "options/inside-transaction/part-000"
