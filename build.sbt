@@ -36,6 +36,9 @@ ThisBuild / scalacOptions ++= Seq(
 )
 
 val grpcVersion = "1.84.0"
+// Native libraries of grpc-netty-shaded are named for its package (io.grpc.netty.shaded.io.netty).
+val GrpcNettyNative = "libio_grpc_netty_shaded_"
+val ShadedPrefix = "io_sparkgazette_shaded_"
 val protobufVersion = "3.25.8"
 
 // Spark's own JVM module flags: spark-submit adds them, forked test JVMs need them too.
@@ -165,6 +168,12 @@ lazy val connector = (project in file("connector-scala"))
       case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
       case x if x.endsWith("module-info.class") => MergeStrategy.discard
       case PathList("META-INF", "io.netty.versions.properties") => MergeStrategy.first
+      // netty loads its epoll transport by a library name that follows netty's package, which moved
+      // under ours: the library moves with it, or gRPC falls back to the JDK's NIO transport.
+      case PathList("META-INF", "native", lib)
+          if lib.startsWith(GrpcNettyNative) && lib.contains("transport_native_epoll") =>
+        CustomMergeStrategy.rename(_ =>
+          s"META-INF/native/lib${ShadedPrefix}io_grpc_netty_shaded_${lib.stripPrefix(GrpcNettyNative)}")
       case x if x.endsWith(".proto") => MergeStrategy.discard
       case "scala-collection-compat.properties" => MergeStrategy.discard
       case x => (assembly / assemblyMergeStrategy).value(x)

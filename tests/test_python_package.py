@@ -244,3 +244,15 @@ def test_the_assembly_holds_only_our_own_classes():
             for line in zipfile.ZipFile(jar_path()).read(s).decode().split()
             if line and not line.startswith("#")
         ), s
+
+
+def test_the_assembly_reads_over_netty_s_native_epoll_transport_on_linux(spark):
+    """netty finds its native transport by a library name that follows its package, which the
+    assembly moves under ours: the library must move with it, or every Read falls back to the
+    JDK's NIO transport."""
+    import platform
+
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("netty's epoll transport is built for Linux on x86_64 and aarch64")
+    epoll = spark.sparkContext._jvm.io.sparkgazette.shaded.io.grpc.netty.shaded.io.netty.channel.epoll.Epoll
+    assert epoll.isAvailable(), str(epoll.unavailabilityCause())
