@@ -178,6 +178,51 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  // Review of 07262ba: a piece's Reads end at `bound` (its end + 64 KiB, then doubling). A hole that
+  // retention made, skipped with failOnDataLoss=false, can move the read past `bound`: the Read that
+  // follows must not be opened with an end before its offset.
+  test("failOnDataLoss=false: a hole across a piece's end, longer than its 64 KiB read past the end, is skipped") {
+    val journal = "options/pieces-hole/part-000"
+    Journals.create(client, Journals.spec(journal, fragmentLength = 256 << 10, codec = CompressionCodec.NONE))
+    val line = (i: Int) => s"""{"i":$i,"pad":"${"x" * 1000}"}""" + "\n"
+    // One append a fragment: 300 lines of about 1 KiB each is past the fragment length.
+    val appends = (0 until 16).map { a =>
+      val is = (a * 300) until ((a + 1) * 300)
+      val f = client.append(journal, com.google.protobuf.ByteString.copyFromUtf8(is.map(line).mkString))
+      (f.begin, f.end, is)
+    }
+    val deadline = System.currentTimeMillis() + 60000
+    def listed = client.listFragments(journal).map(_.getSpec)
+    // The fragments to remove are persisted, and the broker serves them from the store only.
+    val victims = appends.slice(3, 10)
+    def persisted = victims.forall { case (b, e, _) => listed.exists(f => f.begin == b && f.end == e && f.modTime != 0) }
+    while (!persisted) {
+      assert(System.currentTimeMillis() < deadline, s"not persisted: $listed")
+      Thread.sleep(200)
+    }
+    val dir = Paths.get(cluster.fragmentRoot, journal)
+    victims.foreach { case (b, e, _) =>
+      Files.list(dir).iterator().asScala.filter(_.getFileName.toString.startsWith(f"$b%016x-$e%016x"))
+        .foreach(Files.delete(_))
+    }
+    val (holeBegin, holeEnd) = (victims.head._1, victims.last._2)
+    while (listed.exists(f => f.begin < holeEnd && f.end > holeBegin)) {
+      assert(System.currentTimeMillis() < deadline, s"the fragments were not removed: $listed")
+      Thread.sleep(200)
+    }
+    val expected = appends.filterNot(victims.contains).flatMap(_._3)
+    for ((what, options) <- Seq(
+        "uncommitted" -> Seq("readCommitted" -> "false"),
+        "committed" -> Seq("readCommitted" -> "true"))) {
+      val df = batch(journal, options ++ Seq("bytesPerPartition" -> (1L << 20).toString, "minPartitions" -> "6",
+          "failOnDataLoss" -> "false", "retryTimeout" -> "2s"): _*)
+      assert(df.rdd.getNumPartitions >= 3, what)
+      val rows = df.selectExpr("cast(get_json_object(cast(value as string), '$.i') as int)").collect()
+        .map(_.getInt(0)).toSeq.sorted
+      assert(rows == expected, s"$what: ${rows.size} rows, ${expected.size} expected")
+    }
+  }
+
   test(
     "a stream that begins inside a transaction, at the latest offset or an explicit one, reads as Gazette's reader from there") {
     val journal = "options/inside-transaction/part-000"
