@@ -267,6 +267,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       private var extended = false
 
       private def read(offset: Long): JournalReader = {
+        // A hole skipped (failOnDataLoss=false) can leave the read past its bound.
+        if (bound < offset) bound = math.min(until, offset + reach)
         val r = client.read(journal, offset, bound)
         readers += r
         r
