@@ -178,6 +178,40 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  // Review of 07262ba: messages far longer than a piece's first 64 KiB past its end (several doublings
+  // of its Read's bound) cross the pieces' ends, between the messages of transactions that stay open
+  // across pieces; fragments gzip-compressed and persisted, read through the broker and from fragmentRoot.
+  test("pieces whose end lies in a message several times 64 KiB long, inside open transactions, read as Gazette's reader") {
+    val journal = "options/pieces-long/part-000"
+    Journals.create(client, Journals.spec(journal, fragmentLength = 1 << 20, codec = CompressionCodec.GZIP))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      (0 until 24).foreach { i =>
+        val pad = ("abcdefghijklmnopqrstuvwxyz" * 20000).take(150000 + i * 7919)
+        w.continue(0).raw(s"""{"i":$i,"pad":"$pad"}\n""".getBytes(UTF_8)).commit(1)
+        if (i % 5 == 4) w.ack(0)
+      }
+      w.ack(0).sync()
+    } finally w.close()
+    val deadline = System.currentTimeMillis() + 60000
+    while (client.listFragments(journal).map(_.getSpec).count(_.modTime != 0) < 3) {
+      assert(System.currentTimeMillis() < deadline, "fragments were not persisted")
+      Thread.sleep(200)
+    }
+    val committed = judged(journal)
+    val uncommitted = Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid))
+      .sortBy(_._2)
+    for ((what, options, expected) <- Seq(
+        ("uncommitted", Seq("readCommitted" -> "false"), uncommitted),
+        ("committed", Seq("readCommitted" -> "true"), committed),
+        ("committed from fragmentRoot", Seq("readCommitted" -> "true", "fragmentRoot" -> cluster.fragmentRoot), committed)
+      )) {
+      val df = batch(journal, options ++ Seq("bytesPerPartition" -> (1L << 20).toString, "minPartitions" -> "8"): _*)
+      assert(df.rdd.getNumPartitions >= 4, what)
+      assert(keys(df) == expected, what)
+    }
+  }
+
   // Review of 07262ba: a piece's Reads end at `bound` (its end + 64 KiB, then doubling). A hole that
   // retention made, skipped with failOnDataLoss=false, can move the read past `bound`: the Read that
   // follows must not be opened with an end before its offset.
