@@ -178,10 +178,11 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
-  // Review of 07262ba: messages far longer than a piece's first 64 KiB past its end (several doublings
+  // Messages far longer than a piece's first 64 KiB past its end (several doublings
   // of its Read's bound) cross the pieces' ends, between the messages of transactions that stay open
   // across pieces; fragments gzip-compressed and persisted, read through the broker and from fragmentRoot.
-  test("pieces whose end lies in a message several times 64 KiB long, inside open transactions, read as Gazette's reader") {
+  test(
+    "pieces whose end lies in a message several times 64 KiB long, inside open transactions, read as Gazette's reader") {
     val journal = "options/pieces-long/part-000"
     Journals.create(client, Journals.spec(journal, fragmentLength = 1 << 20, codec = CompressionCodec.GZIP))
     val w = Judge.script(cluster.broker, journal)
@@ -199,12 +200,14 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       Thread.sleep(200)
     }
     val committed = judged(journal)
-    val uncommitted = Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid))
-      .sortBy(_._2)
+    val uncommitted =
+      Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid))
+        .sortBy(_._2)
     for ((what, options, expected) <- Seq(
         ("uncommitted", Seq("readCommitted" -> "false"), uncommitted),
         ("committed", Seq("readCommitted" -> "true"), committed),
-        ("committed from fragmentRoot", Seq("readCommitted" -> "true", "fragmentRoot" -> cluster.fragmentRoot), committed)
+        ("committed from fragmentRoot", Seq("readCommitted" -> "true", "fragmentRoot" -> cluster.fragmentRoot),
+          committed)
       )) {
       val df = batch(journal, options ++ Seq("bytesPerPartition" -> (1L << 20).toString, "minPartitions" -> "8"): _*)
       assert(df.rdd.getNumPartitions >= 4, what)
@@ -212,7 +215,7 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
-  // Review of 07262ba: a piece's Reads end at `bound` (its end + 64 KiB, then doubling). A hole that
+  // A piece's Reads end at `bound` (its end + 64 KiB, then doubling). A hole that
   // retention made, skipped with failOnDataLoss=false, can move the read past `bound`: the Read that
   // follows must not be opened with an end before its offset.
   test("failOnDataLoss=false: a hole across a piece's end, longer than its 64 KiB read past the end, is skipped") {
@@ -229,7 +232,9 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     def listed = client.listFragments(journal).map(_.getSpec)
     // The fragments to remove are persisted, and the broker serves them from the store only.
     val victims = appends.slice(3, 10)
-    def persisted = victims.forall { case (b, e, _) => listed.exists(f => f.begin == b && f.end == e && f.modTime != 0) }
+    def persisted = victims.forall { case (b, e, _) =>
+      listed.exists(f => f.begin == b && f.end == e && f.modTime != 0)
+    }
     while (!persisted) {
       assert(System.currentTimeMillis() < deadline, s"not persisted: $listed")
       Thread.sleep(200)
@@ -248,7 +253,8 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     for ((what, options) <- Seq(
         "uncommitted" -> Seq("readCommitted" -> "false"),
         "committed" -> Seq("readCommitted" -> "true"))) {
-      val df = batch(journal, options ++ Seq("bytesPerPartition" -> (1L << 20).toString, "minPartitions" -> "6",
+      val df = batch(journal,
+        options ++ Seq("bytesPerPartition" -> (1L << 20).toString, "minPartitions" -> "6",
           "failOnDataLoss" -> "false", "retryTimeout" -> "2s"): _*)
       assert(df.rdd.getNumPartitions >= 3, what)
       val rows = df.selectExpr("cast(get_json_object(cast(value as string), '$.i') as int)").collect()
