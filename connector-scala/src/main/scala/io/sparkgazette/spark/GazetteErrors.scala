@@ -404,7 +404,7 @@ object GazetteErrors {
     state(
       JournalDeletedDuringWrite,
       s"Journal $journal was deleted while $epoch was written to it: " +
-        "nothing of it was committed, and it runs again when the query restarts",
+        "nothing of it was committed: a stream runs it again when it restarts, a batch job when it is run again",
       "journal" -> journal,
       "epoch" -> epoch
     )

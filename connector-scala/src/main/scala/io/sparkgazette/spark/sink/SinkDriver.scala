@@ -153,7 +153,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       } catch { case NonFatal(e) => logger.warn(s"deleting the staged runs under ${s.runDir(None, id)}: $e") }
 
   private def describe(epoch: Long): String =
-    location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
+    if (streaming) s"epoch $epoch" else location.fold("a batch write")(l => s"batch ${l.key(epoch)}")
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
