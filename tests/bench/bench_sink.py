@@ -160,18 +160,10 @@ def main() -> None:
             spark.stop()
 
         def read_cost(journal: str):
-            def go(mode: str):
-                out = subprocess.run(
-                    [str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", journal, mode, "--count"],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                n, _, fetched = out.stdout.split()
-                return int(n), int(fetched)
-
-            committed, (n, committed_bytes) = timed(lambda: go("--committed"))
-            uncommitted, (_, uncommitted_bytes) = timed(lambda: go("--uncommitted"))
+            committed, (n, committed_bytes) = timed(lambda: judge.read_cost(cluster.broker, journal, committed=True))
+            uncommitted, (_, uncommitted_bytes) = timed(
+                lambda: judge.read_cost(cluster.broker, journal, committed=False)
+            )
             return committed, uncommitted, n, committed_bytes / uncommitted_bytes
 
         costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "batch", "plain", "stream")}
