@@ -9,13 +9,15 @@ import org.apache.hadoop.fs.Path
   * where the write records its intents, then a directory per run of the write's tasks
   * (`writeId`, drawn by the driver), so that two runs of one epoch or batch (a zombie driver, a
   * batch run twice at once) never write the same files. A write without intents has no key:
-  * its runs go straight under `root/<writeId>/`, which two writes sharing a root never clash on.
+  * its runs go under `root/gazette-sink-<writeId>/`, which two writes sharing a root never clash
+  * on, and which deleting leaves nothing of the write behind (a root such as `/tmp` is shared
+  * with other users, who could not write under a directory of ours there).
   */
 private[spark] final case class StagingLocation(root: String) {
   def dir(key: String): Path = new Path(root, key)
 
   /** The directory of one run of the write's tasks. */
-  def runDir(key: Option[String], writeId: String): Path = dir(key.fold(writeId)(k => s"$k/$writeId"))
+  def runDir(key: Option[String], writeId: String): Path = dir(key.fold(s"gazette-sink-$writeId")(k => s"$k/$writeId"))
 
   /** The files of one task attempt's run in the `index`th journal of the write's targets, less
     * their `.<part>.run` suffix.

@@ -45,7 +45,7 @@ private[spark] object WriteStaging {
   /** Spark's first local directory, where it keeps shuffle files: on one host, every executor's too. */
   private def localDir(spark: SparkConf): String = {
     val dirs = sys.env.getOrElse("SPARK_LOCAL_DIRS", spark.get("spark.local.dir", System.getProperty("java.io.tmpdir")))
-    new java.io.File(dirs.split(",").head.trim, "gazette-sink-staging").toURI.toString
+    new Path("file", null, new java.io.File(dirs.split(",").head.trim).getAbsolutePath).toString
   }
 
   /** The default file system's home directory, unless that file system is this host's own disk. */

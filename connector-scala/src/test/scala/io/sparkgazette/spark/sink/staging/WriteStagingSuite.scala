@@ -28,8 +28,8 @@ class WriteStagingSuite extends AnyFunSuite {
     assert(root(options("checkpointLocation" -> "/ckpt"), master = "spark://m:7077") ==
       Some("/ckpt/gazette-sink/staging/writes"))
     assume(!sys.env.contains("SPARK_LOCAL_DIRS"), "SPARK_LOCAL_DIRS overrides spark.local.dir")
-    assert(root(options()) == Some("file:/spark-local/gazette-sink-staging"))
-    assert(root(options(), master = "local-cluster[2,1,1024]") == Some("file:/spark-local/gazette-sink-staging"))
+    assert(root(options()) == Some("file:/spark-local"))
+    assert(root(options(), master = "local-cluster[2,1,1024]") == Some("file:/spark-local"))
   }
 
   test("on a cluster, a plain write stages on the default file system when the hosts share it, else nowhere") {
@@ -40,6 +40,12 @@ class WriteStagingSuite extends AnyFunSuite {
     shared.set("fs.gztest.impl.disable.cache", "true")
     val home = root(options(), master = "yarn", conf = shared)
     assert(home.exists(h => h.startsWith("gztest:/") && h.endsWith("/.gazette-sink-staging")), home)
+  }
+
+  test("a write without intents stages in a directory of its own, which deleting leaves nothing of it behind") {
+    assert(StagingLocation("file:/tmp/").runDir(None, "w1").toString == "file:/tmp/gazette-sink-w1")
+    assert(StagingLocation("/ckpt/gazette-sink/staging/batches").runDir(Some("day-1"), "w1").toString ==
+      "/ckpt/gazette-sink/staging/batches/day-1/w1")
   }
 
   test("writes that never stage: at least once, or readerRingSize=0") {
