@@ -18,10 +18,12 @@ import org.slf4j.LoggerFactory
   * `stagingLocation`, else the checkpoint when one is given, else, where Spark runs on one host
   * (a `local` master), Spark's local directory, else the Hadoop default file system when it is
   * shared (HDFS, an object store). A cluster with none of these stages nothing: its large writes
-  * stay open transactions that readers replay, and a warning names the option that fixes it.
+  * stay open transactions that readers replay, and a warning (once per driver: a job writing
+  * every few seconds would repeat it) names the option that fixes it.
   */
 private[spark] object WriteStaging {
   private val log = LoggerFactory.getLogger(getClass)
+  private val warned = new java.util.concurrent.atomic.AtomicBoolean(false)
 
   /** `master` and `spark` are the session's, `conf` its Hadoop configuration. */
   def of(options: SinkOptions, intentLog: Option[IntentLogLocation], master: String, spark: SparkConf,
@@ -34,8 +36,8 @@ private[spark] object WriteStaging {
           .orElse(options.checkpointLocation.map(c => new Path(c, "gazette-sink/staging/writes").toString))
           .orElse(Option.when(master.startsWith("local"))(localDir(spark)))
           .orElse(sharedDefault(conf))
-        if (root.isEmpty) log.warn(
-          s"this batch write stages no runs: no ${GazetteOptions.StagingLocation} is set and the cluster's default " +
+        if (root.isEmpty && warned.compareAndSet(false, true)) log.warn(
+          s"batch writes without batchId stage no runs here: no ${GazetteOptions.StagingLocation} is set and the cluster's default " +
             s"file system is local to each host, so a large write is one open transaction that read-committed readers " +
             s"replay. Set ${GazetteOptions.StagingLocation} (or spark.datasource.gazette." +
             s"${GazetteOptions.StagingLocation}) to a directory every host sees to keep their reads cheap")
