@@ -408,13 +408,16 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(ids.sorted == (0L until 200L), s"${ids.size} rows, ${ids.size - ids.distinct.size} repeated")
   }
 
-  test("batch writes that share a checkpointLocation each write their own rows") {
+  test("batch writes that share a checkpointLocation each write their own rows, staged there and deleted") {
     val journal = "sink/out/batch-reuse/part-000"
     Journals.create(client, Journals.spec(journal))
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
     batchWrite(journal, 0, checkpoint)
-    batchWrite(journal, 10, checkpoint)
+    batchWrite(journal, 10, checkpoint, Map("readerRingSize" -> "4"))
     assert(committedNumbers(journal).sorted == (0L until 20L))
+    assert(stagedMessages(s"name=$journal").size == 10, "the second write staged nothing")
+    val staging = java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "writes")
+    assert(Files.list(staging).count() == 0, s"left behind: ${stagedFiles(staging)}")
   }
 
   test("a batch job run again with its batchId writes nothing twice, also after a driver failure") {
