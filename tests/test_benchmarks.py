@@ -26,4 +26,9 @@ def test_every_benchmark_runs_and_reports():
         "decode",
         "sink",
     }, table
-    assert re.search(r"^sink +ratio +spark-batch/go-publisher +[0-9.]+", table, re.M), table
+    for measure in (
+        r"ratio +spark-batch/go-publisher",
+        r"ratio +spark-plain/go-publisher",
+        r"result +read-committed cost of plain output",
+    ):
+        assert re.search(rf"^sink +{measure} +[0-9.]+", table, re.M), table

@@ -3,6 +3,7 @@ by Gazette's own ReadCommittedIter on the output journals."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -121,6 +122,26 @@ def test_batch_writes_exactly_once_and_at_least_once(cluster, spark):
     flags = [r["flags"] for r in got]
     assert flags.count(1) == 50 and flags.count(0) == 50  # transactional, then OUTSIDE_TXN
     assert all(re.fullmatch(r"[0-9a-f-]{36}", r["uuid"]) for r in got)
+
+
+def test_a_plain_batch_write_larger_than_readers_rings_costs_them_no_more_read_committed(
+    cluster, spark, staging_location=None
+):
+    from spark_gazette import write
+
+    # No batch id, no checkpoint: its large runs are staged under `staging_location`, or by
+    # default in Spark's local directory (local mode: one host).
+    cluster.apply(specs("pysink/out/plain-large/", 1))
+    journal, rows = "pysink/out/plain-large/part-0", 20_000
+    df = spark.range(0, rows, 1, 16).selectExpr("to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
+    write(df, broker=cluster.broker, journal=journal, staging_location=staging_location)
+    if staging_location:
+        assert not list(Path(staging_location).glob("*")), "the write left staged runs behind"
+    assert sorted(json.loads(r["payload"])["n"] for r in judge.each(cluster.broker, journal)) == list(range(rows))
+    committed, committed_bytes = judge.read_cost(cluster.broker, journal, committed=True)
+    _, uncommitted_bytes = judge.read_cost(cluster.broker, journal, committed=False)
+    assert committed == rows
+    assert committed_bytes <= 1.5 * uncommitted_bytes, f"{committed_bytes / uncommitted_bytes:.2f}x read committed"
 
 
 def test_batch_write_with_a_batch_id_writes_nothing_twice(cluster, spark, tmp_path):

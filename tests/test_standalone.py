@@ -83,5 +83,13 @@ def test_sink_is_exactly_once_across_a_task_failure(cluster, spark, tmp_path):
     )
 
 
+def test_a_plain_batch_write_stages_its_large_runs_where_every_executor_sees_them(cluster, spark, tmp_path):
+    # A standalone cluster's default file system is each host's own disk: a plain write stages
+    # only under a stagingLocation every host sees (here, a path of the one machine).
+    test_sink.test_a_plain_batch_write_larger_than_readers_rings_costs_them_no_more_read_committed(
+        cluster, spark, staging_location=str(tmp_path / "staging")
+    )
+
+
 def test_protobuf_engines_agree_on_executors(cluster, spark, published):  # noqa: F811
     test_protobuf.test_the_jvm_and_python_engines_give_the_same_schema_and_rows(cluster, spark, published)

@@ -70,6 +70,7 @@ SINK = {
     "flush_bytes": "flushBytes",
     "batch_id": "batchId",
     "reader_ring_size": "readerRingSize",
+    "staging_location": "stagingLocation",
     **CONNECTION,
 }
 

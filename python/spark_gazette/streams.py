@@ -177,15 +177,17 @@ def write(
     auth_token: str | None = None,
     batch_id: str | None = None,
     reader_ring_size: int | None = None,
+    staging_location: str | None = None,
 ) -> None:
     """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
-    commits, one ACK per journal, appended journal by journal (with `batch_id`, tasks' large runs
-    are staged and appended after the ACKs, one append each).
+    commits, one ACK per journal, appended journal by journal; tasks' large runs are staged and
+    appended after the ACKs, one append each (without `batch_id`, under `staging_location`,
+    else `checkpoint_location`, else where docs/sink.md says).
 
-    Journals are not committed together: a job whose commit fails part-way can leave some
-    journals' rows visible and the others' not. With `batch_id` (and `checkpoint_location`) the
-    job is recorded under that id first, and running it again with the same id, after a failure
-    or not, completes it without writing any row twice. Without `batch_id` every call is a new
+    Journals are not committed together: a job whose commit fails part-way can leave some of
+    the rows visible and the others not. With `batch_id` (and `checkpoint_location`) the job is
+    recorded under that id first, and running it again with the same id, after a failure or
+    not, completes it without writing any row twice. Without `batch_id` every call is a new
     write.
 
         write(daily, broker="http://127.0.0.1:8080", journal="reports/daily",

@@ -7,6 +7,8 @@ Writes ROWS ndjson rows of about 1 KiB from PARTITIONS tasks into JOURNALS journ
                   publishing its share uncommitted across the journals, then its ACK intents,
   - spark-batch:  a batch `df.write` of this connector, exactly once with a `batchId`, keyed
                   over the journals,
+  - spark-plain:  the same rows written by a plain batch `df.write` (no `batchId`, no
+                  `checkpointLocation`), exactly once,
   - spark-stream: a stream of the same rows (text files, EPOCHS micro-batches) written exactly
                   once by this connector,
 
@@ -18,6 +20,7 @@ read-committed/uncommitted cost ratio, in time and in bytes fetched from the bro
 
     python tests/bench/bench_sink.py [--rows 1000000] [--partitions 16] [--journals 4] [--epochs 4]
                                      [--runs 2] [--reader-ring-size 0]
+                                     [--jfr DIR]   (a Flight Recorder profile of each Spark writer)
 """
 
 import argparse
@@ -32,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
-from timing import timed  # noqa: E402
+from timing import profiled, timed  # noqa: E402
 
 SIZE = 1024
 
@@ -45,6 +48,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--runs", type=int, default=2, help="runs of each writer, in turn; the fastest counts")
     parser.add_argument("--reader-ring-size", type=int, default=None, help="the sink's readerRingSize (0: never stage)")
+    parser.add_argument("--jfr", default=None, help="directory for a Flight Recorder profile of each Spark writer")
     args = parser.parse_args()
     journals = [f"part-{i}" for i in range(args.journals)]
 
@@ -53,7 +57,7 @@ def main() -> None:
     from spark_gazette import configure_spark_with_gazette, write, write_stream
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
-        for prefix in ("bench/go/", "bench/batch/", "bench/stream/", "bench/warm-up/"):
+        for prefix in ("bench/go/", "bench/batch/", "bench/plain/", "bench/stream/", "bench/warm-up/"):
             cluster.apply(journal_specs(prefix, journals, length=1 << 30, codec="NONE"))
 
         def go_publisher():
@@ -113,6 +117,14 @@ def main() -> None:
                     reader_ring_size=args.reader_ring_size,
                 )
 
+            def plain(run: int):
+                write(
+                    rows(args.rows),
+                    broker=cluster.broker,
+                    selector="prefix=bench/plain/",
+                    reader_ring_size=args.reader_ring_size,
+                )
+
             def stream(run: int):
                 stream = (
                     spark.readStream.schema("value STRING")
@@ -134,31 +146,27 @@ def main() -> None:
                 os.sync()
                 return f()
 
-            took = {"go": [], "batch": [], "stream": []}
+            def spark_writer(name: str, run: int, f):
+                return timed(profiled(spark._jvm, args.jfr, f"{name}-{run}", lambda: f(run)), runs=1)[0]
+
+            writers = {"batch": batch, "plain": plain, "stream": stream}
+            took = {"go": [], "batch": [], "plain": [], "stream": []}
             for run in range(args.runs):
                 took["go"].append(fair(go_publisher))
-                took["batch"].append(fair(lambda run=run: timed(lambda: batch(run), runs=1)[0]))
-                took["stream"].append(fair(lambda run=run: timed(lambda: stream(run), runs=1)[0]))
-            go_took, batch_took, stream_took = (min(took[k]) for k in ("go", "batch", "stream"))
+                for name, f in writers.items():
+                    took[name].append(fair(lambda name=name, f=f, run=run: spark_writer(name, run, f)))
+            go_took, batch_took, plain_took, stream_took = (min(took[k]) for k in ("go", "batch", "plain", "stream"))
         finally:
             spark.stop()
 
         def read_cost(journal: str):
-            def go(mode: str):
-                out = subprocess.run(
-                    [str(judge.BINARY), "read", "--broker", cluster.broker, "--journal", journal, mode, "--count"],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                n, _, fetched = out.stdout.split()
-                return int(n), int(fetched)
-
-            committed, (n, committed_bytes) = timed(lambda: go("--committed"))
-            uncommitted, (_, uncommitted_bytes) = timed(lambda: go("--uncommitted"))
+            committed, (n, committed_bytes) = timed(lambda: judge.read_cost(cluster.broker, journal, committed=True))
+            uncommitted, (_, uncommitted_bytes) = timed(
+                lambda: judge.read_cost(cluster.broker, journal, committed=False)
+            )
             return committed, uncommitted, n, committed_bytes / uncommitted_bytes
 
-        costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "batch", "stream")}
+        costs = {name: read_cost(f"bench/{name}/{journals[0]}") for name in ("go", "batch", "plain", "stream")}
 
     print(
         f"{args.rows} rows of {SIZE} bytes from {args.partitions} writers into {len(journals)} journals, "
@@ -167,8 +175,10 @@ def main() -> None:
     )
     print(f"  go-publisher  {go_took:7.2f} s  {args.rows / go_took:10.0f} rows/s")
     print(f"  spark-batch   {batch_took:7.2f} s  {args.rows / batch_took:10.0f} rows/s")
+    print(f"  spark-plain   {plain_took:7.2f} s  {args.rows / plain_took:10.0f} rows/s")
     print(f"  spark-stream  {stream_took:7.2f} s  {args.rows / stream_took:10.0f} rows/s  ({args.epochs} epochs)")
     print(f"ratio spark-batch/go-publisher: {go_took / batch_took:.2f} (throughput, >1 is faster)")
+    print(f"ratio spark-plain/go-publisher: {go_took / plain_took:.2f} (throughput, >1 is faster; goal 1.0)")
     print(f"ratio spark-stream/go-publisher: {go_took / stream_took:.2f} (throughput, >1 is faster)")
     for name, (committed, uncommitted, n, fetched) in costs.items():
         print(

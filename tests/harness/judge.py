@@ -44,3 +44,11 @@ def each(broker: str, journal: str) -> Iterator[dict]:
         err = p.stderr.read()
     if p.returncode != 0:
         raise RuntimeError(f"judge {' '.join(args)} failed: {err.strip()}")
+
+
+def read_cost(broker: str, journal: str, committed: bool = True) -> tuple[int, int]:
+    """(messages, bytes fetched from the brokers, replays included) of reading `journal` with
+    Gazette's ReadCommittedIter, or ReadUncommittedIter."""
+    mode = "--committed" if committed else "--uncommitted"
+    messages, _, fetched = _run("read", "--broker", broker, "--journal", journal, mode, "--count").split()
+    return int(messages), int(fetched)

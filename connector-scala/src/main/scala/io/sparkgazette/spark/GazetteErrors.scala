@@ -96,7 +96,7 @@ object GazetteErrors {
       "restore it, or start the query with a new checkpoint location."
   )
   private val CheckpointNotShared = Condition("GAZETTE_CHECKPOINT_NOT_SHARED", "42K03",
-    "The checkpoint location is not on a file system that the driver and every executor share.")
+    "The checkpoint (or staging) location is not on a file system that the driver and every executor share.")
   private val CheckpointWriteFailed = Condition("GAZETTE_CHECKPOINT_WRITE_FAILED", "58030",
     "A file could not be saved in the checkpoint location.")
   private val InvalidJournalSpec = Condition("GAZETTE_INVALID_JOURNAL_SPEC", "22023",
@@ -324,15 +324,16 @@ object GazetteErrors {
       "host" -> host
     )
 
-  def stagedRunNotVisible(journal: String, path: String, checkpointLocation: String): GazetteIllegalStateException =
+  def stagedRunNotVisible(journal: String, path: String, location: String, option: String)
+      : GazetteIllegalStateException =
     state(
       CheckpointNotShared,
       s"The staged run of journal $journal that a task wrote at $path cannot be seen " +
-        s"from the driver: the checkpoint location $checkpointLocation must be on a file system that the driver and every " +
-        "executor share (HDFS, an object store, a shared mount). Nothing of this epoch was committed.",
+        s"from the driver: $option $location must be on a file system that the driver and every " +
+        "executor share (HDFS, an object store, a shared mount). Nothing of this write was committed.",
       "journal" -> journal,
       "path" -> path,
-      "checkpointLocation" -> checkpointLocation
+      option -> location
     )
 
   def checkpointWriteFailed(what: String, path: String): GazetteIllegalStateException =
@@ -403,7 +404,7 @@ object GazetteErrors {
     state(
       JournalDeletedDuringWrite,
       s"Journal $journal was deleted while $epoch was written to it: " +
-        "nothing of it was committed, and it runs again when the query restarts",
+        "nothing of it was committed: a stream runs it again when it restarts, a batch job when it is run again",
       "journal" -> journal,
       "epoch" -> epoch
     )

@@ -53,6 +53,7 @@ private[spark] object GazetteOptions {
   val FlushBytes = "flushBytes"
   val BatchId = "batchId"
   val ReaderRingSize = "readerRingSize"
+  val StagingLocation = "stagingLocation"
 
   val RpcTimeout = "rpcTimeout"
   val RetryTimeout = "retryTimeout"
@@ -290,6 +291,15 @@ private[spark] object GazetteOptions {
         "The ring (in messages) of the read-committed readers the output must stay cheap for. A task whose rows " +
           "for a journal outgrow `readerRingSize` / (2 × the write's partitions) messages, or 64 MiB / " +
           "(2 × partitions) bytes, stages them and appends them after the ACKs; `0` never stages."
+      ),
+      OptionDoc(
+        StagingLocation,
+        Sink,
+        "derived: see [sink.md](sink.md#where-staged-runs-live)",
+        "Batch writes without `batchId`: the directory (any Hadoop file system URI) where large runs are staged, " +
+          "one every host of the cluster sees (HDFS, an object store, a shared mount); each write stages under a " +
+          "directory of its own there and deletes it when it ends. Writes that record intents (streams, " +
+          "`batchId`) stage under `checkpointLocation` and ignore it."
       ),
       OptionDoc(RpcTimeout, Connection, "`30s`",
         s"Deadline of each RPC attempt (List, Apply, a metadata read, each Append attempt); above zero. $Duration."),

@@ -51,7 +51,8 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "offsetNotWhole" -> (() => GazetteErrors.offsetNotWhole("a/b", "offset", "1.5")),
     "stagedRunDamaged" -> (() => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", -1, 100)),
     "checkpointNotVisible" -> (() => GazetteErrors.checkpointNotVisible("a/b", "/ckpt", "host-2")),
-    "stagedRunNotVisible" -> (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt")),
+    "stagedRunNotVisible" ->
+      (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt", "checkpointLocation")),
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
     "endPastWriteHead" -> (() => GazetteErrors.endPastWriteHead("a/b", 500, 400)),
     "startPastWriteHead" -> (() => GazetteErrors.startPastWriteHead("a/b", 500, 400)),

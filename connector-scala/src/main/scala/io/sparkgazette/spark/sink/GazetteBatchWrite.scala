@@ -6,7 +6,8 @@ import org.apache.spark.sql.connector.write._
 /** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are
   * recorded under that id first, as a stream's epochs are, so a job run again with the same id
   * writes nothing twice and completes what a failed run recorded; without it every job is a
-  * new write, whose job commit appends the intents directly.
+  * new write, whose job commit appends the intents directly, and its staged runs after them
+  * (see [[staging.WriteStaging]]).
   */
 private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns,
     hadoopConf: SerializableConfiguration)

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory
   * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
   * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
   * attempt under theirs left open in each journal; batch jobs as a fresh producer.
-  * Where the write records its intents, a journal's rows are held unframed until they outgrow
-  * `threshold`; from then on they are staged as committed messages instead (see [[StagedRun]]).
+  * Where the write can stage (see [[WriteStaging]]), a journal's rows are held unframed until they
+  * outgrow `threshold`; from then on they are staged as committed messages instead (see [[StagedRun]]).
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
@@ -137,9 +137,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private def stage(journal: String): Unit = {
     stagedPrefixes(journal) = publisher.drain(journal)
     val index = targets.journals.indexOf(journal)
-    val key = config.intentLog.get.key(epoch)
+    val key = config.stagingKey(epoch)
     val file = staging.get.file(key, writeId, partitionId, stageAttempt, attempt, index)
-    staged(journal) = new StagedRunWriter(file, s"$key.$writeId.${file.getName}", config.hadoopConf.value)
+    val token = (key.toSeq :+ writeId :+ file.getName).mkString(".")
+    staged(journal) = new StagedRunWriter(file, token, config.hadoopConf.value, sync = config.intentLog.isDefined)
     val h = held.remove(journal).get
     heldBytes -= h.bytes
     h.foreach((row, payload) => {

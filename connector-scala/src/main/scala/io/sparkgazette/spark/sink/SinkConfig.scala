@@ -13,20 +13,19 @@ private[spark] final case class SinkTargets(journals: IndexedSeq[String], conten
     unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty,
     revisions: Map[String, Long] = Map.empty)
 
-/** Everything a writer needs: the sink's options, its input columns, and (exactly-once) where
-  * epochs' ACK intents are recorded.
+/** Everything a writer needs: the sink's options, its input columns, (exactly-once) where
+  * epochs' ACK intents are recorded, and where large runs are staged (see [[WriteStaging]]).
   */
 private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkColumns,
     intentLog: Option[IntentLogLocation],
-    hadoopConfBroadcast: Broadcast[SerializableConfiguration]) {
+    hadoopConfBroadcast: Broadcast[SerializableConfiguration],
+    staging: Option[StagingLocation] = None) {
   def client: ClientConfig = options.clientConfig
 
   // Broadcast, so that each executor deserializes the session's Hadoop configuration once, not
   // every task (it showed as 6% of a write's CPU).
   def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
 
-  /** Where large runs are staged: writes whose intents are recorded can stage theirs. */
-  def staging: Option[StagingLocation] =
-    intentLog.filter(_ => options.readerRingSize > 0).map(l =>
-      StagingLocation(l.checkpointLocation, l.batchId.isDefined))
+  /** Where this write's runs are staged: under the epoch's key where intents are recorded. */
+  def stagingKey(epoch: Long): Option[String] = intentLog.map(_.key(epoch))
 }

@@ -21,8 +21,13 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private val location = IntentLogLocation.of(options, streaming)
   private val log_ = location.map(_.open(hadoopConf.value))
 
+  private val staging = {
+    val sc = SparkSession.active.sparkContext
+    WriteStaging.of(options, location, sc.master, sc.getConf, hadoopConf.value)
+  }
+
   val config: SinkConfig =
-    SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf))
+    SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf), staging)
 
   // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
   private var producers: Option[SinkProducers] = None
@@ -66,18 +71,20 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   /** Records the epoch's intents and staged runs (unless a previous run did), then appends the
     * ACKs, all of a journal's in one append, then has the staged runs appended. The ACKs go
     * first: the runs they commit are small enough for readers' rings only while nothing large
-    * comes between them.
+    * comes between them. A write without intents checks its staged runs as a recorded one does,
+    * and has nothing to record.
     */
   def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
     refuseUnwritable(messages)
     val record = log_ match {
-      case None => IntentRecord(collect(messages))
+      case None =>
+        checkStaged(epoch, messages)
+        IntentRecord(collect(messages), staged = staged(messages))
       case Some(l) =>
         val key = location.get.key(epoch)
         l.read(key).getOrElse {
           val fresh = collect(messages)
-          StagedRuns.verify(staged(messages), location.get.checkpointLocation, hadoopConf.value)
-          refuseRecreated(epoch, staged(messages))
+          checkStaged(epoch, messages)
           fault("driver-before-persist", epoch)
           l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
         }
@@ -92,16 +99,21 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     // Whatever this run's options: a recorded epoch's staged runs are committed rows.
     for (l <- log_; loc <- location) {
       val key = loc.key(epoch)
-      val staging = StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined)
+      val underCheckpoint = StagingLocation.underCheckpoint(loc.checkpointLocation, batches = loc.batchId.isDefined)
       if (record.staged.nonEmpty && !l.published(key)) {
-        StagedRuns.publish(SparkSession.active.sparkContext, record.staged, config,
-          s"Gazette sink: appending the staged runs of ${describe(epoch)}")
-        fault("driver-after-publish", epoch)
+        publishStaged(epoch, record.staged)
         l.markPublished(key)
         StagedRuns.forget(record.staged, config)
       }
-      staging.delete(key, hadoopConf.value)
-      if (streaming) staging.deleteBefore(epoch, hadoopConf.value)
+      underCheckpoint.delete(key, hadoopConf.value)
+      if (streaming) underCheckpoint.deleteBefore(epoch, hadoopConf.value)
+    }
+    if (log_.isEmpty) {
+      if (record.staged.nonEmpty) {
+        publishStaged(epoch, record.staged)
+        StagedRuns.forget(record.staged, config)
+      }
+      deleteUnrecordedRuns()
     }
     if (streaming) log_.foreach(_.prune(epoch))
     logger.info(
@@ -110,8 +122,38 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
          else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
   }
 
+  private def publishStaged(epoch: Long, runs: Seq[StagedRun]): Unit = {
+    StagedRuns.publish(
+      SparkSession.active.sparkContext, runs, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
+    fault("driver-after-publish", epoch)
+  }
+
+  /** Fails the epoch, before anything is recorded or appended, where the driver does not see a
+    * staged run as its task wrote it, or a staged journal was re-created meanwhile.
+    */
+  private def checkStaged(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
+    val runs = staged(messages)
+    if (runs.nonEmpty) {
+      val (where, option) = location match {
+        case Some(l) => (l.checkpointLocation, GazetteOptions.CheckpointLocation)
+        case None => (staging.fold("")(_.root), GazetteOptions.StagingLocation)
+      }
+      StagedRuns.verify(runs, where, option, hadoopConf.value)
+      refuseRecreated(epoch, runs)
+    }
+  }
+
+  /** A write without intents keeps its staged runs only until it commits or aborts. */
+  private def deleteUnrecordedRuns(): Unit =
+    for (s <- staging if log_.isEmpty; id <- writeId)
+      try {
+        val dir = s.runDir(None, id)
+        val fs = dir.getFileSystem(hadoopConf.value)
+        if (fs.exists(dir)) fs.delete(dir, true)
+      } catch { case NonFatal(e) => logger.warn(s"deleting the staged runs under ${s.runDir(None, id)}: $e") }
+
   private def describe(epoch: Long): String =
-    location.map(_.key(epoch)).filter(_ => !streaming).fold(s"epoch $epoch")(id => s"batch $id")
+    if (streaming) s"epoch $epoch" else location.fold("a batch write")(l => s"batch ${l.key(epoch)}")
 
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
@@ -126,9 +168,10 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
           catch { case NonFatal(e) => logger.warn(s"rolling back epoch $epoch in $journal: $e") }
       }
       for (loc <- location; id <- writeId)
-        try StagingLocation(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(
+        try StagingLocation.underCheckpoint(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(
             s"${loc.key(epoch)}/$id", hadoopConf.value)
         catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
+      deleteUnrecordedRuns()
     }
 
   /** A journal deleted and created again while the epoch's tasks wrote it holds part of the

@@ -28,7 +28,8 @@ private[spark] final case class SinkOptions(
     testFault: Option[SinkFault],
     batchId: Option[String] = None,
     connection: BrokerConnection = BrokerConnection(),
-    readerRingSize: Int = 8192
+    readerRingSize: Int = 8192,
+    stagingLocation: Option[String] = None
 ) {
   def clientConfig: ClientConfig = connection.config(broker)
 }
@@ -94,7 +95,11 @@ private[spark] object SinkOptions {
       o.get(TestSinkFault).map(SinkFault.parse),
       batchId,
       connection(o),
-      o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192)
+      o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192),
+      o.get(StagingLocation).map { l =>
+        if (l.trim.isEmpty) throw GazetteErrors.invalidOption(StagingLocation, l, "a directory's path or URI")
+        l.trim
+      }
     )
   }
 }

@@ -175,23 +175,70 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       after.size == after.distinct.size, s"${after.size - after.distinct.size} staged messages were appended twice")
   }
 
-  test(
-    "a checkpoint that the driver and executors do not share fails a write that stages, before anything is recorded") {
+  for (option <- Seq("checkpointLocation", "stagingLocation")) test(
+    s"a $option that the driver and executors do not share fails a write that stages, before anything is recorded") {
     spark.conf.set("fs.gzhost.impl", classOf[io.sparkgazette.testing.HostLocalFileSystem].getName)
     spark.conf.set("fs.gzhost.impl.disable.cache", "true")
     try {
-      val journal = "sink/out/host-local/part-000"
+      val journal = s"sink/out/host-local-$option/part-000"
       Journals.create(client, Journals.spec(journal))
       val dir = Files.createTempDirectory("gazette-ckpt")
+      val where = if (option == "stagingLocation") Map.empty[String, String] else Map("batchId" -> "b")
       val e = intercept[Exception](spark.range(0, 100, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
           .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
-          .option("checkpointLocation", "gzhost://" + dir).option("batchId", "b").option("readerRingSize", "16").mode(
-            "append").save())
+          .option(option, "gzhost://" + dir).options(where).option("readerRingSize", "16").mode("append").save())
       val message = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
       assert(message.contains("cannot be seen from the driver") && message.contains(dir.toString), message)
+      assert(message.contains(option), message)
       assert(!Files.exists(dir.resolve("gazette-sink/batches/b.json")), "the write was recorded")
       assert(Judge.read(cluster.broker, journal).isEmpty)
+      assert(stagedMessages(s"name=$journal").isEmpty)
     } finally { spark.conf.unset("fs.gzhost.impl"); spark.conf.unset("fs.gzhost.impl.disable.cache") }
+  }
+
+  /** The `.run` files left under `dir`. */
+  private def stagedFiles(dir: java.nio.file.Path): Seq[java.nio.file.Path] = {
+    val walk = Files.walk(dir)
+    try walk.toArray.toSeq.map(_.asInstanceOf[java.nio.file.Path]).filter(_.getFileName.toString.endsWith(".run"))
+    finally walk.close()
+  }
+
+  test("a plain batch write stages its large runs under stagingLocation, each row once across a task's retry, " +
+    "and deletes them") {
+    val journal = "sink/out/plain-staged/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val staging = Files.createTempDirectory("gazette-staging")
+    spark.range(0, 400, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
+      .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+      .option("stagingLocation", staging.toUri.toString).option("readerRingSize", "16")
+      .option("test.sinkFault", "task-after-half:0").mode("append").save()
+    assert(committedNumbers(journal).sorted == (0L until 400L))
+    val staged = stagedMessages(s"name=$journal")
+    assert(staged.nonEmpty && staged.size == staged.distinct.size, s"${staged.size} staged messages appended")
+    assert(Files.list(staging).count() == 0, s"left behind: ${stagedFiles(staging)}")
+  }
+
+  test("a plain batch write whose task fails mid-write makes none of its rows visible and leaves no staged runs") {
+    val journal = "sink/out/plain-failed/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val staging = Files.createTempDirectory("gazette-staging")
+    // Every attempt of partition 0's task fails once it has staged rows; partition 1's commits.
+    val failing = org.apache.spark.sql.functions.udf { (id: Long) =>
+      if (id == 150) throw new IllegalStateException("a task fails mid-write")
+      id
+    }
+    val e = intercept[Exception](spark.range(0, 400, 1, 2).select(failing(col("id")).as("n"))
+        .selectExpr("to_json(named_struct('n', n)) AS value")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+        .option("stagingLocation", staging.toUri.toString).option("readerRingSize", "16").mode("append").save())
+    assert(Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).exists(
+        _.getMessage.contains("a task fails mid-write")), e)
+    assert(committedNumbers(journal).isEmpty, "rows of the failed write are visible")
+    assert(stagedMessages(s"name=$journal").isEmpty, "staged runs of the failed write were appended")
+    // Attempts still running when the job failed delete their runs as Spark kills them.
+    val deadline = System.nanoTime() + 10_000_000_000L
+    while (stagedFiles(staging).nonEmpty && System.nanoTime() < deadline) Thread.sleep(100)
+    assert(stagedFiles(staging).isEmpty, s"left behind: ${stagedFiles(staging)}")
   }
 
   test(
@@ -297,16 +344,21 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(committedNumbers(journal) == (0L until 100L))
   }
 
-  for (partitions <- Seq(16, 200)) {
-    test(
-      s"an epoch larger than readers' rings costs them no more read committed than uncommitted ($partitions partitions)") {
-      val journal = s"sink/out/read-cost-$partitions/part-000"
+  // A plain write (no batchId, no checkpoint) stages in Spark's local directory: the suite's
+  // master runs on one host.
+  for ((partitions, plain) <- Seq((16, false), (200, false), (16, true))) {
+    val how = if (plain) "a plain batch write" else "a batchId"
+    test(s"an epoch larger than readers' rings costs them no more read committed than uncommitted " +
+      s"($partitions partitions, $how)") {
+      val journal = s"sink/out/read-cost-$partitions${if (plain) "-plain" else ""}/part-000"
       Journals.create(client, Journals.spec(journal))
       val rows = 20000L
+      val recorded =
+        if (plain) Map.empty[String, String]
+        else Map("checkpointLocation" -> Files.createTempDirectory("gazette-ckpt").toString, "batchId" -> "large")
       spark.range(0, rows, 1, partitions).selectExpr(
         "to_json(named_struct('n', id, 'pad', repeat('x', 1000))) AS value")
-        .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
-        .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString).option("batchId", "large")
+        .write.format("gazette").option("broker", cluster.broker).option("journal", journal).options(recorded)
         .mode("append").save()
       assert(committedNumbers(journal).sorted == (0L until rows))
       val (committed, committedBytes) = Judge.readCost(cluster.broker, journal, committed = true)
@@ -356,13 +408,16 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(ids.sorted == (0L until 200L), s"${ids.size} rows, ${ids.size - ids.distinct.size} repeated")
   }
 
-  test("batch writes that share a checkpointLocation each write their own rows") {
+  test("batch writes that share a checkpointLocation each write their own rows, staged there and deleted") {
     val journal = "sink/out/batch-reuse/part-000"
     Journals.create(client, Journals.spec(journal))
     val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
     batchWrite(journal, 0, checkpoint)
-    batchWrite(journal, 10, checkpoint)
+    batchWrite(journal, 10, checkpoint, Map("readerRingSize" -> "4"))
     assert(committedNumbers(journal).sorted == (0L until 20L))
+    assert(stagedMessages(s"name=$journal").size == 10, "the second write staged nothing")
+    val staging = java.nio.file.Paths.get(checkpoint, "gazette-sink", "staging", "writes")
+    assert(Files.list(staging).count() == 0, s"left behind: ${stagedFiles(staging)}")
   }
 
   test("a batch job run again with its batchId writes nothing twice, also after a driver failure") {

@@ -13,9 +13,12 @@ import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
   *
   * @param base  the parts' path without its `.<part>.run` suffix
   * @param token the run's name in its journal's registers, unique to the write's run (see [[StagedRun]])
+  * @param sync  whether a part is on disk before the driver hears of it: a run that a record will
+  *              name must outlive its host; one that only this job reads need not (the host's
+  *              crash fails the job)
   */
 private[spark] final class StagedRunWriter(base: Path, token: String, conf: Configuration,
-    partBytes: Long = StagedRunWriter.PartBytes) {
+    partBytes: Long = StagedRunWriter.PartBytes, sync: Boolean = true) {
   private val parts = scala.collection.mutable.ArrayBuffer[(Path, Long, Long)]() // path, bytes, last clock
   private var out: FSDataOutputStream = _
   private var path: Path = _
@@ -44,7 +47,7 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   private def closePart(clock: Long): Unit = {
     // On disk before the driver records it: a record that outlives its part's bytes (a crash
     // of the host) would name a run nobody can publish.
-    out.hsync()
+    if (sync) out.hsync()
     out.close()
     out = null
     parts += ((path, written, clock))

@@ -62,11 +62,11 @@ private[spark] object StagedRuns {
   /** How many journals a publishing task appends at once. */
   private val PublishThreads = 4
 
-  /** Fails, naming the checkpoint, unless the driver sees every run as its task wrote it: a
-    * checkpoint on a file system the hosts do not share would strand recorded runs on
-    * executors' disks.
+  /** Fails, naming where the runs are staged (`location`, given as `option`), unless the driver
+    * sees every run as its task wrote it: a location on a file system the hosts do not share
+    * would strand runs on executors' disks.
     */
-  def verify(runs: Seq[StagedRun], checkpointLocation: String, conf: Configuration): Unit = {
+  def verify(runs: Seq[StagedRun], location: String, option: String, conf: Configuration): Unit = {
     // One listing per directory (a write's run): object stores answer those faster than a
     // request per file.
     val seen = runs.map(r => new Path(r.path).getParent).distinct.flatMap { dir =>
@@ -76,7 +76,7 @@ private[spark] object StagedRuns {
       listed.map(st => st.getPath.getName -> st.getLen)
     }.toMap
     runs.find(r => !seen.get(new Path(r.path).getName).contains(r.bytes)).foreach { r =>
-      throw GazetteErrors.stagedRunNotVisible(r.journal, r.path, checkpointLocation)
+      throw GazetteErrors.stagedRunNotVisible(r.journal, r.path, location, option)
     }
   }
 

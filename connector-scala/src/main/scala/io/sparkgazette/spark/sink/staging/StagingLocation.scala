@@ -5,21 +5,25 @@ package staging
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-/** Where a write's runs are staged: `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/`
-  * for a stream, `.../staging/batches/<batchId>/` for a batch job, then a directory per run of
-  * the write (`writeId`, drawn by the driver), so that two runs of one epoch or batch (a zombie
-  * driver, a batch run twice at once) never write the same files.
+/** Where a write's runs are staged, under `root`: a directory per epoch or batch (its `key`)
+  * where the write records its intents, then a directory per run of the write's tasks
+  * (`writeId`, drawn by the driver), so that two runs of one epoch or batch (a zombie driver, a
+  * batch run twice at once) never write the same files. A write without intents has no key:
+  * its runs go under `root/gazette-sink-<writeId>/`, which two writes sharing a root never clash
+  * on, and which deleting leaves nothing of the write behind (a root such as `/tmp` is shared
+  * with other users, who could not write under a directory of ours there).
   */
-private[spark] final case class StagingLocation(checkpointLocation: String, batches: Boolean) {
-  private val root = new Path(checkpointLocation, s"gazette-sink/staging/${if (batches) "batches" else "epochs"}")
-
+private[spark] final case class StagingLocation(root: String) {
   def dir(key: String): Path = new Path(root, key)
+
+  /** The directory of one run of the write's tasks. */
+  def runDir(key: Option[String], writeId: String): Path = dir(key.fold(s"gazette-sink-$writeId")(k => s"$k/$writeId"))
 
   /** The files of one task attempt's run in the `index`th journal of the write's targets, less
     * their `.<part>.run` suffix.
     */
-  def file(key: String, writeId: String, partition: Int, stageAttempt: Int, attempt: Int, index: Int): Path =
-    new Path(new Path(dir(key), writeId), s"$partition-$stageAttempt-$attempt-$index")
+  def file(key: Option[String], writeId: String, partition: Int, stageAttempt: Int, attempt: Int, index: Int): Path =
+    new Path(runDir(key, writeId), s"$partition-$stageAttempt-$attempt-$index")
 
   /** Deletes the staged runs of `key` (published, or of a write rolled back). */
   def delete(key: String, conf: Configuration): Unit = {
@@ -30,8 +34,20 @@ private[spark] final case class StagingLocation(checkpointLocation: String, batc
 
   /** Deletes the staged runs of the epochs before `epoch`: committed or abandoned, all of them. */
   def deleteBefore(epoch: Long, conf: Configuration): Unit = {
-    val fs = root.getFileSystem(conf)
-    if (fs.exists(root))
-      fs.listStatus(root).map(_.getPath).filter(_.getName.toLongOption.exists(_ < epoch)).foreach(fs.delete(_, true))
+    val r = new Path(root)
+    val fs = r.getFileSystem(conf)
+    if (fs.exists(r))
+      fs.listStatus(r).map(_.getPath).filter(_.getName.toLongOption.exists(_ < epoch)).foreach(fs.delete(_, true))
   }
+}
+
+private[spark] object StagingLocation {
+
+  /** `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/` for a stream,
+    * `.../staging/batches/<batchId>/` for a batch job with `batchId`: where the epoch's record
+    * points, so that a restart publishes what it recorded.
+    */
+  def underCheckpoint(checkpointLocation: String, batches: Boolean): StagingLocation =
+    StagingLocation(new Path(checkpointLocation,
+        s"gazette-sink/staging/${if (batches) "batches" else "epochs"}").toString)
 }
