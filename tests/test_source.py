@@ -1,5 +1,7 @@
 """The source through PySpark and the assembly jar, judged by Gazette's own ReadCommittedIter."""
 
+import json
+
 import pytest
 
 import judge
@@ -75,6 +77,18 @@ def test_batch_read_equals_gazette_and_has_the_documented_schema(cluster, spark)
     rows = [(r.journal, r.begin, r.end, r.uuid) for r in df.collect()]
     assert len(rows) == len(set(rows)), "a message was emitted twice"
     assert set(rows) == expected(cluster.broker)
+
+
+def test_schema_keyword_parses_each_message_as_gazettes_reader_reads_it(cluster, spark):
+    from spark_gazette import read
+
+    df = read(spark, broker=cluster.broker, journals="pysource/part-0", schema="seq LONG, producer STRING")
+    rows = {(r.begin, r.seq, r.producer) for r in df.select("seq", "producer", "_gazette.begin").collect()}
+    want = set()
+    for r in judge.read(cluster.broker, "pysource/part-0"):
+        doc = json.loads(r["payload"])
+        want.add((r["begin"], doc.get("seq"), doc.get("producer")))
+    assert rows == want and len(want) > 10
 
 
 def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it(cluster, spark):
