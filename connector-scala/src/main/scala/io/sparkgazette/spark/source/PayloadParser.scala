@@ -41,7 +41,12 @@ private[spark] object PayloadParser {
         }
   }
 
-  private def reason(e: Throwable): String =
-    if (e == null) "not a record of the schema"
-    else Option(e.getMessage).map(_.linesIterator.next()).filter(_.nonEmpty).getOrElse(e.getClass.getSimpleName)
+  private def reason(e: Throwable): String = e match {
+    case null => "not a record of the schema"
+    // Spark 4.1 and later wrap the cause to build it only when asked (LazyBadRecordCauseWrapper).
+    case lazyCause: Product if lazyCause.productArity == 1 && lazyCause.productElement(0).isInstanceOf[Function0[_]] =>
+      reason(lazyCause.productElement(0).asInstanceOf[() => Throwable]())
+    case _ =>
+      Option(e.getMessage).flatMap(_.linesIterator.nextOption()).filter(_.nonEmpty).getOrElse(e.getClass.getSimpleName)
+  }
 }

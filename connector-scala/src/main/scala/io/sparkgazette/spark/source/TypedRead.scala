@@ -16,6 +16,10 @@ private[spark] final case class TypedRead(schema: TypedSchema, fields: org.apach
   def parser(contentType: String): Either[String, PayloadParser] = contentType match {
     case Framing.JsonLines =>
       Right(JsonPayloads.parser(fields, corrupt, new JSONOptions(parseOptions, timeZone, schema.corruptColumn)))
-    case other => Left(s"rows typed by a schema are parsed from ${Framing.JsonLines} journals; this one is $other")
+    case Framing.Csv =>
+      Right(CsvPayloads.parser(schema.fields, fields, corrupt, parseOptions, timeZone, schema.corruptColumn))
+    case other =>
+      Left(
+        s"rows typed by a schema are parsed from ${Framing.JsonLines} and ${Framing.Csv} journals; this one is $other")
   }
 }

@@ -160,6 +160,45 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(row.getDate(1).toString == "2026-11-23")
   }
 
+  test("CSV records parsed in the scan are Go's reader's, their columns after the UUID in the schema's order") {
+    val j = journal("typed/csv/part-000", Framing.Csv)
+    Judge.publishRandom(cluster.broker, j, seed = 11L)
+    // The judge prints the fields after the UUID joined by commas (its fields hold none); empty is null.
+    val expected = Judge.read(cluster.broker, j).map { r =>
+      val f = r.payload.split(",", -1).map(v => Option(v).filter(_.nonEmpty).orNull)
+      (r.begin, Integer.valueOf(f(0)), f(1), f(2))
+    }
+    assert(expected.size > 10)
+    val df = reader(j, "seq INT, producer STRING, pad STRING").load()
+    val got = df.select("_gazette.begin", "seq", "producer", "pad").collect()
+      .map(r => (r.getLong(0), r.getAs[Integer](1), r.getString(2), r.getString(3))).toSeq
+    assert(got.sortBy(_._1) == expected.sortBy(_._1))
+    // Pruned: the query that selects the producers parses no other column.
+    val producers = df.select("producer")
+    val scan = producers.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.scan }.get
+    assert(scan.readSchema().fieldNames.toSeq == Seq("producer"))
+    assert(producers.collect().map(_.getString(0)).sorted.toSeq == expected.map(_._3).sorted)
+  }
+
+  test("CSV: Gazette's quoting (commas, doubled quotes and newlines in quoted fields); a value not of its type fails") {
+    val j = journal("typed/csv-quoted/part-000", Framing.Csv)
+    val records = Seq(",\"a,b\",\"say \"\"hi\"\"\",1", ",\"two\nlines\",plain,2", ",x,y,three")
+    val w = Judge.script(cluster.broker, j)
+    try records.foreach(r => w.raw((r + "\n").getBytes(UTF_8)))
+    finally { w.sync(); w.close() }
+    val offsets = records.scanLeft(0L)(_ + _.getBytes(UTF_8).length + 1).init
+    assert(Judge.read(cluster.broker, j).map(_.begin) == offsets, "Go's reader reads the same records")
+    val df = reader(j, "a STRING, b STRING, n INT", "failOnMalformed" -> "false").load()
+    assert(df.select("_gazette.begin", "a", "b", "n").collect().toSeq ==
+      Seq(Row(offsets(0), "a,b", "say \"hi\"", 1), Row(offsets(1), "two\nlines", "plain", 2)))
+    val e = intercept[Exception](reader(j, "a STRING, b STRING, n INT").load().collect())
+    assert(message(e).contains(s"journal $j at offset ${offsets(2)}"), message(e))
+    // The corrupt-record column holds the whole record, its UUID column too.
+    val corrupt = reader(j, "a STRING, b STRING, n INT, _corrupt_record STRING").load()
+      .where("_corrupt_record IS NOT NULL").select("_corrupt_record").collect().map(_.getString(0)).toSeq
+    assert(corrupt == Seq(records(2)))
+  }
+
   test("without a schema the rows are the untyped ones; a schema's field may not take the struct's name") {
     val j = journal("typed/untyped/part-000")
     Judge.publishEvents(cluster.broker, j, 20)
