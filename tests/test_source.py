@@ -99,6 +99,34 @@ def test_schema_keyword_parses_each_message_as_gazettes_reader_reads_it(cluster,
     assert rows == want and len(want) > 10
 
 
+def test_protobuf_keywords_decode_in_the_scan_as_the_test_decodes_gazettes_messages(cluster, spark, tmp_path):
+    from google.protobuf import descriptor_pool, message_factory
+
+    from protos import doc_set
+    from spark_gazette import read
+
+    descriptor = tmp_path / "doc.desc"
+    descriptor.write_bytes(doc_set().SerializeToString())
+    df = read(
+        spark,
+        broker=cluster.broker,
+        journals="pysource/part-2",
+        protobuf_message="judge.Doc",
+        protobuf_descriptor_file=str(descriptor),
+    )
+    assert df.schema.fieldNames() == ["uuid", "name", "pad", "_gazette"]
+    rows = {(r.begin, r.name, r.pad) for r in df.select("_gazette.begin", "name", "pad").collect()}
+    pool = descriptor_pool.DescriptorPool()
+    for f in doc_set().file:
+        pool.Add(f)
+    doc = message_factory.GetMessageClass(pool.FindMessageTypeByName("judge.Doc"))
+    want = set()
+    for r in judge.read(cluster.broker, "pysource/part-2"):
+        m = doc.FromString(bytes.fromhex(r["payload"]))
+        want.add((r["begin"], m.name, m.pad))
+    assert rows == want and len(want) > 10
+
+
 def test_batch_read_by_time_starts_at_the_first_message_published_at_or_after_it(cluster, spark):
     from spark_gazette import read
 

@@ -69,13 +69,17 @@ def read_stream(
     direct_fragment_reads: bool | None = None,
     schema: str | StructType | None = None,
     parse_options: Mapping[str, object] | None = None,
+    protobuf_message: str | None = None,
+    protobuf_descriptor_file: str | None = None,
 ) -> DataFrame:
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
 
     With `schema`, each row is instead the message parsed into the schema's fields, in the scan,
     with the connector's columns in the struct `_gazette`; `parse_options` are Spark's parsing
-    options by their Spark names (`{"timestampFormat": "dd/MM/yyyy HH:mm"}`).
+    options by their Spark names (`{"timestampFormat": "dd/MM/yyyy HH:mm"}`). Protobuf messages
+    are decoded as `protobuf_message` of `protobuf_descriptor_file` (a descriptor set the driver
+    reads), which types the rows without a schema.
 
     Give `selector` (e.g. "prefix=events/") or `journals` (names). `starting_offsets` is
     "earliest", "latest" (the default) or a dict of journal offsets; `starting_timestamp` (or
@@ -120,6 +124,8 @@ def read(
     direct_fragment_reads: bool | None = None,
     schema: str | StructType | None = None,
     parse_options: Mapping[str, object] | None = None,
+    protobuf_message: str | None = None,
+    protobuf_descriptor_file: str | None = None,
 ) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"), or between the first messages published

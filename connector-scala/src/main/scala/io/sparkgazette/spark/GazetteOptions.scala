@@ -46,6 +46,8 @@ private[spark] object GazetteOptions {
   val MinPartitions = "minPartitions"
   val SplitCommitted = "splitCommitted"
   val ColumnNameOfCorruptRecord = "columnNameOfCorruptRecord"
+  val ProtobufMessage = "protobufMessage"
+  val ProtobufDescriptorFile = "protobufDescriptorFile"
 
   val Journal = "journal"
   val Mapping = "mapping"
@@ -234,6 +236,21 @@ private[spark] object GazetteOptions {
           "there are `minPartitions` tasks, each sequenced from the producers' states a first pass over the " +
           "pieces before it finds (it reads those bytes twice: it pays where cores are idle while one task " +
           "reads). `false`: one task per journal range."
+      ),
+      OptionDoc(
+        ProtobufMessage,
+        Source,
+        "none",
+        "With `protobufDescriptorFile`: the message `application/x-protobuf-fixed` journals hold, e.g. " +
+          "`demo.Event`. The rows are the message's fields, decoded in the scan (a `.schema` may name fewer of " +
+          "them); see typed rows in the user guide."
+      ),
+      OptionDoc(
+        ProtobufDescriptorFile,
+        Source,
+        "none",
+        "The descriptor set that defines `protobufMessage` (`protoc --include_imports --descriptor_set_out`), " +
+          "read on the driver through Hadoop's file systems."
       ),
       OptionDoc(
         ColumnNameOfCorruptRecord,

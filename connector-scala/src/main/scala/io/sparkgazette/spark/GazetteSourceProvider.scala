@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 
 import java.util
 
-import io.sparkgazette.spark.source.{MessageToRow, TypedSchema}
+import io.sparkgazette.spark.source.{MessageToRow, ProtobufType, TypedSchema}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{SessionConfigSupport, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
@@ -23,9 +23,12 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
   override def supportsExternalMetadata(): Boolean = true
 
   // Spark calls this where the DataFrame is loaded, for reads and writes: options fail there.
+  // A protobuf message named by the options types the rows without a schema.
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
     GazetteOptions.validateAtLoad(options)
-    MessageToRow.schema(GazetteSourceProvider.includeLabels(options))
+    val includeLabels = GazetteSourceProvider.includeLabels(options)
+    ProtobufType.of(options).fold(MessageToRow.schema(includeLabels))(p =>
+      TypedSchema(p.schema, includeLabels, GazetteSourceProvider.corruptColumn(options)).table)
   }
 
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String])
@@ -33,7 +36,10 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
     val options = new CaseInsensitiveStringMap(properties)
     val typed = TypedSchema.of(schema, GazetteSourceProvider.includeLabels(options),
       GazetteSourceProvider.corruptColumn(options))
-    if (typed.isDefined) GazetteOptions.validateAtLoad(options)
+    typed.foreach { t =>
+      GazetteOptions.validateAtLoad(options)
+      ProtobufType.of(options).foreach(_.check(t.fields, t.corruptColumn))
+    }
     new GazetteTable(typed.fold(schema)(_.table), typed)
   }
 }

@@ -34,8 +34,7 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
     case Some(t) =>
       val pruned = t.prune(required.getOrElse(t.table))
       val read = TypedRead(t, pruned.fields, GazetteOptions.parsing(options),
-        SparkSession.active.sessionState.conf
-          .sessionLocalTimeZone)
+        SparkSession.active.sessionState.conf.sessionLocalTimeZone, ProtobufType.of(options))
       (pruned.schema(includeLabels), RowShape(pruned.meta.getOrElse(Nil), Some(read)))
   }
 

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.json.JSONOptions
   * parsing options (`parseOptions`, as given to the source) in the session's time zone.
   */
 private[spark] final case class TypedRead(schema: TypedSchema, fields: org.apache.spark.sql.types.StructType,
-    parseOptions: Map[String, String], timeZone: String) {
+    parseOptions: Map[String, String], timeZone: String, protobuf: Option[ProtobufType] = None) {
 
   private def corrupt: Option[String] = Option.when(schema.permissive)(schema.corruptColumn)
 
@@ -18,8 +18,10 @@ private[spark] final case class TypedRead(schema: TypedSchema, fields: org.apach
       Right(JsonPayloads.parser(fields, corrupt, new JSONOptions(parseOptions, timeZone, schema.corruptColumn)))
     case Framing.Csv =>
       Right(CsvPayloads.parser(schema.fields, fields, corrupt, parseOptions, timeZone, schema.corruptColumn))
-    case other =>
-      Left(
-        s"rows typed by a schema are parsed from ${Framing.JsonLines} and ${Framing.Csv} journals; this one is $other")
+    case Framing.ProtobufFixed =>
+      protobuf.map(ProtobufPayloads.parser(_, fields, corrupt)).toRight(
+        s"rows typed by a schema are parsed from ${Framing.ProtobufFixed} journals as the message the options " +
+          s"${GazetteOptions.ProtobufMessage} and ${GazetteOptions.ProtobufDescriptorFile} name; they are not set")
+    case other => Left(s"rows typed by a schema cannot be parsed from $other journals")
   }
 }
