@@ -121,8 +121,10 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   test("failOnMalformed false skips malformed messages and counts them; the others are Go's reader's") {
     val (j, offsets) = malformed("typed/skipping/part-000")
     val df = reader(j, "user STRING, amount INT", "failOnMalformed" -> "false").load()
-    val got =
-      df.select("_gazette.begin", "user", "amount").collect().map(r => (r.getLong(0), r.getString(1), r.getInt(2)))
+      .select("_gazette.begin", "user", "amount")
+    val got = df.collect().map(r => (r.getLong(0), r.getString(1), r.getInt(2)))
+    val scan = df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s }.get
+    assert(scan.metrics(SourceMetrics.MalformedSkipped).value == 2, "both malformed messages are counted")
     // Go's reader skips what is not JSON; the test parses the rest, and drops what is not of the schema.
     val expected = Judge.read(cluster.broker, j, committed = false, skipMalformed = true).flatMap { r =>
       val o = JsonParser.parseString(r.payload).getAsJsonObject
