@@ -38,8 +38,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private val toRow =
     new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
   private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
-  // With a schema, each message's fields, parsed as it is emitted; its connector's columns by `toRow`.
-  private val typedRows = config.shape.typed.map { t =>
+  // With a schema, each message's fields, parsed as it is emitted (a first pass emits none); its
+  // connector's columns by `toRow`.
+  private val typedRows = config.shape.typed.filter(_ => !firstPass).map { t =>
     val parse = t.parser(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem),
       identity)
     new TypedRows(parse, Option.when(config.columns.nonEmpty)(toRow))

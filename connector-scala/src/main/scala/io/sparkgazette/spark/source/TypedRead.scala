@@ -3,11 +3,12 @@ package source
 
 import io.sparkgazette.message.Framing
 import org.apache.spark.sql.catalyst.json.JSONOptions
+import org.apache.spark.sql.types.StructType
 
 /** What the readers of a typed scan parse: the fields a query reads of `schema`, with Spark's
   * parsing options (`parseOptions`, as given to the source) in the session's time zone.
   */
-private[spark] final case class TypedRead(schema: TypedSchema, fields: org.apache.spark.sql.types.StructType,
+private[spark] final case class TypedRead(schema: TypedSchema, fields: StructType,
     parseOptions: Map[String, String], timeZone: String, protobuf: Option[ProtobufType] = None) {
 
   private def corrupt: Option[String] = Option.when(schema.permissive)(schema.corruptColumn)

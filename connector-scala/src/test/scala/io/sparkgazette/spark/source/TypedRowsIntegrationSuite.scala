@@ -75,6 +75,15 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(all.toMap == judged(j))
   }
 
+  test("a typed read committed, split into pieces sequenced from a first pass, reads every event once") {
+    val j = journal("typed/split/part-000")
+    Judge.publishEvents(cluster.broker, j, 40000, seed = 3L)
+    assert(client.writeHead(j) > (3L << 20), "large enough for three pieces of 1 MiB")
+    val df = reader(j, events, "minPartitions" -> "3", "bytesPerPartition" -> (1 << 20).toString).load()
+    assert(df.rdd.getNumPartitions >= 3)
+    assert(rows(df) == judged(j))
+  }
+
   test("pruning reaches the parser: fields the query does not select are never parsed") {
     val j = journal("typed/pruned/part-000")
     val w = Judge.script(cluster.broker, j)
