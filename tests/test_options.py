@@ -22,8 +22,9 @@ SIDES = {"source": (options.SOURCE, (read_stream, read)), "sink": (options.SINK,
 
 
 def keywords(helper) -> set[str]:
-    """The option keywords of a helper: its parameters but the session or the DataFrame."""
-    return set(inspect.signature(helper).parameters) - {"spark", "df"}
+    """The option keywords of a helper: its parameters but the session, the DataFrame, and the
+    source's schema with Spark's parsing options (which go by Spark's names)."""
+    return set(inspect.signature(helper).parameters) - {"spark", "df", "schema", "parse_options"}
 
 
 def snake_case(option: str) -> str:
@@ -121,4 +122,30 @@ def test_ending_offsets_earliest_is_refused_naming_the_option(spark):
 def test_rpc_timeout_zero_is_refused_naming_the_option(spark):
     option_error(
         lambda: read(spark, broker=NOWHERE, journals="a", rpc_timeout=0), "GAZETTE_INVALID_OPTION", "rpcTimeout", "0"
+    )
+
+
+def test_schema_types_the_rows_and_parse_options_go_by_sparks_names(spark):
+    df = read(
+        spark,
+        broker=NOWHERE,
+        journals="a",
+        schema="user STRING, amount INT",
+        parse_options={"timestampFormat": "dd/MM/yyyy HH:mm", "allowComments": True},
+    )
+    assert df.schema.fieldNames() == ["user", "amount", "_gazette"]
+    assert "journal" in df.schema["_gazette"].dataType.fieldNames()
+    stream = read_stream(spark, broker=NOWHERE, journals="a", schema="user STRING")
+    assert stream.schema.fieldNames() == ["user", "_gazette"]
+    assert set(spark._jvm.io.sparkgazette.spark.GazetteOptions.parsingOptionNames()) >= {
+        "timestampFormat",
+        "dateFormat",
+    }
+
+
+def test_a_parse_option_spark_does_not_take_here_is_refused_naming_it(spark):
+    option_error(
+        lambda: read(spark, broker=NOWHERE, journals="a", schema="user STRING", parse_options={"multiLine": True}),
+        "GAZETTE_UNKNOWN_OPTION",
+        "multiLine",
     )

@@ -17,7 +17,9 @@ from specs import NDJSON, journal_specs
 pytestmark = requires_local_binaries
 
 
-def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_calls_refuse_clearly(tmp_path):
+def test_helpers_typed_rows_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_calls_refuse_clearly(
+    tmp_path,
+):
     with LocalCluster(brokers=1) as cluster:
         cluster.apply(journal_specs("connect/", {"in": NDJSON, "out": NDJSON, "proto": "application/x-protobuf-fixed"}))
         judge.publish(cluster.broker, "connect/in", seed=7)
@@ -43,6 +45,10 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
             q.awaitTermination()
             rows = (parse_json(read(spark, broker=b, journals="connect/out"), "src STRING, begin LONG")
                     .select("message.*").collect())
+            # Typed rows: parsed in the scan, by the server, for ndjson and protobuf alike.
+            typed = read(spark, broker=b, journals="connect/out", schema="src STRING, begin LONG").collect()
+            in_scan = read(spark, broker=b, journals="connect/proto", protobuf_message="judge.Doc",
+                           protobuf_descriptor_file={str(desc)!r}).select("_gazette.begin", "name").collect()
             # Under Connect, engine="auto" decodes in Python; the JVM engine needs py4j and says so.
             docs = parse_protobuf(read(spark, broker=b, journals="connect/proto"), "judge.Doc", {str(desc)!r}).collect()
             # Messages outside transactions carry no UUID in field 1, nor in the row.
@@ -58,7 +64,9 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
                 except RuntimeError as e:
                     refusals.append(str(e))
             print("RESULT " + json.dumps({{"session": type(spark).__module__, "rows": [[r.src, r.begin] for r in rows],
-                                           "decoded": decoded, "refusals": refusals}}))
+                                           "decoded": decoded, "refusals": refusals,
+                                           "typed": [[r.src, r.begin] for r in typed],
+                                           "in_scan": [[r.begin, r.name] for r in in_scan]}}))
             spark.stop()
         """)
         )
@@ -73,8 +81,10 @@ def test_helpers_and_protobuf_decoding_work_under_spark_connect_and_jvm_only_cal
         assert written == Counter(want), {"missing": Counter(want) - written, "extra": written - Counter(want)}
         rows = Counter(tuple(r) for r in result["rows"])
         assert rows == written, {"missing": written - rows, "extra": rows - written}
+        assert Counter(tuple(r) for r in result["typed"]) == written
         assert all(r is not None and "needs a classic SparkSession" in r for r in result["refusals"])
         decoded = result["decoded"]
         assert {begin for begin, _, _, _ in decoded} == want_proto and len(decoded) == len(want_proto)
         assert all(row_uuid == field_uuid and name for _, row_uuid, field_uuid, name in decoded)
         assert any(row_uuid is not None for _, row_uuid, _, _ in decoded)
+        assert sorted(result["in_scan"]) == sorted([begin, name] for begin, _, _, name in decoded)

@@ -76,7 +76,7 @@ def run(events: int) -> bool:
     from pyspark.sql.functions import col, count, struct, to_json, window
     from pyspark.sql.functions import sum as sum_
 
-    from spark_gazette import configure_spark_with_gazette, parse_json, read, read_stream, write_stream
+    from spark_gazette import configure_spark_with_gazette, read, read_stream, write_stream
 
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as checkpoint:
         broker = cluster.broker
@@ -99,19 +99,18 @@ def run(events: int) -> bool:
         ).getOrCreate()
         query = None
         try:
-            purchases = parse_json(
-                read_stream(
-                    spark,
-                    broker=broker,
-                    selector="topic=events",
-                    starting_offsets="earliest",
-                    max_bytes_per_trigger=256 * 1024,
-                ),
-                "user STRING, amount INT, ts TIMESTAMP, kind STRING",
+            # Typed rows: each event parsed into these fields in the scan.
+            purchases = read_stream(
+                spark,
+                broker=broker,
+                selector="topic=events",
+                starting_offsets="earliest",
+                max_bytes_per_trigger=256 * 1024,
+                schema="user STRING, amount INT, ts TIMESTAMP, kind STRING",
             )
             rollups = (
-                purchases.groupBy(col("message.user").alias("user"), window(col("message.ts"), "1 minute").alias("w"))
-                .agg(count("*").alias("events"), sum_("message.amount").alias("amount"))
+                purchases.groupBy(col("user"), window(col("ts"), "1 minute").alias("w"))
+                .agg(count("*").alias("events"), sum_("amount").alias("amount"))
                 .select(
                     col("user").alias("key"),
                     to_json(
@@ -160,11 +159,13 @@ def run(events: int) -> bool:
             # What Spark wrote, read committed: the latest rollup of each user and minute.
             latest = {}
             for r in (
-                parse_json(
-                    read(spark, broker=broker, selector="topic=rollups"),
-                    "user STRING, minute STRING, events LONG, amount LONG",
+                read(
+                    spark,
+                    broker=broker,
+                    selector="topic=rollups",
+                    schema="user STRING, minute STRING, events LONG, amount LONG",
                 )
-                .select("journal", "begin", "message.*")
+                .select("_gazette.journal", "_gazette.begin", "user", "minute", "events", "amount")
                 .collect()
             ):
                 key = (r.user, r.minute)

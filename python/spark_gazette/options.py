@@ -55,6 +55,8 @@ SOURCE = {
     "bytes_per_partition": "bytesPerPartition",
     "min_partitions": "minPartitions",
     "split_committed": "splitCommitted",
+    "protobuf_message": "protobufMessage",
+    "protobuf_descriptor_file": "protobufDescriptorFile",
     **CONNECTION,
 }
 

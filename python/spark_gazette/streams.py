@@ -25,6 +25,7 @@ from spark_gazette.connector import explained
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
+    from pyspark.sql.types import StructType
 
 Offsets = str | Mapping[str, int]
 """'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
@@ -66,9 +67,19 @@ def read_stream(
     auth_token: str | None = None,
     fragment_root: str | None = None,
     direct_fragment_reads: bool | None = None,
+    schema: str | StructType | None = None,
+    parse_options: Mapping[str, object] | None = None,
+    protobuf_message: str | None = None,
+    protobuf_descriptor_file: str | None = None,
 ) -> DataFrame:
     """A streaming DataFrame of the journals' messages, one row per message:
     `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
+
+    With `schema`, each row is instead the message parsed into the schema's fields, in the scan,
+    with the connector's columns in the struct `_gazette`; `parse_options` are Spark's parsing
+    options by their Spark names (`{"timestampFormat": "dd/MM/yyyy HH:mm"}`). Protobuf messages
+    are decoded as `protobuf_message` of `protobuf_descriptor_file` (a descriptor set the driver
+    reads), which types the rows without a schema.
 
     Give `selector` (e.g. "prefix=events/") or `journals` (names). `starting_offsets` is
     "earliest", "latest" (the default) or a dict of journal offsets; `starting_timestamp` (or
@@ -79,8 +90,8 @@ def read_stream(
         events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
                              starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark"))
-    return _loaded(spark.readStream.format("gazette").options(**opts))
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark", "schema", "parse_options"))
+    return _loaded(_typed(spark.readStream.format("gazette").options(**opts), schema, parse_options))
 
 
 def read(
@@ -111,6 +122,10 @@ def read(
     auth_token: str | None = None,
     fragment_root: str | None = None,
     direct_fragment_reads: bool | None = None,
+    schema: str | StructType | None = None,
+    parse_options: Mapping[str, object] | None = None,
+    protobuf_message: str | None = None,
+    protobuf_descriptor_file: str | None = None,
 ) -> DataFrame:
     """A batch DataFrame of the journals' messages between `starting_offsets` (default
     "earliest") and `ending_offsets` (default "latest"), or between the first messages published
@@ -120,8 +135,8 @@ def read(
         today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
                      starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark"))
-    return _loaded(spark.read.format("gazette").options(**opts))
+    opts = _options.build(_options.SOURCE, _without(locals(), "spark", "schema", "parse_options"))
+    return _loaded(_typed(spark.read.format("gazette").options(**opts), schema, parse_options))
 
 
 def write_stream(
@@ -196,6 +211,17 @@ def write(
     opts = _options.build(_options.SINK, _without(locals(), "df"))
     with explained():
         df.write.format("gazette").options(**opts).mode("append").save()
+
+
+def _typed(
+    reader: DataFrameReader | DataStreamReader,
+    schema: str | StructType | None,
+    parse_options: Mapping[str, object] | None,
+) -> DataFrameReader | DataStreamReader:
+    """The reader with the schema its rows are parsed into, and Spark's parsing options."""
+    if parse_options:
+        reader = reader.options(**{k: _options.wire(k, v) for k, v in parse_options.items()})
+    return reader if schema is None else reader.schema(schema)
 
 
 def _loaded(reader: DataFrameReader | DataStreamReader) -> DataFrame:

@@ -11,6 +11,9 @@ committed by an ACK), and the same bytes to a local file, then reads them with
   - source-committed / source-uncommitted: a batch read of this connector, `sum(length(value))`,
   - text:            Spark's text source over the local file, `sum(length(value))`,
   - source+from_json / text+from_json: the same, parsing one field of every message with `from_json`,
+  - source+schema:   the source given that field as its schema (`.schema`), parsing in the scan,
+                     `sum(length(user))`: against text+from_json (ndjson) and csv,
+  - csv (with --framing csv): Spark's CSV source over the local file, the same field selected,
   - source-split (with --only): read uncommitted in --cores pieces (`minPartitions`), run on
     `local[--cores]`, against source-uncommitted's one task,
   - committed-1task / committed-split (with --only): a batch read committed, `count` and
@@ -62,6 +65,8 @@ ROWS = (
     "text",
     "source+from_json",
     "text+from_json",
+    "source+schema",
+    "csv",
     "store-committed",
     "store+from_json",
     "source-split",
@@ -69,7 +74,7 @@ ROWS = (
     "committed-split",
 )
 # Rows measured unless --only names others: the store-* rows need --store.
-DEFAULT_ROWS = ROWS[:8]
+DEFAULT_ROWS = ROWS[:10]
 
 
 FRAMINGS = {"ndjson": NDJSON, "csv": "text/csv", "protobuf": "application/x-protobuf-fixed"}
@@ -175,7 +180,8 @@ def main() -> None:
         "--framing",
         choices=sorted(FRAMINGS),
         default="ndjson",
-        help="the messages' framing; text and from_json rows are for ndjson (and text for csv) only",
+        help="the messages' framing; text and from_json rows are for ndjson (and text for csv) only, "
+        "source+schema for ndjson and csv, csv for csv",
     )
     parser.add_argument(
         "--cores",
@@ -198,8 +204,10 @@ def main() -> None:
             for r in rows
             if "from_json" not in r
             and r not in ("source-split", "committed-split")
-            and not (r == "text" and args.framing == "protobuf")
+            and not (r in ("text", "source+schema") and args.framing == "protobuf")
         ]
+    if args.framing != "csv":
+        rows = [r for r in rows if r != "csv"]
 
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -257,6 +265,19 @@ def main() -> None:
             return spark.read.text(local)
 
         schema = "user STRING"
+        # The CSV records' columns: the UUID's, then the message's fields (the source's schema starts after the UUID).
+        csv_fields = "user STRING, pad STRING"
+
+        def typed():
+            return read(
+                spark,
+                broker=cluster.broker,
+                journals="bench/events",
+                schema=csv_fields if args.framing == "csv" else schema,
+            )
+
+        def csv():
+            return spark.read.schema(f"uuid STRING, {csv_fields}").csv(local)
 
         def total(df, column) -> int:
             return df.agg(F.sum(F.length(column))).collect()[0][0] or 0
@@ -302,6 +323,8 @@ def main() -> None:
                 source(True).select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
             ),
             "text+from_json": lambda: total(text().select(F.from_json("value", schema).alias("m")), "m.user"),
+            "source+schema": lambda: total(typed(), "user"),
+            "csv": lambda: total(csv(), "user"),
             "store-committed": lambda: total(from_store(), "value"),
             "store+from_json": lambda: total(
                 from_store().select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
@@ -358,6 +381,8 @@ def main() -> None:
     ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
     ratio("source-committed", "text", "source-committed / text:")
     ratio("source+from_json", "text+from_json", "source+from_json / text+from_json:")
+    ratio("source+schema", "text+from_json", f"source+schema / text+from_json, {args.size} B:")
+    ratio("source+schema", "csv", f"source+schema / Spark's csv, {args.size} B:")
     ratio("store-committed", "go-raw", "store-committed / go-raw:")
     ratio("store+from_json", "text+from_json", "store+from_json / text+from_json:")
 

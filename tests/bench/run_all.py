@@ -26,6 +26,17 @@ BENCHMARKS = {
         ["--split-mib", "1024"],
         ["--journals", "2", "--mib", "8", "--split-mib", "8", "--runs", "1"],
     ),
+    # Typed rows (.schema) against Spark's text source + from_json at the other message sizes.
+    "source-typed-100b": (
+        "bench_source.py",
+        ["--size", "100", "--only", "source+schema,text+from_json"],
+        ["--mib", "4", "--size", "100", "--only", "source+schema,text+from_json"],
+    ),
+    "source-typed-64kib": (
+        "bench_source.py",
+        ["--size", "65536", "--only", "source+schema,text+from_json"],
+        ["--mib", "4", "--size", "65536", "--only", "source+schema,text+from_json"],
+    ),
     "source-csv": ("bench_source.py", ["--framing", "csv"], ["--mib", "4", "--framing", "csv"]),
     "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], ["--mib", "4", "--framing", "protobuf"]),
     "source-split-committed": (

@@ -14,6 +14,8 @@ private[message] object ByteScan {
   private final val Quotes = Ones * '"'
   private final val Backslashes = Ones * '\\'
   private final val Spaces = Ones * 0x20
+  private final val Commas = Ones * ','
+  private final val Newlines = Ones * '\n'
 
   // The high bit of each byte of `w` that is zero (and possibly of bytes above the first).
   @inline private def zeros(w: Long): Long = (w - Ones) & ~w & Highs
@@ -32,6 +34,21 @@ private[message] object ByteScan {
       i += 8
     }
     while (i < until && b(i) != c) i += 1
+    i
+  }
+
+  /** The index of the first byte in `b[from, until)` that ends an unquoted CSV field's plain run:
+    * a comma, a newline or a quote; `until` if there is none.
+    */
+  def fieldStop(b: Array[Byte], from: Int, until: Int): Int = {
+    var i = from
+    while (until - i >= 8) {
+      val w = word(b, i)
+      val hit = zeros(w ^ Commas) | zeros(w ^ Newlines) | zeros(w ^ Quotes)
+      if (hit != 0) return first(hit, i)
+      i += 8
+    }
+    while (i < until && { val c = b(i); c != ',' && c != '\n' && c != '"' }) i += 1
     i
   }
 

@@ -141,10 +141,8 @@ object CsvFraming extends Framing {
           return error(i, "extraneous or missing \" in quoted field")
         if (fields == 0 || collect) value = new String(sb.toByteArray, UTF_8)
       } else {
-        while (i < until && b(i) != ',' && b(i) != '\n') {
-          if (b(i) == '"') return error(i, "bare \" in non-quoted field")
-          i += 1
-        }
+        i = ByteScan.fieldStop(b, i, until)
+        if (i < until && b(i) == '"') return error(i, "bare \" in non-quoted field")
         val end = if (i < until && b(i) == '\n' && i > fieldFrom && b(i - 1) == '\r') i - 1 else i
         if (fields == 0 || collect) value = new String(b, fieldFrom, end - fieldFrom, UTF_8)
       }

@@ -60,9 +60,12 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
       }
     }
 
-    // Every other case, with the reason when it is malformed.
+    // Every other case, with the reason when it is malformed. Not validating, a line that is not
+    // JSON has no UUID to find: it is taken for a message outside transactions, for whoever
+    // parses it to judge.
     private def uuidOf(b: Array[Byte], from: Int, until: Int, length: Int): Unpacked =
       scanner.find(b, from, until) match {
+        case Left(_) if !validate => Unpacked.Message(length, from, until, Uuid.Zero)
         case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
         case Right(None) => Unpacked.Message(length, from, until, Uuid.Zero)
         case Right(Some(text)) =>

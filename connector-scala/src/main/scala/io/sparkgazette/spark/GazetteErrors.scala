@@ -71,6 +71,12 @@ object GazetteErrors {
     "A message read from a journal is not well formed for the journal's framing; source option " +
       "`failOnMalformed` `false` skips and counts such messages."
   )
+  private val InvalidSchema = Condition(
+    "GAZETTE_INVALID_SCHEMA",
+    "42K09",
+    "The schema given to the source (`.schema(...)`) cannot type its rows: a field named like the connector's " +
+      "struct `_gazette`, a field given twice, or a corrupt-record column that is not a string."
+  )
   private val SinkInvalidColumns = Condition(
     "GAZETTE_SINK_INVALID_COLUMNS",
     "42K09",
@@ -131,6 +137,7 @@ object GazetteErrors {
     UnsupportedFraming,
     DataLoss,
     MalformedMessage,
+    InvalidSchema,
     SinkInvalidColumns,
     SinkInvalidRow,
     UnsupportedOutputMode,
@@ -274,6 +281,9 @@ object GazetteErrors {
         "(counted in the metric malformedMessagesSkipped), set the source option 'failOnMalformed' to 'false'.",
       cause
     )
+
+  def invalidSchema(problem: String): GazetteIllegalArgumentException =
+    argument(InvalidSchema, s"The source's schema cannot be used: $problem", "reason" -> problem)
 
   def missingSequencerState(journal: String, offset: Long, dir: String): GazetteIllegalStateException =
     state(

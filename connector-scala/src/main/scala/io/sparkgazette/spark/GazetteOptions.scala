@@ -45,6 +45,9 @@ private[spark] object GazetteOptions {
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
   val SplitCommitted = "splitCommitted"
+  val ColumnNameOfCorruptRecord = "columnNameOfCorruptRecord"
+  val ProtobufMessage = "protobufMessage"
+  val ProtobufDescriptorFile = "protobufDescriptorFile"
 
   val Journal = "journal"
   val Mapping = "mapping"
@@ -83,7 +86,7 @@ private[spark] object GazetteOptions {
 
   /** The options reference: each option of each side once, as `docs/options.md` shows it. */
   private[spark] val reference: Seq[OptionDoc] = {
-    import OptionDoc.{Connection, Sink, Source}
+    import OptionDoc.{Connection, Parsing, Sink, Source}
     Seq(
       OptionDoc(Broker, Source, "required",
         "Broker endpoint(s), `http://host:port` or `https://host:port`; comma-separated for several."),
@@ -235,6 +238,51 @@ private[spark] object GazetteOptions {
           "pieces before it finds (it reads those bytes twice: it pays where cores are idle while one task " +
           "reads). `false`: one task per journal range."
       ),
+      OptionDoc(
+        ProtobufMessage,
+        Source,
+        "none",
+        "With `protobufDescriptorFile`: the message `application/x-protobuf-fixed` journals hold, e.g. " +
+          "`demo.Event`. The rows are the message's fields, decoded in the scan (a `.schema` may name fewer of " +
+          "them); see typed rows in the user guide."
+      ),
+      OptionDoc(
+        ProtobufDescriptorFile,
+        Source,
+        "none",
+        "The descriptor set that defines `protobufMessage` (`protoc --include_imports --descriptor_set_out`), " +
+          "read on the driver through Hadoop's file systems."
+      ),
+      OptionDoc(
+        ColumnNameOfCorruptRecord,
+        Parsing,
+        "`spark.sql.columnNameOfCorruptRecord` (`_corrupt_record`)",
+        "The string field of the schema that holds a malformed message's text. A schema with this field keeps " +
+          "malformed messages as rows (Spark's PERMISSIVE): the fields the parser could read, the rest null."
+      )
+    ) ++ Seq(
+      "timestampFormat" -> "How timestamps are written (Spark's datetime pattern), e.g. `yyyy-MM-dd HH:mm:ss`.",
+      "timestampNTZFormat" -> "How timestamps without time zone are written.",
+      "dateFormat" -> "How dates are written, e.g. `dd/MM/yyyy`.",
+      "timeZone" -> "The time zone of timestamps without one (default: `spark.sql.session.timeZone`).",
+      "locale" -> "The locale of month and day names in dates and timestamps, e.g. `en-US`.",
+      "enableDateTimeParsingFallback" ->
+        "Whether dates and timestamps that do not match their format are parsed as Spark 1.x and 2.0 did.",
+      "allowComments" -> "ndjson: allow Java and C++ comments.",
+      "allowUnquotedFieldNames" -> "ndjson: allow unquoted field names.",
+      "allowSingleQuotes" -> "ndjson: allow single quotes around names and strings.",
+      "allowNumericLeadingZeros" -> "ndjson: allow leading zeros in numbers.",
+      "allowNonNumericNumbers" -> "ndjson: allow `NaN`, `Infinity` and `-Infinity`.",
+      "allowBackslashEscapingAnyCharacter" -> "ndjson: allow a backslash before any character.",
+      "allowUnquotedControlChars" -> "ndjson: allow unescaped control characters in strings.",
+      "nullValue" -> "CSV: the text of a null value.",
+      "emptyValue" -> "CSV: the value of an empty quoted string.",
+      "nanValue" -> "CSV: the text of a not-a-number value.",
+      "positiveInf" -> "CSV: the text of positive infinity.",
+      "negativeInf" -> "CSV: the text of negative infinity.",
+      "ignoreLeadingWhiteSpace" -> "CSV: trim white space before values.",
+      "ignoreTrailingWhiteSpace" -> "CSV: trim white space after values."
+    ).map { case (name, doc) => OptionDoc(name, OptionDoc.Parsing, "Spark's", doc) } ++ Seq(
       OptionDoc(Broker, Sink, "required", "Broker endpoint(s), as for the source."),
       OptionDoc(Journal, Sink, "one of `journal`, `selector`",
         "The one journal to write (also `save(journal)`)."),
@@ -334,12 +382,24 @@ private[spark] object GazetteOptions {
     reference.filter(d => d.side == side || d.side == OptionDoc.Connection && side != OptionDoc.Connection)
       .map(_.name).distinct
 
-  private[spark] val sourceNames: Seq[String] = names(OptionDoc.Source)
+  private[spark] val parsingNames: Seq[String] = reference.filter(_.side == OptionDoc.Parsing).map(_.name)
+  private[spark] val sourceNames: Seq[String] = names(OptionDoc.Source) ++ parsingNames
   private[spark] val sinkNames: Seq[String] = names(OptionDoc.Sink)
   private[spark] val connectionNames: Seq[String] = reference.filter(_.side == OptionDoc.Connection).map(_.name)
 
-  /** The source's option names, for the Python package's test that its keywords match. */
-  def sourceOptionNames(): java.util.List[String] = sourceNames.asJava
+  /** The source's option names, for the Python package's test that its keywords match (Spark's
+    * parsing options pass through the helpers' `parse_options` as Spark names them).
+    */
+  def sourceOptionNames(): java.util.List[String] = sourceNames.filterNot(parsingNames.contains).asJava
+
+  /** Spark's parsing options the source takes with a schema. */
+  def parsingOptionNames(): java.util.List[String] = parsingNames.asJava
+
+  /** The parsing options among `options`, for Spark's JSON and CSV parsers. */
+  private[spark] def parsing(options: CaseInsensitiveStringMap): Map[String, String] = {
+    val wanted = parsingNames.map(_.toLowerCase(Locale.ROOT)).toSet
+    options.asCaseSensitiveMap().asScala.toMap.filter { case (k, _) => wanted(k.toLowerCase(Locale.ROOT)) }
+  }
 
   /** The sink's option names. */
   def sinkOptionNames(): java.util.List[String] = sinkNames.asJava
@@ -516,6 +576,10 @@ private[spark] object GazetteOptions {
         |
         |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and the query's name
         |(`queryName`) passes through.""".stripMargin
+    val typedIntro =
+      """Given a schema (`.schema(...)`, Python's `schema=`), the source parses each message into the schema's
+        |fields, with Spark's own parsers and these of their options (Python: `parse_options={...}` with these
+        |names); the connector's columns move into the struct `_gazette`. See the user guide (docs/source.md).""".stripMargin
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
     Seq(
@@ -524,6 +588,9 @@ private[spark] object GazetteOptions {
       table(OptionDoc.Source),
       "## Sink",
       table(OptionDoc.Sink),
+      "## Typed rows (source, with a schema)",
+      typedIntro,
+      table(OptionDoc.Parsing),
       "## Connection (source, sink and the admin helpers)",
       table(OptionDoc.Connection),
       tls
@@ -541,4 +608,7 @@ private[spark] object OptionDoc {
 
   /** How the clients reach the brokers: the source, the sink and the admin helpers take these. */
   case object Connection extends Side
+
+  /** Spark's parsing options, which the source takes with a schema. */
+  case object Parsing extends Side
 }

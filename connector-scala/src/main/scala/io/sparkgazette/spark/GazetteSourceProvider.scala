@@ -2,29 +2,55 @@ package io.sparkgazette.spark
 
 import java.util
 
-import io.sparkgazette.spark.source.MessageToRow
+import io.sparkgazette.spark.source.{MessageToRow, ProtobufType, TypedSchema}
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{SessionConfigSupport, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** The `gazette` data source. Its schema is fixed (one row per message), so user schemas are
-  * not accepted. Session settings `spark.datasource.gazette.<option>` are every query's defaults.
+/** The `gazette` data source: one row per message. Given a schema (`.schema(...)`), the source
+  * parses each message into its fields ([[TypedSchema]]). Session settings
+  * `spark.datasource.gazette.<option>` are every query's defaults.
   */
 final class GazetteSourceProvider extends TableProvider with DataSourceRegister with SessionConfigSupport {
   override def shortName(): String = "gazette"
 
   override def keyPrefix(): String = "gazette"
 
+  // A user's schema reaches getTable without inferSchema: options are checked in both.
+  override def supportsExternalMetadata(): Boolean = true
+
   // Spark calls this where the DataFrame is loaded, for reads and writes: options fail there.
+  // A protobuf message named by the options types the rows without a schema.
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
     GazetteOptions.validateAtLoad(options)
-    MessageToRow.schema(includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels,
-        "false")))
+    val includeLabels = GazetteSourceProvider.includeLabels(options)
+    ProtobufType.of(options).fold(MessageToRow.schema(includeLabels))(p =>
+      TypedSchema(p.schema, includeLabels, GazetteSourceProvider.corruptColumn(options)).table)
   }
 
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String])
-      : Table =
-    new GazetteTable(schema)
+      : Table = {
+    val options = new CaseInsensitiveStringMap(properties)
+    val typed = TypedSchema.of(schema, GazetteSourceProvider.includeLabels(options),
+      GazetteSourceProvider.corruptColumn(options))
+    typed.foreach { t =>
+      GazetteOptions.validateAtLoad(options)
+      ProtobufType.of(options).foreach(_.check(t.fields, t.corruptColumn))
+    }
+    new GazetteTable(typed.fold(schema)(_.table), typed)
+  }
+}
+
+private object GazetteSourceProvider {
+  def includeLabels(options: CaseInsensitiveStringMap): Boolean =
+    "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
+
+  // The option, else the session's, as Spark's file sources choose it.
+  def corruptColumn(options: CaseInsensitiveStringMap): String =
+    Option(options.get(GazetteOptions.ColumnNameOfCorruptRecord)).getOrElse(
+      SparkSession.getActiveSession.map(_.sessionState.conf.columnNameOfCorruptRecord)
+        .getOrElse(TypedSchema.DefaultCorruptColumn))
 }

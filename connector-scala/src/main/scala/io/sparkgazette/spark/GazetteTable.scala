@@ -7,13 +7,16 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import io.sparkgazette.spark.sink.GazetteWriteBuilder
-import io.sparkgazette.spark.source.GazetteScanBuilder
+import io.sparkgazette.spark.source.{GazetteScanBuilder, TypedSchema}
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** Gazette journals as a table: read and written as a stream or a batch. */
-private[spark] final class GazetteTable(tableSchema: StructType) extends SupportsRead with SupportsWrite {
+/** Gazette journals as a table: read and written as a stream or a batch; read with `typed`, rows
+  * of a schema's fields parsed from the messages.
+  */
+private[spark] final class GazetteTable(tableSchema: StructType, typed: Option[TypedSchema] = None)
+    extends SupportsRead with SupportsWrite {
   override def name(): String = "gazette"
 
   override def schema(): StructType = tableSchema
@@ -28,7 +31,7 @@ private[spark] final class GazetteTable(tableSchema: StructType) extends Support
       TableCapability.ACCEPT_ANY_SCHEMA
     ).asJava
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new GazetteScanBuilder(options)
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new GazetteScanBuilder(options, typed)
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new GazetteWriteBuilder(info)
 }

@@ -22,6 +22,18 @@ class ByteScanSuite extends AnyFunSuite {
     if (rng.nextInt(12) == 0) specials(rng.nextInt(specials.length)) else alphabet(rng.nextInt(alphabet.length))
   }
 
+  test("fieldStop finds the first comma, newline or quote as a byte-at-a-time search does") {
+    val rng = new Random(11)
+    val stops = Set(','.toByte, '\n'.toByte, '"'.toByte)
+    for (_ <- 0 until 20000) {
+      val b = sample(rng).map(x => if (x == '\\'.toByte) ','.toByte else x)
+      val from = if (b.isEmpty) 0 else rng.nextInt(b.length + 1)
+      val until = from + rng.nextInt(b.length - from + 1)
+      val naive = (from until until).find(i => stops(b(i))).getOrElse(until)
+      assert(ByteScan.fieldStop(b, from, until) == naive, s"${b.toSeq} [$from, $until)")
+    }
+  }
+
   test("indexOf finds the first byte as a byte-at-a-time search does, at every offset and length") {
     val rng = new Random(7)
     for (_ <- 0 until 20000) {

@@ -202,6 +202,16 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("not validating, a line that is not JSON is a message without a UUID, left to its parser to judge") {
+    val bytes = "{\"a\":\n{\"a\":1}\n".getBytes(UTF_8)
+    def read(validate: Boolean) = new MessageIterator("j", Json, Iterator(JournalBytes(0L, ByteBuffer.wrap(bytes))),
+      validate = validate).toList
+    assert(read(validate = true).head.isLeft)
+    val lines = read(validate = false)
+    assert(lines.map(_.map(e => (e.begin, e.end, e.clock, new String(e.message.bytes, UTF_8)))) ==
+      List(Right((0L, 6L, 0L, "{\"a\":")), Right((6L, 14L, 0L, "{\"a\":1}"))))
+  }
+
   test("round trips: any payload framed with any UUID reads back with that UUID and its content") {
     val texts =
       Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf(',', '"', '\n', ' ', '\\', '/', 'é', '\u0001'))).map(_.mkString)

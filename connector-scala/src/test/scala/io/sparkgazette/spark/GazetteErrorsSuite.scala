@@ -45,6 +45,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "dataLoss" -> (() => GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")),
     "malformedMessage" ->
       (() => GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))),
+    "invalidSchema" -> (() => GazetteErrors.invalidSchema("field '_gazette' takes the name of the connector's column")),
     "missingSequencerState" -> (() => GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")),
     "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99))),
     "offsetsNotAnObject" -> (() => GazetteErrors.offsetsNotAnObject("[1]")),

@@ -52,7 +52,7 @@ object ProtobufFunctions {
   }
 
   // Through Hadoop's file systems, so a set on HDFS or object storage works as well as a local one.
-  private def read(spark: SparkSession, file: String): Array[Byte] = {
+  private[spark] def read(spark: SparkSession, file: String): Array[Byte] = {
     val path = new Path(file)
     val fs = path.getFileSystem(spark.sparkContext.hadoopConfiguration)
     val in = try fs.open(path)

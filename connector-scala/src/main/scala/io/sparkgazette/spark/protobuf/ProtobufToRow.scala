@@ -11,13 +11,15 @@ import com.google.protobuf.{ByteString, Message}
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 
-/** Turns messages of one descriptor into rows of [[ProtobufSchema.of]] that descriptor.
+/** Turns messages of one descriptor into rows of [[ProtobufSchema.of]] that descriptor, or of
+  * the top-level fields `only` names, in that order (the others are not converted).
   *
   * A field that tracks presence (a message, a proto2 or proto3 `optional`, a oneof member) and is
   * not set is null; a proto3 field without presence has its default value, as protobuf reads it.
   */
-private[spark] final class ProtobufToRow(message: Descriptor) {
-  private val fields = message.getFields.asScala.toArray
+private[spark] final class ProtobufToRow(message: Descriptor, only: Option[Seq[String]] = None) {
+  private val fields =
+    only.fold(message.getFields.asScala.toArray)(_.map(n => message.findFieldByName(n)).toArray)
   private val converters: Array[Any => Any] = fields.map(ProtobufToRow.converter)
 
   def apply(m: Message): Row = {

@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * Gazette reader starting there does.
   */
 private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
-    columns: Seq[String], passes: PieceStates.Cache = new PieceStates.Cache())
+    shape: RowShape, passes: PieceStates.Cache = new PieceStates.Cache())
     extends Batch {
 
   private lazy val ranges: Array[InputPartition] = {
@@ -80,7 +80,7 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
   override def planInputPartitions(): Array[InputPartition] = GazetteErrors.brokerCalls(ranges)
 
   // One broadcast of the configuration however often Spark asks for the factory.
-  private lazy val readerConfig = ReaderConfig(options, None, hadoopConf, columns)
+  private lazy val readerConfig = ReaderConfig(options, None, hadoopConf, shape)
 
   override def createReaderFactory(): PartitionReaderFactory = new JournalRangeReaderFactory(readerConfig)
 }

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory
   */
 private[spark] final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
-    columns: Seq[String])
+    shape: RowShape)
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
   import GazetteMicroBatchStream._
 
@@ -32,7 +32,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
-  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, columns)
+  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape)
   store.initialize()
   private val catalog = new SequencerStateCatalog(store)
 

@@ -11,9 +11,11 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** The scan of one query; options are parsed here, where batch and streaming defaults differ.
-  * `required`: the columns the query reads, when Spark pruned them; all otherwise.
+  * `required`: the columns the query reads, when Spark pruned them; all otherwise. `typed`: the
+  * schema the rows' message fields are parsed with, if the source was given one.
   */
-private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None)
+private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
+    typed: Option[TypedSchema] = None)
     extends Scan {
   // The session's Hadoop configuration, as Spark builds it for its own checkpoint: credentials
   // set with spark.conf.set reach the source's state files too.
@@ -25,8 +27,16 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
   }
   private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
 
-  private val schema = required.fold(MessageToRow.schema(includeLabels))(MessageToRow.pruned(includeLabels, _))
-  private def columns: Seq[String] = schema.fieldNames.toSeq
+  private val (schema, shape) = typed match {
+    case None =>
+      val s = required.fold(MessageToRow.schema(includeLabels))(MessageToRow.pruned(includeLabels, _))
+      (s, RowShape(s.fieldNames.toSeq))
+    case Some(t) =>
+      val pruned = t.prune(required.getOrElse(t.table))
+      val read = TypedRead(t, pruned.fields, GazetteOptions.parsing(options),
+        SparkSession.active.sessionState.conf.sessionLocalTimeZone, ProtobufType.of(options))
+      (pruned.schema(includeLabels), RowShape(pruned.meta.getOrElse(Nil), Some(read)))
+  }
 
   override def readSchema(): StructType = schema
 
@@ -36,10 +46,10 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
   private lazy val passes = new PieceStates.Cache()
 
   override def toBatch: Batch =
-    new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, columns, passes)
+    new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, shape, passes)
 
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
-    new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, columns)
+    new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, shape)
 
   override def supportedCustomMetrics(): Array[CustomMetric] = SourceMetrics.supported
 }

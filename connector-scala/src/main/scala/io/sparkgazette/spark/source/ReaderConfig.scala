@@ -9,12 +9,15 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 
 /** What every reader of a scan needs besides its ranges: the source's options, for streaming
-  * queries the directory where sequencer states cross batches, and the columns the query reads
-  * (the others are never built).
+  * queries the directory where sequencer states cross batches, and the rows the query reads
+  * (columns it does not read are never built).
   */
 private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
-    hadoopConfBroadcast: Broadcast[SerializableConfiguration], columns: Seq[String]) {
+    hadoopConfBroadcast: Broadcast[SerializableConfiguration], shape: RowShape) {
   def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
+
+  /** The connector's columns the query reads. */
+  def columns: Seq[String] = shape.columns
 
   // Once per task rather than per range: a task of a thousand small ranges builds each once.
   @transient lazy val client: ClientConfig = options.clientConfig
@@ -37,6 +40,6 @@ private[spark] object ReaderConfig {
   // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
   // than with every task (over a third of deserializing a small stream's task, by a profile).
   def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,
-      columns: Seq[String]): ReaderConfig =
-    ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), columns)
+      shape: RowShape): ReaderConfig =
+    ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), shape)
 }
