@@ -110,8 +110,10 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
     if (log_.isEmpty) {
       if (record.staged.nonEmpty) {
+        publishing = record.staged
         publishStaged(epoch, record.staged)
         StagedRuns.forget(record.staged, config)
+        publishing = Nil
       }
       deleteUnrecordedRuns()
     }
@@ -121,6 +123,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         (if (record.staged.isEmpty) ""
          else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
   }
+
+  // The staged runs of a write without intents while they are appended.
+  @volatile private var publishing: Seq[StagedRun] = Nil
 
   private def publishStaged(epoch: Long, runs: Seq[StagedRun]): Unit = {
     StagedRuns.publish(
@@ -171,6 +176,11 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
         try StagingLocation.underCheckpoint(loc.checkpointLocation, batches = loc.batchId.isDefined).delete(
             s"${loc.key(epoch)}/$id", hadoopConf.value)
         catch { case NonFatal(e) => logger.warn(s"deleting the staged runs of epoch $epoch: $e") }
+      // A write without intents is never run again to finish its appends: the registers of the
+      // runs it was appending would stay on their journals for good.
+      if (publishing.nonEmpty)
+        try StagedRuns.forget(publishing, config)
+        catch { case NonFatal(e) => logger.warn(s"removing the registers of ${describe(epoch)}'s staged runs: $e") }
       deleteUnrecordedRuns()
     }
 

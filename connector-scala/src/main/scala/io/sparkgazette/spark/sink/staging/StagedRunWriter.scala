@@ -5,6 +5,7 @@ package staging
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
 
 /** One task attempt's staged run in one journal, as it is written: in parts of at most
@@ -33,10 +34,22 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
       path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
       // On the local file system, without Hadoop's .crc files: a staged run is read once, by
       // mapping it, and its length is checked against the record.
-      out = (path.getFileSystem(conf) match {
+      val fs = path.getFileSystem(conf) match {
         case l: LocalFileSystem => l.getRawFileSystem
-        case fs => fs
-      }).create(path, false)
+        case other => other
+      }
+      // Staged rows are the job's alone, wherever they live (Spark's local directory is often a
+      // shared /tmp): the owner's only.
+      fs.mkdirs(path.getParent, StagedRunWriter.OwnerOnlyDirectory)
+      out = fs.create(
+        path,
+        StagedRunWriter.OwnerOnlyFile,
+        false,
+        fs.getConf.getInt("io.file.buffer.size", 4096),
+        fs.getDefaultReplication(path),
+        fs.getDefaultBlockSize(path),
+        null
+      )
       written = 0
     }
     out.write(bytes, offset, length)
@@ -73,4 +86,6 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
 
 private[spark] object StagedRunWriter {
   val PartBytes: Long = 256L << 20
+  private val OwnerOnlyDirectory = new FsPermission("700")
+  private val OwnerOnlyFile = new FsPermission("600")
 }
