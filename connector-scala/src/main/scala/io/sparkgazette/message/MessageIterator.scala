@@ -32,13 +32,17 @@ final class RawMessage(val bytes: Array[Byte], val uuid: UUID) {
   * Without `payloads`, messages come with their UUIDs and offsets but no bytes: for readers that
   * need only those. Without `validate`, the framing may take a malformed message for a message (an
   * ndjson line's JSON syntax is not checked beyond its UUID): for readers whose result only
-  * matters where another read of the same bytes, failing on malformed messages, succeeds.
+  * matters where another read of the same bytes, failing on malformed messages, succeeds. With
+  * `malformedAsMessages`, what the framing finds malformed comes as a message without a UUID
+  * (outside any transaction), its bytes without their line end: for readers that hand it on to be
+  * judged (a corrupt record), never sequenced by a UUID it may seem to carry.
   */
 final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes],
     holdTail: Boolean = false,
     maxMessageBytes: Int = Int.MaxValue,
     payloads: Boolean = true,
-    validate: Boolean = true)
+    validate: Boolean = true,
+    malformedAsMessages: Boolean = false)
     extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker(validate)
@@ -87,6 +91,14 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
             needed = lim - pos
             fill()
           case Unpacked.Skip(n) => consume(n)
+          case Unpacked.Malformed(n, _) if malformedAsMessages =>
+            var end = pos + n
+            if (end > pos && buf(end - 1) == '\n') end -= 1
+            if (end > pos && buf(end - 1) == '\r') end -= 1
+            val bytes = if (payloads) java.util.Arrays.copyOfRange(buf, pos, end) else Array.emptyByteArray
+            ready = Right(Envelope(journal, at, at + n, Uuid.producer(Uuid.Zero), Uuid.clock(Uuid.Zero),
+                Uuid.flags(Uuid.Zero), new RawMessage(bytes, Uuid.Zero)))
+            consume(n)
           case Unpacked.Malformed(n, reason) =>
             ready = Left(MalformedMessage(journal, at, at + n, reason))
             consume(n)

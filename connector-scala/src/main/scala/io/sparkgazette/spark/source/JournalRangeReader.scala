@@ -251,12 +251,12 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   // A first pass needs no message's bytes, and copies none. Where a malformed message fails the read
   // (failOnMalformed), it takes every line for well-formed: one that is not fails the task that reads
-  // its piece, and so the batch, which no piece's states then reach. Typed, the parser checks what
-  // it emits (a profile found the framing's check of ndjson a quarter of a task): where a malformed
-  // message fails the read, or becomes a row (PERMISSIVE), the framing checks only what it must to
-  // find a message's end and UUID.
-  private lazy val validate = !(options.failOnMalformed && firstPass) &&
-    !(config.shape.typed.isDefined && (options.failOnMalformed || config.shape.typed.exists(_.schema.permissive)))
+  // its piece, and so the batch, which no piece's states then reach. Typed rows with a corrupt-record
+  // column (PERMISSIVE) take what the framing finds malformed for a message without a UUID, for the
+  // parser to make a corrupt record of: the framing checks every line first, so that a torn line never
+  // counts with a UUID it seems to carry, and the first pass checks too, as such a read does not fail.
+  private lazy val permissive = config.shape.typed.exists(_.schema.permissive)
+  private lazy val validate = !(options.failOnMalformed && firstPass && !permissive)
 
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
     new MessageIterator(
@@ -266,7 +266,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       holdTail = true,
       maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt,
       payloads = !firstPass,
-      validate = validate
+      validate = validate,
+      malformedAsMessages = permissive
     )
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
