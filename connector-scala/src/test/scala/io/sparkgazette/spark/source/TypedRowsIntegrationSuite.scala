@@ -11,7 +11,7 @@ import scala.jdk.CollectionConverters._
 
 import com.google.gson.JsonParser
 import io.sparkgazette.message.Framing
-import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, SparkClusterSuite}
+import io.sparkgazette.testing.{Judge, JudgeRecord, SparkClusterSuite}
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.streaming.Trigger
 import org.apache.spark.sql.types.{LongType, StructField, StructType}
@@ -21,19 +21,10 @@ import org.scalatest.funsuite.AnyFunSuite
 /** Rows typed by a schema, parsed in the scan, against a real broker: each row is judged by
   * Gazette's own reader over the same journal, whose output the test parses itself.
   */
-class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite with TypedJournals {
   import TypedRowsIntegrationSuite._
 
   private val events = "user STRING, amount INT, ts TIMESTAMP, kind STRING, seq LONG"
-
-  private def journal(name: String, contentType: String = Framing.JsonLines): String = {
-    Journals.create(client, Journals.spec(name, labels = Seq("content-type" -> contentType)))
-    name
-  }
-
-  private def reader(journal: String, schema: String, options: (String, String)*) =
-    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
-      .options(options.toMap).schema(schema)
 
   /** Every message Go's reader reads, keyed by offset, as the test parses the event it prints. */
   private def judged(journal: String, skipMalformed: Boolean = false): Map[Long, Event] =

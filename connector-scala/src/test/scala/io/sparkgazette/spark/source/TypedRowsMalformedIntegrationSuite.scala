@@ -4,23 +4,14 @@ package source
 import java.nio.charset.StandardCharsets.UTF_8
 
 import io.sparkgazette.message.Framing
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Judge, SparkClusterSuite}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Typed rows over lines Gazette's reader rejects (torn lines that carry a transaction's UUID,
   * text after a JSON value, CSV records of another width): they never count with a UUID they
   * seem to carry. Each expectation is what Gazette's Go reader (the judge) does with the same journal.
   */
-class TypedRowsMalformedIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
-
-  private def journal(name: String, contentType: String = Framing.JsonLines): String = {
-    Journals.create(client, Journals.spec(name, labels = Seq("content-type" -> contentType)))
-    name
-  }
-
-  private def reader(journal: String, schema: String, options: (String, String)*) =
-    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal)
-      .options(options.toMap).schema(schema)
+class TypedRowsMalformedIntegrationSuite extends AnyFunSuite with SparkClusterSuite with TypedJournals {
 
   private def write(journal: String, lines: Seq[String]): Seq[Long] = {
     val w = Judge.script(cluster.broker, journal)
