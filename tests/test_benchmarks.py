@@ -16,6 +16,8 @@ def test_every_benchmark_runs_and_reports():
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
     assert reported == {
         "source",
+        "source-typed-100b",
+        "source-typed-64kib",
         "source-csv",
         "source-protobuf",
         "source-split-committed",
