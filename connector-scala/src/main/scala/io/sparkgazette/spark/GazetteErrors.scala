@@ -104,7 +104,7 @@ object GazetteErrors {
   private val CheckpointNotShared = Condition("GAZETTE_CHECKPOINT_NOT_SHARED", "42K03",
     "The checkpoint (or staging) location is not on a file system that the driver and every executor share.")
   private val CheckpointWriteFailed = Condition("GAZETTE_CHECKPOINT_WRITE_FAILED", "58030",
-    "A file could not be saved in the checkpoint location.")
+    "A file could not be saved in the checkpoint location, or a sink's run staged in its staging location.")
   private val InvalidJournalSpec = Condition("GAZETTE_INVALID_JOURNAL_SPEC", "22023",
     "A journal spec given to the admin helpers (`apply_specs`) cannot be used.")
   private val BrokerUnavailable = Condition(
@@ -344,6 +344,17 @@ object GazetteErrors {
       "journal" -> journal,
       "path" -> path,
       option -> location
+    )
+
+  def stagingUnwritable(setting: String, location: String, path: String, cause: Throwable)
+      : GazetteIllegalStateException =
+    new GazetteIllegalStateException(
+      CheckpointWriteFailed.name,
+      CheckpointWriteFailed.sqlState,
+      Map("path" -> path, setting -> location),
+      s"Cannot stage the sink's runs at $path ($cause): $setting $location must be a directory that the driver " +
+        "and every executor can write. Nothing of this write was committed.",
+      cause
     )
 
   def checkpointWriteFailed(what: String, path: String): GazetteIllegalStateException =

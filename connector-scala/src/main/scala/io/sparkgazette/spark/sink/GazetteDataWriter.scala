@@ -140,7 +140,8 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     val key = config.stagingKey(epoch)
     val file = staging.get.file(key, writeId, partitionId, stageAttempt, attempt, index)
     val token = (key.toSeq :+ writeId :+ file.getName).mkString(".")
-    staged(journal) = new StagedRunWriter(file, token, config.hadoopConf.value, sync = config.intentLog.isDefined)
+    staged(journal) =
+      new StagedRunWriter(file, token, staging.get, config.hadoopConf.value, sync = config.intentLog.isDefined)
     val h = held.remove(journal).get
     heldBytes -= h.bytes
     h.foreach((row, payload) => {

@@ -23,7 +23,10 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
 
   private val staging = {
     val sc = SparkSession.active.sparkContext
-    WriteStaging.of(options, location, sc.master, sc.getConf, hadoopConf.value)
+    val s = WriteStaging.of(options, location, sc.master, sc.getConf, hadoopConf.value)
+    // Made here, so that a root nobody can write fails the write before any task runs.
+    if (location.isEmpty) s.foreach(_.prepare(hadoopConf.value))
+    s
   }
 
   val config: SinkConfig =
@@ -141,7 +144,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     if (runs.nonEmpty) {
       val (where, option) = location match {
         case Some(l) => (l.checkpointLocation, GazetteOptions.CheckpointLocation)
-        case None => (staging.fold("")(_.root), GazetteOptions.StagingLocation)
+        case None => staging.fold(("", GazetteOptions.StagingLocation))(s => (s.root, s.setting))
       }
       StagedRuns.verify(runs, where, option, hadoopConf.value)
       refuseRecreated(epoch, runs)

@@ -12,7 +12,8 @@ import org.apache.spark.sql.functions.col
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Plain batch writes (no batchId) that stage their large runs: what a failed one leaves on its
-  * journals, and who can read what they stage.
+  * journals and under its staging location, who can read what they stage, and how a location
+  * that does not work fails them.
   */
 class PlainWriteStagingIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   override protected def sparkMaster: String = "local[2,2]"
@@ -73,9 +74,88 @@ class PlainWriteStagingIntegrationSuite extends AnyFunSuite with SparkClusterSui
     val readable = seen.filter { case (_, perms) => perms.drop(6) != "---" }
     assert(readable.isEmpty, s"staged rows that any user of the host can read: ${readable.take(4)}")
   }
+  test("a stagingLocation that cannot be written fails the write with an error that names stagingLocation") {
+    val journal = "sink/out/unwritable-staging/part-000"
+    Journals.create(client, Journals.spec(journal))
+    // Its parent is a file: no directory can be made there (root ignores permission bits).
+    val file = Files.createTempFile("gazette-not-a-directory", "")
+    val location = file.toUri.toString + "/staging"
+    val e = intercept[Exception](write(journal, Map("stagingLocation" -> location)))
+    val message = messages(e)
+    assert(committedNumbers(journal).isEmpty)
+    assert(message.contains("stagingLocation") && message.contains(location),
+      s"the error does not name the option:\n$message")
+  }
+
+  test("a plain write given a checkpointLocation the executors do not share: the error names checkpointLocation") {
+    spark.conf.set("fs.gzhost.impl", classOf[io.sparkgazette.testing.HostLocalFileSystem].getName)
+    spark.conf.set("fs.gzhost.impl.disable.cache", "true")
+    try {
+      val journal = "sink/out/ckpt-host-local/part-000"
+      Journals.create(client, Journals.spec(journal))
+      val dir = Files.createTempDirectory("gazette-ckpt")
+      val e = intercept[Exception](write(journal, Map("checkpointLocation" -> ("gzhost://" + dir))))
+      val message = messages(e)
+      assert(message.contains("cannot be seen from the driver"), message)
+      assert(message.contains("checkpointLocation"), s"the error names an option the write was not given:\n$message")
+      assert(committedNumbers(journal).isEmpty)
+    } finally { spark.conf.unset("fs.gzhost.impl"); spark.conf.unset("fs.gzhost.impl.disable.cache") }
+  }
+
+  test("a plain batch write that fails leaves nothing under stagingLocation, also when a task stages after the abort") {
+    import PlainWriteStagingIntegrationSuite.{ended, failures, reached}
+    val journal = "sink/out/failed-write-dir/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val staging = Files.createTempDirectory("gazette-staging")
+    failures.set(0)
+    reached = new java.util.concurrent.CountDownLatch(1)
+    ended = new java.util.concurrent.CountDownLatch(1)
+    // Partition 1's task ends (its abort done) after the job failed: Spark posts its end even so.
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onTaskEnd(end: org.apache.spark.scheduler.SparkListenerTaskEnd): Unit =
+        if (end.taskInfo.index == 1 && reached.getCount == 0) ended.countDown()
+    }
+    spark.sparkContext.addSparkListener(listener)
+    // Both attempts of partition 0's task fail at once; partition 1's task, busy when Spark
+    // cancels it, writes on after the job failed and the driver's abort ran.
+    val slow = org.apache.spark.sql.functions.udf { (id: Long) =>
+      if (id == 0) {
+        failures.incrementAndGet()
+        throw new IllegalStateException("partition 0 fails")
+      }
+      if (id == 200) {
+        // Busy, as a task in CPU-bound work or in I/O that ignores interrupts is.
+        while (failures.get() < 2) Thread.onSpinWait()
+        val until = System.nanoTime() + 3_000_000_000L
+        while (System.nanoTime() < until) Thread.onSpinWait()
+        reached.countDown()
+      }
+      id
+    }.asNondeterministic()
+    try {
+      val e = intercept[Exception](spark.range(0, 400, 1, 2).select(slow(col("id")).as("n"))
+          .selectExpr("to_json(named_struct('n', n)) AS value")
+          .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
+          .option("stagingLocation", staging.toUri.toString).option("readerRingSize", "16").option("flushBytes", "1")
+          .mode("append").save())
+      assert(messages(e).contains("partition 0 fails"))
+      assert(reached.await(60, java.util.concurrent.TimeUnit.SECONDS), "partition 1's task never got past its wait")
+      assert(ended.await(60, java.util.concurrent.TimeUnit.SECONDS), "partition 1's task never ended")
+    } finally spark.sparkContext.removeSparkListener(listener)
+    assert(committedNumbers(journal).isEmpty)
+    val left = {
+      val s = Files.walk(staging);
+      try s.iterator().asScala.toSeq.filter(_ != staging)
+      finally s.close()
+    }
+    assert(left.isEmpty, s"left behind under stagingLocation after the write failed: $left")
+  }
 }
 
 object PlainWriteStagingIntegrationSuite {
+  val failures = new java.util.concurrent.atomic.AtomicInteger(0)
+  @volatile var reached = new java.util.concurrent.CountDownLatch(1)
+  @volatile var ended = new java.util.concurrent.CountDownLatch(1)
   @volatile var before: Set[Path] = Set.empty
   val seen = new java.util.concurrent.ConcurrentLinkedQueue[(Path, String)]()
 

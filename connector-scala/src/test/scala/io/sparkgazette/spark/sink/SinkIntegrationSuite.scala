@@ -4,7 +4,7 @@ package sink
 import java.nio.file.Files
 
 import io.sparkgazette.message.Flags
-import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns}
+import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns, StagingLocation}
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.streaming.Trigger
@@ -314,7 +314,9 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     val dir = Files.createTempDirectory("gazette-staging")
     val conf = spark.sessionState.newHadoopConf()
     val writer = new StagedRunWriter(
-      new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", conf, partBytes = 2000)
+      new org.apache.hadoop.fs.Path(dir.toUri.toString, "0-0-0-0"), "t.0-0-0-0", StagingLocation(dir.toUri.toString),
+      conf,
+      partBytes = 2000)
     val clock = new io.sparkgazette.message.MonotonicClock()
     val publisher = new io.sparkgazette.message.Publisher(clock = clock)
     val framing = io.sparkgazette.message.Framing.forContentType(io.sparkgazette.message.Framing.JsonLines).toOption.get

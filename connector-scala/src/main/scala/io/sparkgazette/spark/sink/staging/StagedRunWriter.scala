@@ -14,11 +14,12 @@ import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
   *
   * @param base  the parts' path without its `.<part>.run` suffix
   * @param token the run's name in its journal's registers, unique to the write's run (see [[StagedRun]])
+  * @param location where the write stages, for errors to name
   * @param sync  whether a part is on disk before the driver hears of it: a run that a record will
   *              name must outlive its host; one that only this job reads need not (the host's
   *              crash fails the job)
   */
-private[spark] final class StagedRunWriter(base: Path, token: String, conf: Configuration,
+private[spark] final class StagedRunWriter(base: Path, token: String, location: StagingLocation, conf: Configuration,
     partBytes: Long = StagedRunWriter.PartBytes, sync: Boolean = true) {
   private val parts = scala.collection.mutable.ArrayBuffer[(Path, Long, Long)]() // path, bytes, last clock
   private var out: FSDataOutputStream = _
@@ -32,29 +33,39 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
   def write(bytes: Array[Byte], offset: Int, length: Int, clock: Long): Unit = {
     if (out == null) {
       path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
-      // On the local file system, without Hadoop's .crc files: a staged run is read once, by
-      // mapping it, and its length is checked against the record.
-      val fs = path.getFileSystem(conf) match {
-        case l: LocalFileSystem => l.getRawFileSystem
-        case other => other
+      out = try open(path)
+      catch {
+        case e: java.io.IOException =>
+          throw GazetteErrors.stagingUnwritable(location.setting, location.root, path.toString, e)
       }
-      // Staged rows are the job's alone, wherever they live (Spark's local directory is often a
-      // shared /tmp): the owner's only.
-      fs.mkdirs(path.getParent, StagedRunWriter.OwnerOnlyDirectory)
-      out = fs.create(
-        path,
-        StagedRunWriter.OwnerOnlyFile,
-        false,
-        fs.getConf.getInt("io.file.buffer.size", 4096),
-        fs.getDefaultReplication(path),
-        fs.getDefaultBlockSize(path),
-        null
-      )
       written = 0
     }
     out.write(bytes, offset, length)
     written += length
     if (written >= partBytes) closePart(clock)
+  }
+
+  private def open(path: Path): FSDataOutputStream = {
+    val fs = fileSystem(path)
+    // Staged rows are the job's alone, wherever they live (Spark's local directory is often a
+    // shared /tmp): the owner's only.
+    fs.mkdirs(path.getParent, StagedRunWriter.OwnerOnlyDirectory)
+    fs.create(
+      path,
+      StagedRunWriter.OwnerOnlyFile,
+      false,
+      fs.getConf.getInt("io.file.buffer.size", 4096),
+      fs.getDefaultReplication(path),
+      fs.getDefaultBlockSize(path),
+      null
+    )
+  }
+
+  // On the local file system, without Hadoop's .crc files: a staged run is read once, by
+  // mapping it, and its length is checked against the record.
+  private def fileSystem(path: Path) = path.getFileSystem(conf) match {
+    case l: LocalFileSystem => l.getRawFileSystem
+    case other => other
   }
 
   private def closePart(clock: Long): Unit = {
@@ -79,8 +90,16 @@ private[spark] final class StagedRunWriter(base: Path, token: String, conf: Conf
     if (out != null) try out.close()
     catch { case NonFatal(_) => }
     (parts.map(_._1) ++ Option(path)).distinct.foreach(p =>
-      try p.getFileSystem(conf).delete(p, false)
+      try fileSystem(p).delete(p, false)
       catch { case NonFatal(_) => })
+    // A task that wrote on after its write was aborted made the run's directory again, after
+    // the driver deleted it: the last to leave it removes it (a non-recursive delete fails while
+    // another task's files are there).
+    Option(path).map(_.getParent).foreach(dir =>
+      try {
+        val fs = fileSystem(dir)
+        if (fs.listStatus(dir).isEmpty) fs.delete(dir, false)
+      } catch { case NonFatal(_) => })
   }
 }
 

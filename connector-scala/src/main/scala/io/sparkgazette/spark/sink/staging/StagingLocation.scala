@@ -2,6 +2,8 @@ package io.sparkgazette.spark
 package sink
 package staging
 
+import scala.util.control.NonFatal
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -12,8 +14,10 @@ import org.apache.hadoop.fs.Path
   * its runs go under `root/gazette-sink-<writeId>/`, which two writes sharing a root never clash
   * on, and which deleting leaves nothing of the write behind (a root such as `/tmp` is shared
   * with other users, who could not write under a directory of ours there).
+  *
+  * @param setting the option or Spark setting that put the runs there, for errors to name
   */
-private[spark] final case class StagingLocation(root: String) {
+private[spark] final case class StagingLocation(root: String, setting: String = GazetteOptions.StagingLocation) {
   def dir(key: String): Path = new Path(root, key)
 
   /** The directory of one run of the write's tasks. */
@@ -24,6 +28,15 @@ private[spark] final case class StagingLocation(root: String) {
     */
   def file(key: Option[String], writeId: String, partition: Int, stageAttempt: Int, attempt: Int, index: Int): Path =
     new Path(runDir(key, writeId), s"$partition-$stageAttempt-$attempt-$index")
+
+  /** Makes the root, before any task writes under it: a root that cannot be made fails the write
+    * at once, naming the setting that placed it.
+    */
+  def prepare(conf: Configuration): Unit = {
+    val r = new Path(root)
+    try r.getFileSystem(conf).mkdirs(r)
+    catch { case NonFatal(e) => throw GazetteErrors.stagingUnwritable(setting, root, r.toString, e) }
+  }
 
   /** Deletes the staged runs of `key` (published, or of a write rolled back). */
   def delete(key: String, conf: Configuration): Unit = {
@@ -48,6 +61,7 @@ private[spark] object StagingLocation {
     * points, so that a restart publishes what it recorded.
     */
   def underCheckpoint(checkpointLocation: String, batches: Boolean): StagingLocation =
-    StagingLocation(new Path(checkpointLocation,
-        s"gazette-sink/staging/${if (batches) "batches" else "epochs"}").toString)
+    StagingLocation(
+      new Path(checkpointLocation, s"gazette-sink/staging/${if (batches) "batches" else "epochs"}").toString,
+      GazetteOptions.CheckpointLocation)
 }

@@ -32,16 +32,17 @@ private[spark] object WriteStaging {
     else intentLog match {
       case Some(l) => Some(StagingLocation.underCheckpoint(l.checkpointLocation, l.batchId.isDefined))
       case None =>
-        val root = options.stagingLocation
-          .orElse(options.checkpointLocation.map(c => new Path(c, "gazette-sink/staging/writes").toString))
-          .orElse(Option.when(master.startsWith("local"))(localDir(spark)))
-          .orElse(sharedDefault(conf))
+        val root = options.stagingLocation.map(StagingLocation(_, GazetteOptions.StagingLocation))
+          .orElse(options.checkpointLocation.map(c =>
+              StagingLocation(new Path(c, "gazette-sink/staging/writes").toString, GazetteOptions.CheckpointLocation)))
+          .orElse(Option.when(master.startsWith("local"))(StagingLocation(localDir(spark), "spark.local.dir")))
+          .orElse(sharedDefault(conf).map(StagingLocation(_, "fs.defaultFS")))
         if (root.isEmpty && warned.compareAndSet(false, true)) log.warn(
           s"batch writes without batchId stage no runs here: no ${GazetteOptions.StagingLocation} is set and the cluster's default " +
             s"file system is local to each host, so a large write is one open transaction that read-committed readers " +
             s"replay. Set ${GazetteOptions.StagingLocation} (or spark.datasource.gazette." +
             s"${GazetteOptions.StagingLocation}) to a directory every host sees to keep their reads cheap")
-        root.map(StagingLocation(_))
+        root
     }
 
   /** Spark's first local directory, where it keeps shuffle files: on one host, every executor's too. */

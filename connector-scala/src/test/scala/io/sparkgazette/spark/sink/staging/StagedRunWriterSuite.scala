@@ -17,7 +17,9 @@ class StagedRunWriterSuite extends AnyFunSuite {
     conf.set("fs.gzsync.impl", classOf[SyncRecordingFileSystem].getName)
     conf.setBoolean("fs.gzsync.impl.disable.cache", true)
     val dir = Files.createTempDirectory("staged-runs")
-    val writer = new StagedRunWriter(new Path(s"gzsync://$dir/0-0-0-0"), "token", conf, partBytes = 100)
+    val writer =
+      new StagedRunWriter(
+        new Path(s"gzsync://$dir/0-0-0-0"), "token", StagingLocation(s"gzsync://$dir"), conf, partBytes = 100)
     (1 to 10).foreach(clock => writer.write(Array.fill[Byte](60)('x'), clock))
     val runs = writer.close("j", "producer", 10, 0, _ => Array.emptyByteArray)
     assert(runs.map(_.bytes) == Seq(120, 120, 120, 120, 120))

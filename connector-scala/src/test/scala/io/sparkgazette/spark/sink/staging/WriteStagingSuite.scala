@@ -48,6 +48,15 @@ class WriteStagingSuite extends AnyFunSuite {
       "/ckpt/gazette-sink/staging/batches/day-1/w1")
   }
 
+  test("each location names the setting that put it there, for errors to name") {
+    def setting(o: SinkOptions, master: String = "local[2]") =
+      WriteStaging.of(o, IntentLogLocation.of(o, streaming = false), master, spark, local).map(_.setting)
+    assert(setting(options("stagingLocation" -> "/s", "checkpointLocation" -> "/c")) == Some("stagingLocation"))
+    assert(setting(options("checkpointLocation" -> "/c")) == Some("checkpointLocation"))
+    assert(setting(options("checkpointLocation" -> "/c", "batchId" -> "b")) == Some("checkpointLocation"))
+    assert(setting(options()) == Some("spark.local.dir"))
+  }
+
   test("writes that never stage: at least once, or readerRingSize=0") {
     assert(root(options("deliveryGuarantee" -> "at-least-once")).isEmpty)
     assert(root(options("readerRingSize" -> "0", "stagingLocation" -> "/staging")).isEmpty)
