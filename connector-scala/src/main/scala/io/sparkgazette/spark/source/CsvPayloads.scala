@@ -42,11 +42,11 @@ private[spark] object CsvPayloads {
   }
 
   // The record with a line ending, as Spark's parser reads a line: it ends the record there rather
-  // than at the end of its input.
+  // than at the end of its input. Gazette's reader (Go's encoding/csv) drops a carriage return
+  // before a line feed, inside quoted fields too.
   private def line(payload: Array[Byte]): String = {
-    val withEnd = java.util.Arrays.copyOf(payload, payload.length + 1)
-    withEnd(payload.length) = '\n'
-    new String(withEnd, UTF_8)
+    val s = new String(payload, UTF_8)
+    (if (s.indexOf('\r') >= 0) s.replace("\r\n", "\n") else s) + "\n"
   }
 
   /** How many columns a record has: its commas outside quotes, plus one. */

@@ -201,6 +201,17 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite with 
     assert(corrupt == Seq(records(2)))
   }
 
+  test("CSV: a record ending in \\r\\n, with \\r\\n inside a quoted field, reads as Go's reader reads it (\\n)") {
+    val j = journal("typed/csv-crlf/part-000", Framing.Csv)
+    val w = Judge.script(cluster.broker, j)
+    try w.raw(",\"two\r\nlines\",1\r\n".getBytes(UTF_8)).sync()
+    finally w.close()
+    val judged = Judge.read(cluster.broker, j).map(_.payload)
+    assert(judged == Seq("two\nlines,1"), judged)
+    val got = reader(j, "a STRING, n INT").load().select("a", "n").collect().map(r => (r.getString(0), r.get(1))).toSeq
+    assert(got == Seq(("two\nlines", 1)), got.map { case (a, n) => (a.replace("\r", "\\r").replace("\n", "\\n"), n) })
+  }
+
   test("without a schema the rows are the untyped ones; a schema's field may not take the struct's name") {
     val j = journal("typed/untyped/part-000")
     Judge.publishEvents(cluster.broker, j, 20)
