@@ -26,10 +26,10 @@ def test_the_demo_counts_every_committed_event_once():
     assert int(published.group(2)) > 0 and int(published.group(3)) > 0
     assert "exactly-once: OK" in text
     assert "stopped: stream, Spark, cluster" in text
-    # Spark's start-up notices and library warnings are not the user's business: none on stderr.
+    # Spark's start-up notices, the JDK's and library warnings are not the user's business: none on stderr.
     noise = [
         line
         for line in out.stderr.splitlines()
-        if re.search(r"\bWARN\b|log4j profile|Setting default log level|Warning:|FutureWarning", line)
+        if re.search(r"\bWARN\b|^WARNING:|log4j profile|Setting default log level|Warning:|FutureWarning", line)
     ]
     assert noise == [], "\n".join(noise[:20])

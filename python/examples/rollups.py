@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 import judge  # noqa: E402
+import quiet_jvm  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
@@ -96,7 +97,8 @@ def run(events: int) -> bool:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}")
-        ).getOrCreate()
+        )
+        spark = quiet_jvm.get_or_create(spark)
         query = None
         try:
             # Typed rows: each event parsed into these fields in the scan.
