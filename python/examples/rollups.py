@@ -29,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
-import judge  # noqa: E402
 import quiet_jvm  # noqa: E402
+
+import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
