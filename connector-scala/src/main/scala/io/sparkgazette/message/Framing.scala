@@ -81,8 +81,11 @@ private[message] object Unpacked {
   /** The bytes seen so far end inside a message. */
   case object NeedMore extends Unpacked
 
-  /** A message of `length` bytes whose payload is `[payloadFrom, payloadUntil)`. */
-  final case class Message(length: Int, payloadFrom: Int, payloadUntil: Int, uuid: UUID) extends Unpacked
+  /** A message of `length` bytes whose payload is `[payloadFrom, payloadUntil)`; `members`, where
+    * its framing found them, as [[RawMessage.members]] says.
+    */
+  final case class Message(length: Int, payloadFrom: Int, payloadUntil: Int, uuid: UUID, members: Array[Int] = null)
+      extends Unpacked
 
   /** `length` bytes that hold no message, e.g. a trailing blank line. */
   final case class Skip(length: Int) extends Unpacked

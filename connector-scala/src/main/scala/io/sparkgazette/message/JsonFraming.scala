@@ -7,9 +7,11 @@ import java.util.UUID
 /** `application/x-ndjson`: one JSON document per line, its UUID the string at `uuidPointer`.
   *
   * Every line must be one well-formed JSON value (Gazette's decoder rejects anything else); the
-  * UUID is found by scanning, without building the document.
+  * UUID is found by scanning, without building the document. With `withMembers`, a message that is
+  * an object comes with where its members lie ([[RawMessage.members]]), found by the same check:
+  * a parser that needs a few of them can skip the rest without reading them again.
   */
-final class JsonFraming(val uuidPointer: String) extends Framing {
+final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) extends Framing {
   private val scanner = new JsonPointerScanner(uuidPointer)
 
   override def contentType: String = Framing.JsonLines
@@ -22,13 +24,14 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     // How much of the current line has been searched for its newline, so that long lines
     // arriving in many chunks are scanned once.
     private var scanned = 0
+    private val found = if (withMembers && validate) new JsonSyntax.Members else null
 
     override def restart(): Unit = scanned = 0
 
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
       // Most lines are well-formed and whole: checked as their end is searched for, in one pass.
       // Any other line (or one whose end is not here yet) is searched, then checked.
-      val checked = if (scanned == 0 && validate) JsonSyntax.lineEnd(b, from, until) else -1
+      val checked = if (scanned == 0 && validate) JsonSyntax.lineEnd(b, from, until, found) else -1
       if (checked >= 0) return message(b, from, checked)
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
@@ -40,9 +43,9 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
         scanned = 0
         // Not validating, the line is taken as well-formed: its UUID is found as in one that is.
         if (!validate) message(b, from, i)
-        else JsonSyntax.check(b, from, i) match {
-          case Some(problem) => Unpacked.Malformed(i + 1 - from, s"invalid JSON: $problem")
-          case None => message(b, from, i)
+        else JsonSyntax.checkLine(b, from, i, found) match {
+          case Left(problem) => Unpacked.Malformed(i + 1 - from, s"invalid JSON: $problem")
+          case Right(_) => message(b, from, i)
         }
       }
     }
@@ -50,29 +53,31 @@ final class JsonFraming(val uuidPointer: String) extends Framing {
     // The well-formed line `b[from, end)` and its newline, with its UUID.
     private def message(b: Array[Byte], from: Int, end: Int): Unpacked = {
       val length = end + 1 - from
+      val spans = if (found != null && found.objectChecked) found.relativeTo(from) else null
       // Most UUIDs are canonical and unescaped: read from the bytes, without a String.
       val at = scanner.stringBounds(b, from, end)
       val (start, stop) = ((at >>> 32).toInt, at.toInt)
-      if (at == JsonPointerScanner.Absent || (at >= 0 && start == stop)) Unpacked.Message(length, from, end, Uuid.Zero)
+      if (at == JsonPointerScanner.Absent || (at >= 0 && start == stop))
+        Unpacked.Message(length, from, end, Uuid.Zero, spans)
       else {
         val uuid = if (at >= 0) Uuid.canonical(b, start, stop) else null
-        if (uuid != null) Unpacked.Message(length, from, end, uuid) else uuidOf(b, from, end, length)
+        if (uuid != null) Unpacked.Message(length, from, end, uuid, spans) else uuidOf(b, from, end, length, spans)
       }
     }
 
     // Every other case, with the reason when it is malformed. Not validating, a line that is not
     // JSON has no UUID to find: it is taken for a message outside transactions, for whoever
     // parses it to judge.
-    private def uuidOf(b: Array[Byte], from: Int, until: Int, length: Int): Unpacked =
+    private def uuidOf(b: Array[Byte], from: Int, until: Int, length: Int, spans: Array[Int]): Unpacked =
       scanner.find(b, from, until) match {
         case Left(_) if !validate => Unpacked.Message(length, from, until, Uuid.Zero)
         case Left(problem) => Unpacked.Malformed(length, s"invalid JSON: $problem")
-        case Right(None) => Unpacked.Message(length, from, until, Uuid.Zero)
+        case Right(None) => Unpacked.Message(length, from, until, Uuid.Zero, spans)
         case Right(Some(text)) =>
-          if (text.isEmpty) Unpacked.Message(length, from, until, Uuid.Zero)
+          if (text.isEmpty) Unpacked.Message(length, from, until, Uuid.Zero, spans)
           else
             Uuid.parse(text) match {
-              case Some(uuid) => Unpacked.Message(length, from, until, uuid)
+              case Some(uuid) => Unpacked.Message(length, from, until, uuid, spans)
               case None => Unpacked.Malformed(length, s"'$text' at $uuidPointer is not a UUID")
             }
       }

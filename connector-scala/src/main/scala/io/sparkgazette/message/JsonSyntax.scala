@@ -14,8 +14,13 @@ object JsonSyntax {
   /** As [[check]]; a well-formed value also says whether it holds raw line breaks (they can
     * only be whitespace between tokens).
     */
-  def checkLine(b: Array[Byte], from: Int, until: Int): Either[String, Boolean] = {
-    val s = new Check(b, from, until)
+  def checkLine(b: Array[Byte], from: Int, until: Int): Either[String, Boolean] = checkLine(b, from, until, null)
+
+  /** As [[checkLine]], writing down in `members` (when not null) where each member of a
+    * document that is an object lies.
+    */
+  def checkLine(b: Array[Byte], from: Int, until: Int, members: Members): Either[String, Boolean] = {
+    val s = new Check(b, from, until, members = members)
     try { s.document(); Right(s.lineBreaks) }
     catch { case e: Malformed => Left(e.getMessage) }
   }
@@ -28,16 +33,48 @@ object JsonSyntax {
     * A newline is never whitespace here, nor accepted by any token, so the pass stops at the
     * first newline: a line this accepts is exactly one that [[check]] accepts.
     */
-  def lineEnd(b: Array[Byte], from: Int, until: Int): Int = {
-    val s = new Check(b, from, until, newlineEnds = true)
+  def lineEnd(b: Array[Byte], from: Int, until: Int, members: Members = null): Int = {
+    val s = new Check(b, from, until, newlineEnds = true, members = members)
     try s.line()
     catch { case _: Malformed => -1 }
+  }
+
+  /** Where the members of a document that is an object lie, as a check finds them: for each, in
+    * order, the index of its key's opening quote, of the byte after its key's closing quote, and
+    * of the comma or brace that ends it. Reused from document to document; [[isObject]] is false
+    * when the last document checked is not an object (or the check failed).
+    */
+  final class Members {
+    private var spans = new Array[Int](48)
+    private var n = 0
+    private[JsonSyntax] var isObject = false
+
+    def objectChecked: Boolean = isObject
+    def count: Int = n / 3
+
+    /** The spans of the members, `from` subtracted: three ints per member (see [[Members]]). */
+    def relativeTo(from: Int): Array[Int] = {
+      val out = java.util.Arrays.copyOf(spans, n)
+      var i = 0
+      while (i < n) { out(i) -= from; i += 1 }
+      out
+    }
+
+    private[JsonSyntax] def reset(): Unit = { n = 0; isObject = false }
+
+    private[JsonSyntax] def add(v: Int): Unit = {
+      if (n == spans.length) spans = java.util.Arrays.copyOf(spans, n * 2)
+      spans(n) = v
+      n += 1
+    }
   }
 
   private final class Malformed(msg: String) extends Exception(msg, null, false, false)
   private val NotOneLine = new Malformed("not one JSON document on this line")
 
-  private final class Check(b: Array[Byte], from: Int, until: Int, newlineEnds: Boolean = false) {
+  private final class Check(b: Array[Byte], from: Int, until: Int, newlineEnds: Boolean = false,
+      members: Members = null) {
+    if (members != null) members.reset()
     private var i = from
     // Open containers, innermost last: true for an object. Iterative, so nesting depth cannot
     // overflow the stack.
@@ -47,12 +84,22 @@ object JsonSyntax {
     def document(): Unit = {
       body()
       if (i < until) fail(s"unexpected ${show(b(i))} after the document")
+      if (members != null) members.isObject = topObject
     }
 
     def line(): Int = {
       body()
-      if (i < until && b(i) == '\n') i else fail("no newline after the document")
+      if (i < until && b(i) == '\n') { if (members != null) members.isObject = topObject; i }
+      else fail("no newline after the document")
     }
+
+    private var topObject = false
+    // A member of the document's own object: its key's span (the key read here), then its end.
+    private def recording: Boolean = members != null && depth == 1 && topObject
+    private def key(): Unit =
+      if (recording) { members.add(i); string(); members.add(i) }
+      else string()
+    private def memberEnd(): Unit = if (recording) members.add(i)
 
     // The value, its containers closed, and the whitespace after it.
     private def body(): Unit = {
@@ -64,10 +111,11 @@ object JsonSyntax {
         val inObject = stack(depth - 1)
         peek match {
           case ',' =>
+            if (inObject) memberEnd()
             i += 1; ws()
-            if (inObject) { string(); ws(); expect(':') }
+            if (inObject) { key(); ws(); expect(':') }
             value()
-          case '}' if inObject => i += 1; depth -= 1
+          case '}' if inObject => memberEnd(); i += 1; depth -= 1
           case ']' if !inObject => i += 1; depth -= 1
           case c => fail(s"expected ',' or '${if (inObject) '}' else ']'}' but found ${show(c)}")
         }
@@ -80,9 +128,10 @@ object JsonSyntax {
       ws()
       peek match {
         case '{' =>
+          if (depth == 0) topObject = true
           i += 1; ws()
           if (peek == '}') i += 1
-          else { push(true); string(); ws(); expect(':'); value() }
+          else { push(true); key(); ws(); expect(':'); value() }
         case '[' =>
           i += 1; ws()
           if (peek == ']') i += 1

@@ -7,9 +7,12 @@ import java.util.UUID
 final case class JournalBytes(offset: Long, data: ByteBuffer)
 
 /** A message's bytes as stored in the journal, without framing, and the UUID found in it
-  * ([[Uuid.Zero]] when it has none).
+  * ([[Uuid.Zero]] when it has none). An ndjson framing asked to (see [[JsonFraming]]) says where
+  * the members of a message that is a JSON object lie in `members`: three ints per member, the
+  * index of its key's opening quote, of the byte after its closing quote, and of the comma or
+  * brace after its value; null when it did not look.
   */
-final class RawMessage(val bytes: Array[Byte], val uuid: UUID) {
+final class RawMessage(val bytes: Array[Byte], val uuid: UUID, val members: Array[Int] = null) {
   override def toString: String = s"RawMessage(${bytes.length} bytes, $uuid)"
 }
 
@@ -102,10 +105,10 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
           case Unpacked.Malformed(n, reason) =>
             ready = Left(MalformedMessage(journal, at, at + n, reason))
             consume(n)
-          case Unpacked.Message(n, from, until, uuid) =>
+          case Unpacked.Message(n, from, until, uuid, members) =>
             val bytes = if (payloads) java.util.Arrays.copyOfRange(buf, from, until) else Array.emptyByteArray
             ready = Right(Envelope(journal, at, at + n, Uuid.producer(uuid), Uuid.clock(uuid), Uuid.flags(uuid),
-                new RawMessage(bytes, uuid)))
+                new RawMessage(bytes, uuid, if (payloads) members else null)))
             consume(n)
         }
       } else if (atEnd) return false

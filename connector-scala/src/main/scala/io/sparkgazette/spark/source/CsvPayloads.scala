@@ -26,12 +26,19 @@ private[spark] object CsvPayloads {
     // framing holds every record of a read to the width of the first, so the first a parser sees
     // stands for all. With a corrupt-record column, Spark's parser checks each record's width (it
     // makes the malformed record's row).
-    val univocity = new UnivocityParser(data, parsed(required),
-      new CSVOptions(options ++ Quoting, corrupt.isEmpty,
-        timeZone, corruptColumn))
-    val parse = PayloadParser.failureSafe(payload => univocity.parse(line(payload)).toList, required, corrupt)
-    if (corrupt.isDefined) parse
-    else {
+    def csvOptions = new CSVOptions(options ++ Quoting, corrupt.isEmpty, timeZone, corruptColumn)
+    if (corrupt.isDefined) {
+      val univocity = new UnivocityParser(data, parsed(required), csvOptions)
+      PayloadParser.failureSafe(payload => univocity.parse(line(payload, payload.length)).toList, required, corrupt)
+    } else {
+      // Without a corrupt-record column nothing needs the columns after the last one the query
+      // reads: the parser gets the record up to there, however wide the rest (a wide last column
+      // the query skips is never tokenized).
+      val read = parsed(required).fieldNames.toSet
+      val columns = data.fields.lastIndexWhere(f => read.contains(f.name)).max(0) + 1
+      val univocity = new UnivocityParser(StructType(data.take(columns)), parsed(required), csvOptions)
+      val parse = PayloadParser.failureSafe(
+        payload => univocity.parse(line(payload, prefix(payload, columns))).toList, required, corrupt)
       var width = -1
       payload => {
         if (width < 0) width = CsvPayloads.width(payload)
@@ -44,9 +51,23 @@ private[spark] object CsvPayloads {
   // The record with a line ending, as Spark's parser reads a line: it ends the record there rather
   // than at the end of its input. Gazette's reader (Go's encoding/csv) drops a carriage return
   // before a line feed, inside quoted fields too.
-  private def line(payload: Array[Byte]): String = {
-    val s = new String(payload, UTF_8)
+  private def line(payload: Array[Byte], until: Int): String = {
+    val s = new String(payload, 0, until, UTF_8)
     (if (s.indexOf('\r') >= 0) s.replace("\r\n", "\n") else s) + "\n"
+  }
+
+  /** Where the record's first `columns` columns end: at the comma after them, outside quotes. */
+  private[source] def prefix(b: Array[Byte], columns: Int): Int = {
+    var n = 0
+    var quoted = false
+    var i = 0
+    while (i < b.length) {
+      val c = b(i)
+      if (c == '"') quoted = !quoted
+      else if (c == ',' && !quoted) { n += 1; if (n == columns) return i }
+      i += 1
+    }
+    b.length
   }
 
   /** How many columns a record has: its commas outside quotes, plus one. */

@@ -1,7 +1,13 @@
 package io.sparkgazette.spark
 package source
 
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.util.control.NonFatal
+
 import com.fasterxml.jackson.core.{JsonFactory, JsonParser}
+import io.sparkgazette.message.RawMessage
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.json.{JSONOptions, JacksonParser}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
@@ -17,6 +23,89 @@ private[spark] object JsonPayloads {
     val jackson = new JacksonParser(parsed, options, false, Nil)
     val open = (factory: JsonFactory, payload: Array[Byte]) => factory.createParser(payload): JsonParser
     val text = (payload: Array[Byte]) => UTF8String.fromBytes(payload)
-    PayloadParser.failureSafe(payload => jackson.parse(payload, open, text), required, corrupt)
+    val whole = PayloadParser.failureSafe(payload => jackson.parse(payload, open, text), required, corrupt)
+    if (corrupt.isDefined) whole
+    else new Selective(whole, jackson, open, text, parsed.fieldNames.map(_.getBytes(UTF_8)))
   }
+
+  /** Hands Spark's parser only the members of a message the query reads, where the framing says
+    * where they lie (see [[RawMessage.members]]): a wide member the query skips costs nothing
+    * more than the framing's check. Members come in their order, repeated keys too, so Spark's
+    * parser makes the same row of them; anything it rejects is parsed again whole, to fail as it
+    * always does. (Without a corrupt-record column only: that column holds the whole payload.)
+    */
+  private final class Selective(whole: PayloadParser, jackson: JacksonParser,
+      open: (JsonFactory, Array[Byte]) => JsonParser, text: Array[Byte] => UTF8String, names: Array[Array[Byte]])
+      extends PayloadParser {
+    override def apply(payload: Array[Byte]): Either[String, InternalRow] = whole(payload)
+
+    override def apply(message: RawMessage): Either[String, InternalRow] = {
+      val selected = if (message.members == null) null else select(message.bytes, message.members, names)
+      if (selected == null) whole(message.bytes)
+      else {
+        val rows =
+          try jackson.parse(selected, open, text)
+          catch { case NonFatal(_) => Nil }
+        rows.headOption match {
+          case Some(row) => Right(row)
+          case None => whole(message.bytes)
+        }
+      }
+    }
+
+  }
+
+  /** The object of the members of `b` (spans `m`, see [[RawMessage.members]]) whose keys may be
+    * among `names`, or null when that would be most of the payload anyway.
+    */
+  private[source] def select(b: Array[Byte], m: Array[Int], names: Array[Array[Byte]]): Array[Byte] = {
+    val count = m.length / 3
+    var keep = 0L // a bit per member among the first 64; a wider object is parsed whole
+    var bytes = 0
+    var kept = 0
+    if (count > 64) return null
+    var k = 0
+    while (k < count) {
+      if (reads(b, m(3 * k) + 1, m(3 * k + 1) - 1, names)) {
+        keep |= 1L << k; kept += 1; bytes += m(3 * k + 2) - m(3 * k)
+      }
+      k += 1
+    }
+    if (kept == count || bytes * 2 > b.length) return null
+    val out = new Array[Byte](bytes + kept + 1 + (if (kept == 0) 1 else 0))
+    out(0) = '{'
+    var at = 1
+    k = 0
+    while (k < count) {
+      if ((keep & (1L << k)) != 0) {
+        if (at > 1) { out(at) = ','; at += 1 }
+        val n = m(3 * k + 2) - m(3 * k)
+        System.arraycopy(b, m(3 * k), out, at, n)
+        at += n
+      }
+      k += 1
+    }
+    out(at) = '}'
+    out
+  }
+
+  // Whether the key in b[from, until) may be a field read: equal to one's name, ignoring ASCII
+  // case (Spark matches names exactly; keeping more only costs time), or escaped.
+  private def reads(b: Array[Byte], from: Int, until: Int, names: Array[Array[Byte]]): Boolean = {
+    var i = from
+    while (i < until) { if (b(i) == '\\') return true; i += 1 }
+    var n = 0
+    while (n < names.length) {
+      val name = names(n)
+      if (name.length == until - from) {
+        var j = 0
+        while (j < name.length && lower(name(j)) == lower(b(from + j))) j += 1
+        if (j == name.length) return true
+      }
+      n += 1
+    }
+    false
+  }
+
+  private def lower(c: Byte): Int = if (c >= 'A' && c <= 'Z') c + 32 else c
 }

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.message.RawMessage
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{BadRecordException, FailureSafeParser, PermissiveMode}
 import org.apache.spark.sql.types.StructType
@@ -14,6 +15,9 @@ private[spark] trait PayloadParser {
     * (PERMISSIVE), a malformed payload is a row too, holding the payload's text there.
     */
   def apply(payload: Array[Byte]): Either[String, InternalRow]
+
+  /** As the message's payload; a parser may use what the framing found in it. */
+  def apply(message: RawMessage): Either[String, InternalRow] = apply(message.bytes)
 }
 
 private[spark] object PayloadParser {

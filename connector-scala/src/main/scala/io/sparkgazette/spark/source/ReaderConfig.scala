@@ -4,7 +4,7 @@ package source
 import java.util.concurrent.ConcurrentHashMap
 
 import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.message.Framing
+import io.sparkgazette.message.{Framing, JsonFraming}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 
@@ -31,9 +31,19 @@ private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: O
 
   def readsLabels: Boolean = columns.contains(MessageToRow.Labels)
 
-  /** The framing of a journal's content type (framings keep no state between reads). */
+  /** The framing of a journal's content type (framings keep no state between reads). A typed
+    * read of ndjson has its framing say where each message's members lie, for the parser to read
+    * only those the query selects.
+    */
   def framing(contentType: String): Either[String, Framing] =
-    framings.computeIfAbsent(contentType, t => Framing.forContentType(t, options.uuidPointer, options.uuidField))
+    framings.computeIfAbsent(
+      contentType,
+      {
+        case Framing.JsonLines if shape.typed.isDefined =>
+          Right(new JsonFraming(options.uuidPointer, withMembers = true))
+        case t => Framing.forContentType(t, options.uuidPointer, options.uuidField)
+      }
+    )
 }
 
 private[spark] object ReaderConfig {

@@ -12,7 +12,7 @@ private[spark] final class TypedRows(parse: PayloadParser, meta: Option[MessageT
 
   /** The message's row, or why its payload is malformed. */
   def apply(env: Envelope[RawMessage]): Either[String, InternalRow] =
-    parse(env.message.bytes) match {
+    parse(env.message) match {
       case Right(fields) =>
         Right(meta.fold(fields)(m => new JoinedRow(fields, new GenericInternalRow(Array[Any](m(env))))))
       case left => left

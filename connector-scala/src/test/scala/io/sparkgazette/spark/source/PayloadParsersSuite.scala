@@ -3,7 +3,7 @@ package source
 
 import java.nio.charset.StandardCharsets.UTF_8
 
-import io.sparkgazette.message.Framing
+import io.sparkgazette.message.{Framing, JsonSyntax, RawMessage, Uuid}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -22,6 +22,26 @@ class PayloadParsersSuite extends AnyFunSuite {
     val parse = TypedRead(typed, required, options, "UTC").parser(contentType).toOption.get
     payload => parse(payload.getBytes(UTF_8)).map(row => values(row, required))
   }
+
+  /** As [[read]], parsing ndjson messages as a typed read's framing hands them over: with where
+    * their members lie.
+    */
+  private def readMessages(schema: String, select: Seq[String]): String => Either[String, Seq[Any]] = {
+    val fields = StructType.fromDDL(schema)
+    val typed = TypedSchema(fields, includeLabels = false, TypedSchema.DefaultCorruptColumn)
+    val required = StructType(fields.filter(f => select.contains(f.name)))
+    val parse = TypedRead(typed, required, Map.empty, "UTC").parser(Framing.JsonLines).toOption.get
+    payload => parse(message(payload)).map(row => values(row, required))
+  }
+
+  private def message(payload: String): RawMessage = {
+    val b = payload.getBytes(UTF_8)
+    val members = new JsonSyntax.Members
+    assert(JsonSyntax.checkLine(b, 0, b.length, members).isRight, payload)
+    new RawMessage(b, Uuid.Zero, if (members.objectChecked) members.relativeTo(0) else null)
+  }
+
+  private def seed(): Long = sys.env.get("SPARKGAZETTE_SEED").map(_.toLong).getOrElse(System.nanoTime())
 
   private def values(row: InternalRow, schema: StructType): Seq[Any] =
     schema.fields.toSeq.zipWithIndex.map { case (f, i) => value(row, i, f.dataType) }
@@ -85,6 +105,102 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
     assert(csv(",alice,seven").left.exists(_.contains("seven")), "the reason is the parser's")
     val permissive = read(Framing.Csv, "user STRING, amount INT, _corrupt_record STRING")
     assert(permissive(",alice,seven") == Right(Seq("alice", null, ",alice,seven")))
+  }
+
+  test("ndjson: the framing's members of each message: keys, values and ends, also of nested and odd documents") {
+    def spans(doc: String): Option[Seq[(String, String)]] = {
+      val b = doc.getBytes(UTF_8)
+      val m = new JsonSyntax.Members
+      assert(JsonSyntax.checkLine(b, 0, b.length, m).isRight)
+      Option.when(m.objectChecked) {
+        val s = m.relativeTo(0)
+        (0 until m.count).map(k => (doc.substring(s(3 * k), s(3 * k + 1)), doc.substring(s(3 * k + 1), s(3 * k + 2))))
+      }
+    }
+    assert(spans("""{"a":1,"b" : {"c":[1,{"d":2}]} ,"a":"x,}"}""") ==
+      Some(Seq(("\"a\"", ":1"), ("\"b\"", " : {\"c\":[1,{\"d\":2}]} "), ("\"a\"", ":\"x,}\""))))
+    assert(spans(" {} ") == Some(Nil))
+    assert(spans("""[{"a":1}]""").isEmpty, "an array has no members")
+    assert(spans("7").isEmpty)
+    val b = """{"a":1}""".getBytes(UTF_8)
+    val m = new JsonSyntax.Members
+    assert(JsonSyntax.lineEnd((new String(b, UTF_8) + "\n").getBytes(UTF_8), 0, b.length + 1, m) == b.length)
+    assert(m.objectChecked && m.relativeTo(0).toSeq == Seq(1, 4, 6))
+  }
+
+  test("ndjson: a parse of the members a query reads makes the same row as a parse of the whole message") {
+    val s = seed()
+    val random = new scala.util.Random(s)
+    def string(): String = random.nextInt(4) match {
+      case 0 => "\"\""
+      case 1 => "\"plain\""
+      case 2 => "\"esc \\\" \\u00e9 \\n,}\""
+      case _ => "\"" + ("pad," * random.nextInt(400)) + "\""
+    }
+    def value(depth: Int): String = random.nextInt(if (depth > 2) 5 else 7) match {
+      case 0 => random.nextInt(1000).toString
+      case 1 => string()
+      case 2 => "null"
+      case 3 => "true"
+      case 4 => "\"notanumber\""
+      case 5 => s"""{"a":${value(depth + 1)},"b":${string()}}"""
+      case _ => s"[${value(depth + 1)}, ${value(depth + 1)}]"
+    }
+    val keys = Seq("user", "User", "amount", "pad", "nested", "us\\u0065r", "\u00e9", "_meta", "other")
+    val schema = "user STRING, amount INT, nested STRUCT<a: INT, b: STRING>, pad STRING, `\u00e9` STRING"
+    val selections = Seq(Seq("user"), Seq("amount"), Seq("user", "amount"), Seq("nested"), Seq("\u00e9"),
+      Seq("pad"), Seq("user", "amount", "nested", "pad", "\u00e9"))
+    val parsers =
+      selections.map(sel => sel -> (read(Framing.JsonLines, schema, select = sel), readMessages(schema, sel)))
+    var selected = 0
+    for (_ <- 0 until 400) {
+      val members = Seq.fill(random.nextInt(8))(
+        s"\"${keys(random.nextInt(keys.size))}\"${if (random.nextBoolean()) " " else ""}:${value(0)}")
+      val doc =
+        members.mkString(if (random.nextBoolean()) "{" else " { ", if (random.nextBoolean()) "," else " , ", "}")
+      val m = message(doc)
+      for ((sel, (whole, members)) <- parsers) {
+        assert(members(doc) == whole(doc), s"seed $s, reading $sel of $doc")
+        if (JsonPayloads.select(m.bytes, m.members, sel.map(_.getBytes(UTF_8)).toArray) != null) selected += 1
+      }
+    }
+    assert(selected > 100, s"seed $s: only $selected parses read a selection of members")
+  }
+
+  test("ndjson: a selection of members is an object of those members only, in their order") {
+    val doc = s"""{"user":"a","pad":"${"x" * 200}","amount":1,"user":"b"}"""
+    val m = message(doc)
+    val names = Array("user".getBytes(UTF_8))
+    assert(new String(JsonPayloads.select(m.bytes, m.members, names), UTF_8) == """{"user":"a","user":"b"}""")
+    assert(JsonPayloads.select(m.bytes, m.members, Array("pad".getBytes(UTF_8))) == null, "most of the payload")
+    assert(new String(JsonPayloads.select(m.bytes, m.members, Array.empty), UTF_8) == "{}")
+    assert(readMessages("user STRING, amount INT", Seq("user"))(doc) == Right(Seq("b")), "the last of a repeated key")
+  }
+
+  test("CSV: the columns a query reads are the same values as in a parse of every column, whatever follows them") {
+    val s = seed()
+    val random = new scala.util.Random(s)
+    def field(): String = random.nextInt(5) match {
+      case 0 => ""
+      case 1 => "plain"
+      case 2 => "\"a,b\""
+      case 3 => "\"two\nlines, \"\"quoted\"\"\""
+      case _ => "\"" + ("x," * random.nextInt(50)) + "\""
+    }
+    val schema = "a STRING, n INT, pad STRING"
+    val all = read(Framing.Csv, schema)
+    val selections = Seq(Seq("a"), Seq("n"), Seq("a", "n"), Seq("pad"), Seq("n", "pad"))
+    val parsers = selections.map(sel => sel -> read(Framing.Csv, schema, select = sel))
+    for (_ <- 0 until 500) {
+      val record = s",${field()},${random.nextInt(1000)},${field()}"
+      val whole = all(record)
+      assert(whole.isRight, s"seed $s: $record: $whole")
+      for ((sel, parse) <- parsers)
+        assert(parse(record) == Right(sel.map(f => whole.toOption.get(Seq("a", "n", "pad").indexOf(f)))),
+          s"seed $s: $record, reading $sel")
+    }
+    val b = "u,\"a,b\",c,d".getBytes(UTF_8)
+    assert(Seq(1, 2, 3, 4).map(CsvPayloads.prefix(b, _)) == Seq(1, 7, 9, b.length))
   }
 
   test("protobuf journals need a descriptor") {
