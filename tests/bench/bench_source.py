@@ -20,7 +20,7 @@ committed by an ACK), and the same bytes to a local file, then reads them with
     `sum(length(value))`, on `local[--cores]`, by one task, and split into --cores pieces (each
     sequenced from the states a first pass over the pieces before it finds); with --store both
     read the fragments from the store,
-  - store-committed / store+from_json (with --store): the source reading the journal's persisted
+  - store-committed / store+from_json / store+schema (with --store): the source reading the journal's persisted
     fragments straight from the fragment store (`fragmentRoot`), as a Gazette reader with the
     store mounted does; the journal is then written in fragments of 16 MiB, all but the last
     persisted before reading,
@@ -69,6 +69,7 @@ ROWS = (
     "csv",
     "store-committed",
     "store+from_json",
+    "store+schema",
     "source-split",
     "committed-1task",
     "committed-split",
@@ -193,7 +194,7 @@ def main() -> None:
     rows = (
         [r.strip() for r in args.only.split(",") if r.strip()]
         if args.only
-        else list(DEFAULT_ROWS) + (["store-committed", "store+from_json"] if args.store else [])
+        else list(DEFAULT_ROWS) + (["store-committed", "store+from_json", "store+schema"] if args.store else [])
     )
     unknown = set(rows) - set(ROWS)
     if unknown:
@@ -252,14 +253,14 @@ def main() -> None:
         def source(committed: bool):
             return read(spark, broker=cluster.broker, journals="bench/events", read_committed=committed)
 
-        def from_store():
-            return (
+        def from_store(schema=None):
+            df = (
                 spark.read.format("gazette")
                 .option("broker", cluster.broker)
                 .option("journals", "bench/events")
                 .option("fragmentRoot", cluster.fragment_root)
-                .load()
             )
+            return (df.schema(schema) if schema else df).load()
 
         def text():
             return spark.read.text(local)
@@ -326,6 +327,7 @@ def main() -> None:
             "source+schema": lambda: total(typed(), "user"),
             "csv": lambda: total(csv(), "user"),
             "store-committed": lambda: total(from_store(), "value"),
+            "store+schema": lambda: total(from_store(csv_fields if args.framing == "csv" else schema), "user"),
             "store+from_json": lambda: total(
                 from_store().select(F.from_json(F.col("value").cast("string"), schema).alias("m")), "m.user"
             ),
@@ -385,6 +387,8 @@ def main() -> None:
     ratio("source+schema", "csv", f"source+schema / Spark's csv, {args.size} B:")
     ratio("store-committed", "go-raw", "store-committed / go-raw:")
     ratio("store+from_json", "text+from_json", "store+from_json / text+from_json:")
+    ratio("store+schema", "text+from_json", f"store+schema / text+from_json, {args.size} B:")
+    ratio("store+schema", "csv", f"store+schema / Spark's csv, {args.size} B:")
 
     # The readers must agree on what they read (timings are never asserted).
     if "go-raw" in results:

@@ -24,6 +24,9 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
     // How much of the current line has been searched for its newline, so that long lines
     // arriving in many chunks are scanned once.
     private var scanned = 0
+    // The last line's length: a line as long is rarely whole in fewer bytes, and checking a part
+    // of it as it is searched for would be checking it twice.
+    private var last = 0
     private val found = if (withMembers && validate) new JsonSyntax.Members else null
 
     override def restart(): Unit = scanned = 0
@@ -31,8 +34,9 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
       // Most lines are well-formed and whole: checked as their end is searched for, in one pass.
       // Any other line (or one whose end is not here yet) is searched, then checked.
-      val checked = if (scanned == 0 && validate) JsonSyntax.lineEnd(b, from, until, found) else -1
-      if (checked >= 0) return message(b, from, checked)
+      val checked =
+        if (scanned == 0 && validate && until - from >= last) JsonSyntax.lineEnd(b, from, until, found) else -1
+      if (checked >= 0) { last = checked - from; return message(b, from, checked) }
       val i = ByteScan.indexOf(b, from + scanned, until, '\n')
       if (i == until) {
         // Reported malformed, the bytes are consumed: the next line's search starts afresh.
@@ -41,6 +45,7 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
         } else { scanned = i - from; Unpacked.NeedMore }
       } else {
         scanned = 0
+        last = i - from
         // Not validating, the line is taken as well-formed: its UUID is found as in one that is.
         if (!validate) message(b, from, i)
         else JsonSyntax.checkLine(b, from, i, found) match {
