@@ -1,11 +1,12 @@
 package io.sparkgazette.spark
 package sink
 
+import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
 
 import io.sparkgazette.message.Flags
 import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns, StagingLocation}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, MovedUuids, SparkClusterSuite}
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
@@ -391,6 +392,30 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     spark.range(from, from + 10, 1, 2).selectExpr("to_json(named_struct('n', id)) AS value")
       .write.format("gazette").option("broker", cluster.broker).option("journal", journal)
       .option("checkpointLocation", checkpoint).options(extra).mode("append").save()
+
+  test("uuidPointer: the sink puts each message's UUID there, and its output, moved to Gazette's place, reads " +
+    "every row once") {
+    val journal = "sink/out/uuid-pointer/part-000"
+    val scratch = "sink/out/uuid-pointer-go/part-000"
+    Journals.create(client, Journals.spec(journal), Journals.spec(scratch))
+    val path = Seq("meta", "id")
+    spark.range(0, 60, 1, 3).selectExpr("to_json(named_struct('n', id)) AS value").write.format("gazette")
+      .option("broker", cluster.broker).option("journal", journal).option("uuidPointer", "/meta/id")
+      .mode("append").save()
+    val written = Judge.read(cluster.broker, journal, committed = false)
+    assert(
+      written.nonEmpty && written.forall(r => r.uuid.isEmpty && MovedUuids.at(r.payload, path).nonEmpty),
+      s"not every message has its UUID at /meta/id alone: ${written.take(3)}"
+    )
+    val moved = Judge.script(cluster.broker, scratch)
+    try {
+      written.foreach(r =>
+        moved.raw((MovedUuids.place(MovedUuids.strip(r.payload, path), MovedUuids.at(r.payload, path),
+            Seq("_meta", "uuid")) + "\n").getBytes(UTF_8)))
+      moved.sync()
+    } finally moved.close()
+    assert(committedNumbers(scratch).sorted == (0L until 60L))
+  }
 
   test("protobuf-fixed journals: each row's message framed once, with its UUID, as Gazette's reader reads them") {
     val journal = "sink/out/protobuf/part-000"

@@ -10,7 +10,7 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.client.protocol.CompressionCodec
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.testing.MessageKey
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, MovedUuids, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.streaming.{StreamingQueryProgress, Trigger}
@@ -285,6 +285,30 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       assert(fromInside == judged(journal, from = secondContinue) && fromInside.size == 3,
         s"from offset $secondContinue: $fromInside")
     } finally w.close()
+  }
+
+  test("uuidPointer: UUIDs elsewhere in each document sequence transactions, rollbacks and duplicates as " +
+    "Gazette's reader sequences them at its own place") {
+    val scratch = "options/uuid-pointer-go/part-000"
+    val journal = "options/uuid-pointer/part-000"
+    Journals.create(client, Journals.spec(scratch), Journals.spec(journal))
+    val w = Judge.script(cluster.broker, scratch)
+    try w.commit(0).continue(1).continue(1).ack(1).continue(1).rollback(1, 0).dup(0, 0).commit(2).noUuid().continue(3)
+        .sync()
+    finally w.close()
+    // The same messages, each with its UUID at /meta/id instead.
+    val path = Seq("meta", "id")
+    val all = Judge.read(cluster.broker, scratch, committed = false)
+    val moved = Judge.script(cluster.broker, journal)
+    try {
+      all.foreach(r => moved.raw((MovedUuids.place(r.payload, r.uuid, path) + "\n").getBytes(UTF_8))); moved.sync()
+    } finally moved.close()
+    val expected = Judge.read(cluster.broker, scratch).map(r => MovedUuids.strip(r.payload, path))
+    assert(expected.nonEmpty && expected.size < all.count(_.flags != Flags.AckTxn) - 1,
+      s"the history has no rollback or duplicate to drop: $expected")
+    val got = batch(journal, "uuidPointer" -> "/meta/id").select("value").collect()
+      .map(r => MovedUuids.strip(new String(r.getAs[Array[Byte]](0), UTF_8), path)).toSeq
+    assert(got == expected)
   }
 
   test("each batch's progress reports the source's own metrics") {
