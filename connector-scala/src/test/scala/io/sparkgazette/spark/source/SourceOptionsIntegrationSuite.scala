@@ -311,6 +311,48 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(got == expected)
   }
 
+  test("rebuiltBytes: the batch after one read only in part rebuilds its state from where the last batch read " +
+    "whole ended, and counts those bytes") {
+    val journal = "options/rebuilt/part-000"
+    Journals.create(client, Journals.spec(journal))
+    Judge.publishRandom(cluster.broker, journal, 901L)
+    val rebuiltIn = new java.util.concurrent.ConcurrentHashMap[Long, Long]()
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("journals", journal)
+      .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "2000").load()
+      .writeStream.queryName("rebuilt").option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.AvailableNow())
+      .foreachBatch { (df: DataFrame, id: Long) =>
+        // Batch 2 reads one row: its task stops there and saves no state at the batch's end.
+        val read = if (id == 2) df.limit(1) else df
+        read.collect()
+        rebuiltIn.put(id, SourcePropertyIntegrationSuite.taskMetrics(spark, "rebuilt")(SourceMetrics.RebuiltBytes))
+        ()
+      }
+      .start()
+    try assert(q.awaitTermination(60000), s"the query did not end: ${q.recentProgress.lastOption.map(_.json)}")
+    finally q.stop()
+    val batches = q.recentProgress.toSeq.filter(_.numInputRows > 0).map { p =>
+      val start = Option(p.sources.head.startOffset).map(JournalOffsets.parsePositions).flatMap(_.get(journal))
+      (p.batchId, start.fold(0L)(_.offset), rebuiltIn.get(p.batchId))
+    }
+    assert(batches.map(_._1).take(4) == Seq(0L, 1L, 2L, 3L), s"too few batches: $batches")
+    val startOf = batches.map(b => b._1 -> b._2).toMap
+    // States lie at message boundaries and batches here begin inside messages: the rebuild covers
+    // the limited batch's bytes, give or take the messages its ends cut.
+    val largest = Judge.read(cluster.broker, journal, committed = false).map(r => r.end - r.begin).max
+    batches.foreach { case (id, start, rebuilt) =>
+      if (id == 3) {
+        val skipped = start - startOf(2)
+        assert(
+          rebuilt > skipped - largest && rebuilt < skipped + largest,
+          s"batch 3 (from offset $start) rebuilt $rebuilt bytes, not the $skipped of batch 2 (messages of up to " +
+            s"$largest bytes): $batches"
+        )
+      } else assert(rebuilt == 0, s"batch $id (from offset $start) rebuilt $rebuilt bytes: $batches")
+    }
+    assert(startOf(3) > startOf(2) && startOf(2) > 0)
+  }
+
   test("each batch's progress reports the source's own metrics") {
     val journals = Seq("options/metrics/part-000", "options/metrics/part-001")
     Journals.create(client, journals.map(Journals.spec(_)): _*)
