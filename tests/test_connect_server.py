@@ -90,7 +90,7 @@ def test_a_connect_client_reads_writes_and_decodes_protobuf_by_name(connect_serv
                               .selectExpr("journal AS src", "begin"),
                               broker=b, journal="served/out", checkpoint_location={str(tmp_path / "ckpt")!r})
                  .trigger(availableNow=True).start())
-            q.awaitTermination()
+            assert q.awaitTermination(600), "the query did not end within 10 minutes"
             rows = (parse_json(read(spark, broker=b, journals="served/out"), "src STRING, begin LONG")
                     .select("message.*").collect())
             docs = parse_protobuf(read(spark, broker=b, journals="served/proto"), "judge.Doc", {str(desc)!r},

@@ -66,7 +66,7 @@ def test_mutual_tls_and_tokens_read_and_write_and_the_token_never_shows(secured,
                           broker=b, journal="secure/copies", checkpoint_location={str(tmp_path / "ckpt")!r},
                           auth_token=token, **creds)
              .trigger(availableNow=True).start())
-        q.awaitTermination()
+        assert q.awaitTermination(600), "the query did not end within 10 minutes"
         copies = read(spark, broker=b, journals="secure/copies", auth_token=token, **creds)
         plan = io.StringIO()
         with contextlib.redirect_stdout(plan):

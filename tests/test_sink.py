@@ -73,7 +73,7 @@ def pipeline(spark, cluster, out_prefix: str, checkpoint: str, **extra):
     )
     for k, v in extra.items():
         writer = writer.option(k, v)
-    writer.start().awaitTermination()
+    assert writer.start().awaitTermination(600), "the query did not end within 10 minutes"
 
 
 def test_streaming_pipeline_is_exactly_once(cluster, spark, tmp_path):

@@ -110,7 +110,7 @@ def test_speculation_and_task_failures_write_each_row_once_with_bounded_producer
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
+    assert query.awaitTermination(600), "the query did not end within 10 minutes"
 
     committed = [json.loads(r["payload"])["n"] for r in judge.read(gazette.broker, f"{prefix}part-0")]
     assert sorted(committed) == list(range(EPOCHS * ROWS))

@@ -50,7 +50,7 @@ def test_stream_reads_each_committed_message_once_and_reports_bytes_behind_head(
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
+    assert query.awaitTermination(600), "the query did not end within 10 minutes"
     rows = [(r.journal, r.begin, r.end, r.uuid) for r in spark.table("pysource_stream").collect()]
     want = expected(cluster.broker)
     assert len(rows) == len(set(rows)), "a message was emitted twice"

@@ -42,7 +42,7 @@ def test_helpers_typed_rows_and_protobuf_decoding_work_under_spark_connect_and_j
                               .selectExpr("journal AS src", "begin"),
                               broker=b, journal="connect/out", checkpoint_location={str(tmp_path / "ckpt")!r})
                  .trigger(availableNow=True).start())
-            q.awaitTermination()
+            assert q.awaitTermination(600), "the query did not end within 10 minutes"
             rows = (parse_json(read(spark, broker=b, journals="connect/out"), "src STRING, begin LONG")
                     .select("message.*").collect())
             # Typed rows: parsed in the scan, by the server, for ndjson and protobuf alike.

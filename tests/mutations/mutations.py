@@ -283,7 +283,7 @@ MUTATIONS = (
         "spark/source/GazetteMicroBatchStream.scala",
         "if (ends != from) lastBatchAt = now",
         "lastBatchAt = now",
-        "with minBytesPerTrigger, every empty trigger restarts maxTriggerDelay: a trickle below the minimum is never read",
+        "with minBytesPerTrigger, each empty trigger restarts maxTriggerDelay: a trickle below it is never read",
         (suite("SourceEdgesIntegrationSuite", "minBytesPerTrigger"),),
     ),
     Mutation(
@@ -291,7 +291,7 @@ MUTATIONS = (
         "spark/source/GazetteMicroBatchStream.scala",
         "explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt)",
         "suspended(j).suspendedAt",
-        "an explicit startingOffsets for a suspended journal is replaced by its suspension offset: bytes before it skipped",
+        "a suspended journal's explicit startingOffsets is replaced by its suspension offset: bytes skipped",
         (suite("SourceEdgesIntegrationSuite", "suspended"),),
     ),
     Mutation(
@@ -299,7 +299,7 @@ MUTATIONS = (
         RANGE_READER,
         "case None if reader.writeHead >= 0 && reader.writeHead < expected =>",
         "case None if false && reader.writeHead < expected =>",
-        "a task whose planned bytes went with a head gone back for good fails (read cut short) instead of skipping them",
+        "a task whose planned bytes went with a head gone back for good fails instead of skipping them",
         (suite("SourceFailoverIntegrationSuite"),),
     ),
     Mutation(
@@ -323,7 +323,7 @@ MUTATIONS = (
         "spark/source/OffsetsForTimes.scala",
         "if (reader.offset < head)",
         "if (false)",
-        "a timestamp search whose read ended early (a gap, a lagging replica) answers the write head: earlier messages skipped",
+        "a timestamp search whose read ended early (a gap, a lagging replica) answers the write head",
         (suite("SourceTimestampsIntegrationSuite"),),
     ),
     Mutation(

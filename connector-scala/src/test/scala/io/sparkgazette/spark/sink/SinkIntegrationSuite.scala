@@ -44,7 +44,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .writeStream.format("gazette").option("broker", cluster.broker).option("selector", selector)
       .option("checkpointLocation", checkpoint).options(extra)
       .trigger(Trigger.AvailableNow())
-    queryName.fold(writer)(writer.queryName).start().awaitTermination()
+    assert(queryName.fold(writer)(writer.queryName).start().awaitTermination(600000),
+      "the query did not end within 10 minutes")
   }
 
   /** What Gazette's ReadCommittedIter sees in the outputs, as (source journal, source offset). */
@@ -565,7 +566,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .writeStream.format("gazette").outputMode("update").option("broker", cluster.broker).option("selector", out)
       .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
       .trigger(Trigger.AvailableNow()).start()
-    q.awaitTermination()
+    assert(q.awaitTermination(600000), "the query did not end within 10 minutes")
     val updates = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j)).map { r =>
       """"src":"([^"]+)"""".r.findFirstMatchIn(r.payload).get.group(1) ->
         """"count":(\d+)""".r.findFirstMatchIn(r.payload).get.group(1).toLong

@@ -63,7 +63,7 @@ class SourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .trigger(Trigger.AvailableNow())
       .foreachBatch { (df: DataFrame, id: Long) => into.put(id, keys(df)); () }
       .start()
-    if (maxBatches == Int.MaxValue) q.awaitTermination()
+    if (maxBatches == Int.MaxValue) assert(q.awaitTermination(600000), "the query did not end within 10 minutes")
     else {
       while (q.isActive && into.size() < maxBatches) Thread.sleep(20)
       q.stop()
