@@ -287,14 +287,6 @@ MUTATIONS = (
         (suite("SourceEdgesIntegrationSuite", "minBytesPerTrigger"),),
     ),
     Mutation(
-        "suspended-explicit-start-ignored",
-        "spark/source/GazetteMicroBatchStream.scala",
-        "explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt)",
-        "suspended(j).suspendedAt",
-        "a suspended journal's explicit startingOffsets is replaced by its suspension offset: bytes skipped",
-        (suite("SourceEdgesIntegrationSuite", "suspended"),),
-    ),
-    Mutation(
         "task-stale-head-never-skipped",
         RANGE_READER,
         "case None if reader.writeHead >= 0 && reader.writeHead < expected =>",

@@ -416,6 +416,35 @@ class SourceEdgesIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assertSameMessages(rows, expected(journal))
   }
 
+  test("minBytesPerTrigger: a trickle below the minimum is read once maxTriggerDelay has passed since the last " +
+    "batch, however many triggers found too little meanwhile") {
+    val journal = "edges/min-bytes-delay/part-000"
+    val w = script(journal)
+    w.commit(0).commit(0).sync(); w.close()
+    val rows = new ConcurrentHashMap[Long, Seq[MessageKey]]()
+    @volatile var firstRead = 0L
+    // Before the stream exists: the delay counts from the stream's creation, so never less than this.
+    val started = System.nanoTime()
+    val q = spark.readStream.format("gazette")
+      .options(options(journal, "minBytesPerTrigger" -> "1000000", "maxTriggerDelay" -> "3s")).load()
+      .writeStream.option("checkpointLocation", checkpoint()).trigger(Trigger.ProcessingTime("200 milliseconds"))
+      .foreachBatch { (df: DataFrame, id: Long) =>
+        val read = keys(df)
+        if (read.nonEmpty && firstRead == 0L) firstRead = System.nanoTime()
+        rows.put(id, read)
+        ()
+      }
+      .start()
+    try {
+      val deadline = System.nanoTime() + 60L * 1000000000L
+      while (firstRead == 0L && q.isActive && System.nanoTime() < deadline) Thread.sleep(50)
+      assert(firstRead != 0L, s"nothing read within 60 s: ${q.recentProgress.lastOption.map(_.json).getOrElse("")}")
+      assert(firstRead - started >= 3L * 1000000000L,
+        s"read after ${(firstRead - started) / 1000000} ms, before maxTriggerDelay (3 s) passed")
+    } finally q.stop()
+    assertSameMessages(rows.asScala.toSeq.sortBy(_._1).flatMap(_._2), expected(journal))
+  }
+
   private def delete(journal: String): Unit =
     client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = journal)))
 }
