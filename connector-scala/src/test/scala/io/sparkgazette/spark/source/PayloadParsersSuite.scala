@@ -177,6 +177,37 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
     assert(readMessages("user STRING, amount INT", Seq("user"))(doc) == Right(Seq("b")), "the last of a repeated key")
   }
 
+  test("ndjson: a message Spark's parser rejects whole is rejected whatever members the query reads") {
+    // The framing's check accepts all of these (strict JSON); Jackson, parsing the whole message,
+    // rejects them in a member the query does not read: bytes that are not UTF-8, nesting deeper
+    // than maxNestingDepth, a number longer than maxNumLen, a key longer than Jackson's limit.
+    val pad = "x" * 200
+    val badUtf8 = s"""{"user":"a","note":"XX$pad"}""".getBytes(UTF_8)
+    badUtf8(21) = 0xff.toByte
+    val docs = Seq[(String, (Array[Byte], Map[String, String]))](
+      "bad UTF-8" -> (badUtf8, Map.empty),
+      "nesting 1001 deep" -> (s"""{"user":"a","note":${"[" * 1001}${"]" * 1001}}""".getBytes(UTF_8), Map.empty),
+      "a 1001-digit number" -> (s"""{"user":"a","note":${"1" * 1001}}""".getBytes(UTF_8), Map.empty),
+      "maxNestingDepth 3" -> (s"""{"user":"a","note":[[[[1]]]],"pad":"$pad"}""".getBytes(UTF_8),
+          Map("maxNestingDepth" -> "3")),
+      "a 60000-byte key" -> (s"""{"user":"a","${"k" * 60000}":1}""".getBytes(UTF_8), Map.empty)
+    )
+    val fields = StructType.fromDDL("user STRING")
+    val typed = TypedSchema(fields, includeLabels = false, TypedSchema.DefaultCorruptColumn)
+    val differ = for {
+      (what, (b, options)) <- docs
+      required <- Seq(fields, new StructType())
+      members = new JsonSyntax.Members
+      _ = assert(JsonSyntax.checkLine(b, 0, b.length, members).isRight, what)
+      whole = TypedRead(typed, required, options, "UTC").parser(Framing.JsonLines).toOption.get.apply(b)
+      _ = assert(whole.isLeft, s"$what: the whole message parses")
+      selective = TypedRead(typed, required, options, "UTC").parser(Framing.JsonLines).toOption.get
+        .apply(new RawMessage(b, Uuid.Zero, members.relativeTo(0)))
+      if selective.isLeft != whole.isLeft
+    } yield s"$what, reading ${required.fieldNames.mkString("[", ",", "]")}: whole $whole, members $selective"
+    assert(differ.isEmpty, differ.mkString("\n", "\n", ""))
+  }
+
   test("CSV: the columns a query reads are the same values as in a parse of every column, whatever follows them") {
     val s = seed()
     val random = new scala.util.Random(s)
