@@ -212,6 +212,27 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite with 
     assert(got == Seq(("two\nlines", 1)), got.map { case (a, n) => (a.replace("\r", "\\r").replace("\n", "\\n"), n) })
   }
 
+  test("ndjson: a message whose unread member Spark's parser rejects is malformed whatever that member's length") {
+    // Two messages alike but for the length of "note", which holds a byte that is not UTF-8
+    // (Go's reader takes both, as the framing's check does): Spark's parser rejects both whole.
+    def line(pad: Int): Array[Byte] = {
+      val b = s"""{"user":"${"u" * 30}$pad","amount":1,"note":"X${"x" * pad}"}\n""".getBytes(UTF_8)
+      b(b.indexOf('X'.toByte)) = 0xff.toByte
+      b
+    }
+    val j = journal("typed/bad-utf8-unread/part-000")
+    val w = Judge.script(cluster.broker, j)
+    try { w.raw(line(4)); w.raw(line(400)) }
+    finally { w.sync(); w.close() }
+    assert(Judge.read(cluster.broker, j, committed = false).size == 2, "Go's reader reads both")
+    val schema = "user STRING, amount INT, note STRING"
+    val whole = reader(j, schema, "failOnMalformed" -> "false").load().select("user", "amount", "note").collect()
+    assert(whole.isEmpty, "both are malformed read whole")
+    val users = reader(j, schema, "failOnMalformed" -> "false").load().select("user").collect().map(_.getString(0))
+    assert(users.isEmpty || users.length == 2,
+      s"reading user, one message is malformed and the other not: ${users.toSeq} (the whole read: none)")
+  }
+
   test("without a schema the rows are the untyped ones; a schema's field may not take the struct's name") {
     val j = journal("typed/untyped/part-000")
     Judge.publishEvents(cluster.broker, j, 20)
