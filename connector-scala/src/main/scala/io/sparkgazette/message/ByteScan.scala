@@ -52,6 +52,15 @@ private[message] object ByteScan {
     i
   }
 
+  /** Whether a byte of `b[from, until)` is not ASCII (0x80 or more). */
+  def anyHigh(b: Array[Byte], from: Int, until: Int): Boolean = {
+    var i = from
+    var acc = 0L
+    while (until - i >= 8) { acc |= word(b, i); i += 8 }
+    while (i < until) { acc |= b(i) & 0xff; i += 1 }
+    (acc & Highs) != 0
+  }
+
   // Bytes below 0x20 borrow from `w - 0x20...`; bytes of 0x80 and more are masked by `~w`.
   @inline private def stops(w: Long): Long = zeros(w ^ Quotes) | zeros(w ^ Backslashes) | ((w - Spaces) & ~w & Highs)
 

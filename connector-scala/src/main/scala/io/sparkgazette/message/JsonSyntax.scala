@@ -39,10 +39,13 @@ object JsonSyntax {
     catch { case _: Malformed => -1 }
   }
 
-  /** Where the members of a document that is an object lie, as a check finds them: for each, in
-    * order, the index of its key's opening quote, of the byte after its key's closing quote, and
-    * of the comma or brace that ends it. Reused from document to document; [[isObject]] is false
-    * when the last document checked is not an object (or the check failed).
+  /** Where the members of a document that is an object lie, as a check finds them, and what a
+    * parser's limits may refuse in them: for each, in order, [[Fields]] ints: the index of its
+    * key's opening quote, of the byte after its key's closing quote, of the comma or brace that
+    * ends it; how deep its value nests (0 for a scalar), its longest number, key and string (in
+    * bytes, their escapes included), and 1 when a string holds bytes that are not ASCII, else 0.
+    * Reused from document to document; [[objectChecked]] is false when the last document checked
+    * is not an object (or the check failed).
     */
   final class Members {
     private var spans = new Array[Int](48)
@@ -50,13 +53,13 @@ object JsonSyntax {
     private[JsonSyntax] var isObject = false
 
     def objectChecked: Boolean = isObject
-    def count: Int = n / 3
+    def count: Int = n / Members.Fields
 
-    /** The spans of the members, `from` subtracted: three ints per member (see [[Members]]). */
+    /** The members, their offsets less `from` (see [[Members]]). */
     def relativeTo(from: Int): Array[Int] = {
       val out = java.util.Arrays.copyOf(spans, n)
       var i = 0
-      while (i < n) { out(i) -= from; i += 1 }
+      while (i < n) { out(i) -= from; out(i + 1) -= from; out(i + 2) -= from; i += Members.Fields }
       out
     }
 
@@ -67,6 +70,18 @@ object JsonSyntax {
       spans(n) = v
       n += 1
     }
+  }
+
+  object Members {
+    final val Fields = 8
+    final val KeyStart = 0
+    final val KeyEnd = 1
+    final val End = 2
+    final val Depth = 3
+    final val LongestNumber = 4
+    final val LongestKey = 5
+    final val LongestString = 6
+    final val NotAscii = 7
   }
 
   private final class Malformed(msg: String) extends Exception(msg, null, false, false)
@@ -94,12 +109,22 @@ object JsonSyntax {
     }
 
     private var topObject = false
-    // A member of the document's own object: its key's span (the key read here), then its end.
+    // Of the member being read: how deep its value nests, its longest number, key and string,
+    // whether a string holds bytes that are not ASCII.
+    private var deepest, longestNumber, longestKey, longestString, notAscii = 0
+    // A member of the document's own object: its key's span (the key read here), then its end
+    // and what its value holds.
     private def recording: Boolean = members != null && depth == 1 && topObject
     private def key(): Unit =
-      if (recording) { members.add(i); string(); members.add(i) }
-      else string()
-    private def memberEnd(): Unit = if (recording) members.add(i)
+      if (recording) {
+        deepest = 1; longestNumber = 0; longestKey = 0; longestString = 0; notAscii = 0
+        members.add(i); string(key = true); members.add(i)
+      } else string(key = true)
+    private def memberEnd(): Unit =
+      if (recording) {
+        members.add(i); members.add(deepest - 1); members.add(longestNumber); members.add(longestKey)
+        members.add(longestString); members.add(notAscii)
+      }
 
     // The value, its containers closed, and the whitespace after it.
     private def body(): Unit = {
@@ -149,15 +174,22 @@ object JsonSyntax {
       if (depth == stack.length) stack = java.util.Arrays.copyOf(stack, depth * 2)
       stack(depth) = obj
       depth += 1
+      if (depth > deepest) deepest = depth
     }
 
-    private def string(): Unit = {
+    private def string(key: Boolean = false): Unit = {
       expect('"')
+      val start = i
       while (true) {
+        val run = i
         i = ByteScan.stringStop(b, i, until)
+        if (members != null && notAscii == 0 && ByteScan.anyHigh(b, run, math.min(i, until))) notAscii = 1
         if (i >= until) fail("unterminated string")
         val c = b(i) & 0xff
-        if (c == '"') { i += 1; return }
+        if (c == '"') {
+          if (key) longestKey = math.max(longestKey, i - start) else longestString = math.max(longestString, i - start)
+          i += 1; return
+        }
         if (c < 0x20) fail(s"control character 0x${Integer.toHexString(c)} in a string")
         if (c == '\\') {
           i += 1
@@ -173,6 +205,12 @@ object JsonSyntax {
     }
 
     private def number(): Unit = {
+      val start = i
+      try number1()
+      finally longestNumber = math.max(longestNumber, i - start)
+    }
+
+    private def number1(): Unit = {
       if (peek == '-') i += 1
       if (peek == '0') i += 1 else digits()
       if (i < until && b(i) == '.') { i += 1; digits() }

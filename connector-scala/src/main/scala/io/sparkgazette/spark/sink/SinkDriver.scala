@@ -24,8 +24,12 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private val staging = {
     val sc = SparkSession.active.sparkContext
     val s = WriteStaging.of(options, location, sc.master, sc.getConf, hadoopConf.value)
-    // Made here, so that a root nobody can write fails the write before any task runs.
-    if (location.isEmpty) s.foreach(_.prepare(hadoopConf.value))
+    // A root an option names is made here, so that one nobody can write fails the write before
+    // any task runs; a root the connector chose for itself (Spark's local directory, the default
+    // file system's home) is made only when a task first stages there.
+    if (location.isEmpty)
+      s.filter(l => Set(GazetteOptions.StagingLocation, GazetteOptions.CheckpointLocation).contains(l.setting))
+        .foreach(_.prepare(hadoopConf.value))
     s
   }
 

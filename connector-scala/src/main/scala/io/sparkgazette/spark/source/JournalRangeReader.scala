@@ -195,8 +195,13 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     catch { case _: Exception => })
 
   private def newSequencer(at: Long, producers: Seq[ProducerState]) =
-    new Sequencer[RawMessage](Map(journal -> at), producers, options.sequencerRingSize, options.sequencerRingBytes,
-      m => m.bytes.length + EnvelopeOverhead)
+    new Sequencer[RawMessage](
+      Map(journal -> at),
+      producers,
+      options.sequencerRingSize,
+      options.sequencerRingBytes,
+      m => m.bytes.length + (if (m.members == null) 0 else 4 * m.members.length) + EnvelopeOverhead
+    )
 
   // Replays what a commit needs from before the ring, unless only the producers' states matter.
   private def queue(sequencer: Sequencer[RawMessage], env: Envelope[RawMessage], replay: Boolean): Unit =

@@ -5,8 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.core.{JsonFactory, JsonParser}
-import io.sparkgazette.message.RawMessage
+import com.fasterxml.jackson.core.{JsonFactory, JsonParser, StreamReadConstraints}
+import io.sparkgazette.message.{JsonSyntax, RawMessage}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.json.{JSONOptions, JacksonParser}
 import org.apache.spark.sql.types.StructType
@@ -25,22 +25,39 @@ private[spark] object JsonPayloads {
     val text = (payload: Array[Byte]) => UTF8String.fromBytes(payload)
     val whole = PayloadParser.failureSafe(payload => jackson.parse(payload, open, text), required, corrupt)
     if (corrupt.isDefined) whole
-    else new Selective(whole, jackson, open, text, parsed.fieldNames.map(_.getBytes(UTF_8)))
+    else
+      new Selective(whole, jackson, open, text, parsed.fieldNames.map(_.getBytes(UTF_8)),
+        Limits(options.buildJsonFactory().streamReadConstraints()))
+  }
+
+  /** What Spark's parser (Jackson, as Spark's JSON options set it up) refuses in any member of a
+    * message, read or not: nesting deeper than `depth`, numbers, keys or strings longer than
+    * `number`, `name` or `string`.
+    */
+  private[source] final case class Limits(depth: Int, number: Int, name: Int, string: Int)
+
+  private[source] object Limits {
+    def apply(c: StreamReadConstraints): Limits =
+      Limits(c.getMaxNestingDepth, c.getMaxNumberLength, c.getMaxNameLength, c.getMaxStringLength)
+
+    val Default: Limits = Limits(StreamReadConstraints.defaults())
   }
 
   /** Hands Spark's parser only the members of a message the query reads, where the framing says
     * where they lie (see [[RawMessage.members]]): a wide member the query skips costs nothing
     * more than the framing's check. Members come in their order, repeated keys too, so Spark's
     * parser makes the same row of them; anything it rejects is parsed again whole, to fail as it
-    * always does. (Without a corrupt-record column only: that column holds the whole payload.)
+    * always does, and so is a message with a member it skips but would refuse (see [[select]]).
+    * (Without a corrupt-record column only: that column holds the whole payload.)
     */
   private final class Selective(whole: PayloadParser, jackson: JacksonParser,
-      open: (JsonFactory, Array[Byte]) => JsonParser, text: Array[Byte] => UTF8String, names: Array[Array[Byte]])
+      open: (JsonFactory, Array[Byte]) => JsonParser, text: Array[Byte] => UTF8String, names: Array[Array[Byte]],
+      limits: Limits)
       extends PayloadParser {
     override def apply(payload: Array[Byte]): Either[String, InternalRow] = whole(payload)
 
     override def apply(message: RawMessage): Either[String, InternalRow] = {
-      val selected = if (message.members == null) null else select(message.bytes, message.members, names)
+      val selected = if (message.members == null) null else select(message.bytes, message.members, names, limits)
       if (selected == null) whole(message.bytes)
       else {
         val rows =
@@ -55,37 +72,43 @@ private[spark] object JsonPayloads {
 
   }
 
-  /** The object of the members of `b` (spans `m`, see [[RawMessage.members]]) whose keys may be
-    * among `names`, or null when that would be most of the payload anyway.
+  /** The object of the members of `b` (`m`, see [[RawMessage.members]]) whose keys may be among
+    * `names`; null when that would be most of the payload anyway, or when a member left out holds
+    * what Spark's parser refuses (`limits`, bytes that may not be UTF-8): parsed whole, the
+    * message fails as it would without a selection.
     */
-  private[source] def select(b: Array[Byte], m: Array[Int], names: Array[Array[Byte]]): Array[Byte] = {
-    val count = m.length / 3
+  private[source] def select(b: Array[Byte], m: Array[Int], names: Array[Array[Byte]], limits: Limits = Limits.Default)
+      : Array[Byte] = {
+    import JsonSyntax.Members._
+    def at(k: Int, field: Int): Int = m(k * Fields + field)
+    val count = m.length / Fields
     var keep = 0L // a bit per member among the first 64; a wider object is parsed whole
     var bytes = 0
     var kept = 0
     if (count > 64) return null
     var k = 0
     while (k < count) {
-      if (reads(b, m(3 * k) + 1, m(3 * k + 1) - 1, names)) {
-        keep |= 1L << k; kept += 1; bytes += m(3 * k + 2) - m(3 * k)
-      }
+      if (reads(b, at(k, KeyStart) + 1, at(k, KeyEnd) - 1, names)) {
+        keep |= 1L << k; kept += 1; bytes += at(k, End) - at(k, KeyStart)
+      } else if (at(k, NotAscii) != 0 || at(k, Depth) + 1 > limits.depth || at(k, LongestNumber) > limits.number ||
+        at(k, LongestKey) > limits.name || at(k, LongestString) > limits.string) return null
       k += 1
     }
     if (kept == count || bytes * 2 > b.length) return null
     val out = new Array[Byte](bytes + kept + 1 + (if (kept == 0) 1 else 0))
     out(0) = '{'
-    var at = 1
+    var to = 1
     k = 0
     while (k < count) {
       if ((keep & (1L << k)) != 0) {
-        if (at > 1) { out(at) = ','; at += 1 }
-        val n = m(3 * k + 2) - m(3 * k)
-        System.arraycopy(b, m(3 * k), out, at, n)
-        at += n
+        if (to > 1) { out(to) = ','; to += 1 }
+        val n = at(k, End) - at(k, KeyStart)
+        System.arraycopy(b, at(k, KeyStart), out, to, n)
+        to += n
       }
       k += 1
     }
-    out(at) = '}'
+    out(to) = '}'
     out
   }
 

@@ -114,7 +114,8 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
       assert(JsonSyntax.checkLine(b, 0, b.length, m).isRight)
       Option.when(m.objectChecked) {
         val s = m.relativeTo(0)
-        (0 until m.count).map(k => (doc.substring(s(3 * k), s(3 * k + 1)), doc.substring(s(3 * k + 1), s(3 * k + 2))))
+        val f = JsonSyntax.Members.Fields
+        (0 until m.count).map(k => (doc.substring(s(f * k), s(f * k + 1)), doc.substring(s(f * k + 1), s(f * k + 2))))
       }
     }
     assert(spans("""{"a":1,"b" : {"c":[1,{"d":2}]} ,"a":"x,}"}""") ==
@@ -125,7 +126,11 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
     val b = """{"a":1}""".getBytes(UTF_8)
     val m = new JsonSyntax.Members
     assert(JsonSyntax.lineEnd((new String(b, UTF_8) + "\n").getBytes(UTF_8), 0, b.length + 1, m) == b.length)
-    assert(m.objectChecked && m.relativeTo(0).toSeq == Seq(1, 4, 6))
+    // Its key and end; a scalar (depth 0), its longest number 1, key 1 and string none, all ASCII.
+    assert(m.objectChecked && m.relativeTo(0).toSeq == Seq(1, 4, 6, 0, 1, 1, 0, 0))
+    val deep = """{"k":[{"ab":"\u00e9x"}, -12.5e3]}""".getBytes(UTF_8)
+    assert(JsonSyntax.checkLine(deep, 0, deep.length, m).isRight)
+    assert(m.relativeTo(0).toSeq.drop(3) == Seq(2, 7, 2, 3, 1), "depth 2, number -12.5e3, key ab, string é + x")
   }
 
   test("ndjson: a parse of the members a query reads makes the same row as a parse of the whole message") {
@@ -188,7 +193,8 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
       "bad UTF-8" -> (badUtf8, Map.empty),
       "nesting 1001 deep" -> (s"""{"user":"a","note":${"[" * 1001}${"]" * 1001}}""".getBytes(UTF_8), Map.empty),
       "a 1001-digit number" -> (s"""{"user":"a","note":${"1" * 1001}}""".getBytes(UTF_8), Map.empty),
-      "maxNestingDepth 3" -> (s"""{"user":"a","note":[[[[1]]]],"pad":"$pad"}""".getBytes(UTF_8),
+      "maxNestingDepth 3" ->
+        (s"""{"user":"a","note":[[[[1]]]],"pad":"$pad"}""".getBytes(UTF_8),
           Map("maxNestingDepth" -> "3")),
       "a 60000-byte key" -> (s"""{"user":"a","${"k" * 60000}":1}""".getBytes(UTF_8), Map.empty)
     )

@@ -35,7 +35,10 @@ private[spark] final class StagedRunWriter(base: Path, token: String, location: 
       path = new Path(base.getParent, s"${base.getName}.${parts.size}.run")
       out = try open(path)
       catch {
-        case e: java.io.IOException =>
+        // A task cancelled while it opens a part is not a location nobody can write.
+        case e: java.io.IOException
+            if !e.isInstanceOf[java.io.InterruptedIOException] &&
+              !e.isInstanceOf[java.nio.channels.ClosedByInterruptException] =>
           throw GazetteErrors.stagingUnwritable(location.setting, location.root, path.toString, e)
       }
       written = 0

@@ -34,8 +34,11 @@ private[spark] final case class StagingLocation(root: String, setting: String = 
     */
   def prepare(conf: Configuration): Unit = {
     val r = new Path(root)
-    try r.getFileSystem(conf).mkdirs(r)
-    catch { case NonFatal(e) => throw GazetteErrors.stagingUnwritable(setting, root, r.toString, e) }
+    val made =
+      try r.getFileSystem(conf).mkdirs(r)
+      catch { case NonFatal(e) => throw GazetteErrors.stagingUnwritable(setting, root, r.toString, e) }
+    if (!made) throw GazetteErrors.stagingUnwritable(setting, root, r.toString,
+      new java.io.IOException(s"cannot make the directory $r"))
   }
 
   /** Deletes the staged runs of `key` (published, or of a write rolled back). */
