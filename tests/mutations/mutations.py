@@ -308,7 +308,7 @@ MUTATIONS = (
         "if (!replay) bytesRead += c.content.size()",
         "bytesRead += c.content.size()",
         "bytesRead counts replayed, rebuilt and look-ahead bytes again",
-        (suite("SourceIntegrationSuite", "task metrics reach the SQL UI"),),
+        (suite("SourceIntegrationSuite", "bytes read counts"),),
     ),
     Mutation(
         "time-search-trusts-short-read",
