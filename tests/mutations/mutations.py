@@ -287,14 +287,6 @@ MUTATIONS = (
         (suite("SourceEdgesIntegrationSuite", "minBytesPerTrigger"),),
     ),
     Mutation(
-        "task-stale-head-never-skipped",
-        RANGE_READER,
-        "case None if reader.writeHead >= 0 && reader.writeHead < expected =>",
-        "case None if false && reader.writeHead < expected =>",
-        "a task whose planned bytes went with a head gone back for good fails instead of skipping them",
-        (suite("SourceFailoverIntegrationSuite"),),
-    ),
-    Mutation(
         "rebuilt-bytes-from-zero",
         RANGE_READER,
         "rebuiltBytes += resume - base.resume",
@@ -309,14 +301,6 @@ MUTATIONS = (
         "bytesRead += c.content.size()",
         "bytesRead counts replayed, rebuilt and look-ahead bytes again",
         (suite("SourceIntegrationSuite", "bytes read counts"),),
-    ),
-    Mutation(
-        "time-search-trusts-short-read",
-        "spark/source/OffsetsForTimes.scala",
-        "if (reader.offset < head)",
-        "if (false)",
-        "a timestamp search whose read ended early (a gap, a lagging replica) answers the write head",
-        (suite("SourceTimestampsIntegrationSuite"),),
     ),
     Mutation(
         "source-ignores-uuid-pointer",
