@@ -560,8 +560,10 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
 
   test("update mode appends each batch's updated rows") {
     val out = outputs("update")
+    // Several batches, so that a source's count is updated more than once.
+    val bytes = client.list("prefix=sink/in/").map(j => client.writeHead(j.getSpec.name)).sum
     val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/in/")
-      .option("startingOffsets", "earliest").load()
+      .option("startingOffsets", "earliest").option("maxBytesPerTrigger", (bytes / 4).toString).load()
       .groupBy(col("journal").as("src")).count()
       .writeStream.format("gazette").outputMode("update").option("broker", cluster.broker).option("selector", out)
       .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
@@ -574,6 +576,8 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     // Every update once (a row visible twice is a duplicate, whatever its values), the largest of
     // each source the final count (rows without a key spread over the journals, out of order).
     assert(updates.size == updates.distinct.size, s"updates visible twice: ${updates.diff(updates.distinct)}")
+    assert(updates.groupBy(_._1).values.exists(_.size > 1), s"no source was updated twice: $updates")
+    assert(q.recentProgress.count(_.numInputRows > 0) >= 3, "fewer than three batches read rows")
     assert(updates.groupBy(_._1).map { case (src, us) => src -> us.map(_._2).max } ==
       expected.groupBy(_._1).map { case (j, rows) => j -> rows.size.toLong })
   }
