@@ -184,7 +184,7 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, k
                 raise RuntimeError(f"judge traffic failed; see {work}/traffic.log")
             query.kill()
             _await_whole(gazette, ins, out)
-            _drain(query, out)
+            summary.failures += _drain(query, out)
             _await_whole(gazette, outs, out)
             _judge(gazette.broker, ins, outs, summary)
         finally:
@@ -250,14 +250,15 @@ def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: L
     return f"killed broker {index}, restarted after {down:.1f}s"
 
 
-def _drain(query: Query, out, attempts: int = 5) -> None:
-    """Runs the query to the write heads (availableNow), again if a run fails."""
+def _drain(query: Query, out, attempts: int = 5) -> int:
+    """Runs the query to the write heads (availableNow), again if a run fails; how many runs failed.
+    Nothing is killed while it drains: a failed run is a failure of the pipeline's own."""
     for attempt in range(1, attempts + 1):
         query.start(drain=True)
         try:
             if query.proc.wait(timeout=600) == 0:
                 out(f"drained (run {attempt})")
-                return
+                return attempt - 1
         except subprocess.TimeoutExpired:
             pass
         query.kill()
