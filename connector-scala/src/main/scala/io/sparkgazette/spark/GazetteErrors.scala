@@ -175,8 +175,26 @@ object GazetteErrors {
 
   def unknownOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {
     val listed = known.toSeq.sorted.mkString(", ")
-    argument(UnknownOption, s"Unknown Gazette option '$name'. Known options: $listed", "option" -> name,
+    val hint = closest(name, known).fold("")(c => s" Did you mean '$c'?")
+    argument(UnknownOption, s"Unknown Gazette option '$name'.$hint Known options: $listed", "option" -> name,
       "knownOptions" -> listed)
+  }
+
+  /** The known option `name` is most likely a misspelling of: at most two edits away, ignoring case. */
+  private[spark] def closest(name: String, known: Iterable[String]): Option[String] = {
+    def distance(a: String, b: String): Int = {
+      val (x, y) = (a.toLowerCase(java.util.Locale.ROOT), b.toLowerCase(java.util.Locale.ROOT))
+      var row = Array.tabulate(y.length + 1)(identity)
+      for (i <- 1 to x.length) {
+        val next = new Array[Int](y.length + 1)
+        next(0) = i
+        for (j <- 1 to y.length)
+          next(j) = math.min(math.min(next(j - 1), row(j)) + 1, row(j - 1) + (if (x(i - 1) == y(j - 1)) 0 else 1))
+        row = next
+      }
+      row(y.length)
+    }
+    known.toSeq.map(k => k -> distance(name, k)).filter(_._2 <= 2).sortBy { case (k, d) => (d, k) }.headOption.map(_._1)
   }
 
   def unknownSessionOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {

@@ -55,6 +55,10 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "stagedRunNotVisible" ->
       (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt", "checkpointLocation")),
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
+    "stagingUnwritable" ->
+      (() =>
+        GazetteErrors.stagingUnwritable(
+          "stagingLocation", "/staging", "/staging/w/0.run", new java.io.IOException("no"))),
     "endPastWriteHead" -> (() => GazetteErrors.endPastWriteHead("a/b", 500, 400)),
     "startPastWriteHead" -> (() => GazetteErrors.startPastWriteHead("a/b", 500, 400)),
     "noMessageAtTime" -> (() => GazetteErrors.noMessageAtTime("a/b", 1767225600000L, 400, "startingTimestamp")),
@@ -157,6 +161,12 @@ class GazetteErrorsSuite extends AnyFunSuite {
     assert(
       unknown.getMessage == "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'typo'. Known options: broker, selector")
     assert(unknown.getCondition == "GAZETTE_UNKNOWN_OPTION" && unknown.getMessageParameters.get("option") == "typo")
+    // The sink's spelling given to the source, a typo, another case: the likely option is named.
+    val known = Seq("journals", "maxBytesPerTrigger", "minBytesPerTrigger", "broker")
+    assert(GazetteErrors.unknownOption("journal", known).getMessage.contains("Did you mean 'journals'?"))
+    assert(GazetteErrors.closest("maxBytesPerTriger", known) == Some("maxBytesPerTrigger"))
+    assert(GazetteErrors.closest("BROKER", known) == Some("broker"))
+    assert(GazetteErrors.closest("selector", known).isEmpty)
     val loss = GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")
     assert(
       loss.getCondition == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
