@@ -6,9 +6,10 @@ import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.message.Framing
+import io.sparkgazette.message.{Framing, ProducerState}
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.sql.{ForeachWriter, Row}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -106,6 +107,52 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         assert(rows.sortBy(r => (r._1, r._2)) == expected.sortBy(r => (r._1, r._2)))
       } finally second.stop()
     } finally w.close()
+  }
+
+  test("a real-time batch that ends between two rows of one commit leaves the rest to the next batch, once") {
+    val journal = "source/real-time-cut/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.continue(0).continue(0).continue(1).continue(0).dup(0, 1).continue(0).ack(0).commit(2).ack(1).sync()
+    finally w.close()
+    val expected = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+    assert(expected.size == 6)
+    val options = SourceOptions.parse(
+      new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "journals" -> journal).asJava), streaming = true)
+    val config = ReaderConfig(
+      options,
+      Some(Files.createTempDirectory("gazette-rtm-cut").toString),
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+    val range = JournalRange(journal, Framing.JsonLines, Map.empty, 0L, Long.MaxValue, origin = 0L)
+    def key(r: org.apache.spark.sql.catalyst.InternalRow): Key = {
+      val schema = MessageToRow.schema(false)
+      def col(n: String) = schema.fieldIndex(n)
+      (r.getUTF8String(col("journal")).toString, r.getLong(col("begin")), r.getLong(col("end")),
+        Option(r.getUTF8String(col("uuid"))).map(_.toString).getOrElse(""))
+    }
+    // Reads from `from` with `states`: `rows` rows (all there are, if None), and where it stands.
+    def batch(from: Long, states: Seq[ProducerState], rows: Option[Int]): (Seq[Key], JournalsReached) = {
+      val reader = new RealTimeJournalReader(
+        RealTimeTask(Seq(RealTimeJournal(range.copy(start = from), Some(states)))), config)
+      try {
+        val out = Seq.newBuilder[Key]
+        var n = 0
+        while (rows.forall(n < _) && reader.nextWithTimeout(System.currentTimeMillis(), 2000L).hasRecord) {
+          out += key(reader.get().copy())
+          n += 1
+        }
+        (out.result(), reader.getOffset.asInstanceOf[JournalsReached])
+      } finally reader.close()
+    }
+    // Producer 0's commit holds four rows: the batch ends after two of them.
+    val (first, cut) = batch(0L, Nil, Some(2))
+    assert(first == expected.take(2))
+    val (rest, end) = batch(cut.positions(journal).offset, cut.producers(journal), None)
+    assert(first ++ rest == expected)
+    val (none, again) = batch(end.positions(journal).offset, end.producers(journal), None)
+    assert(none.isEmpty && again.positions(journal).offset == end.positions(journal).offset)
   }
 }
 
