@@ -42,6 +42,8 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   // The journal whose commit is being stepped out, if any; the row to hand out.
   private var current: Tail = _
   private var row: InternalRow = _
+  // The clock of the row's message (0: none): its publish time is the row's arrival time.
+  private var clock = 0L
 
   // Spark asks a real-time reader through nextWithTimeout only; this waits for a row without end.
   override def next(): Boolean = nextWithTimeout(System.currentTimeMillis(), Long.MaxValue / 4).hasRecord
@@ -52,7 +54,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
     try {
       if (!started) { started = true; tails.foreach(_.feed.start()) }
-      RecordStatus.newStatusWithoutArrivalTime(advance(startTimeMs + timeoutMs))
+      if (!advance(startTimeMs + timeoutMs)) RecordStatus.newStatusWithoutArrivalTime(false)
+      else if (clock == 0) RecordStatus.newStatusWithoutArrivalTime(true)
+      else RecordStatus.newStatusWithArrivalTimeMs(Clock.toInstant(clock).toEpochMilli)
     } catch {
       case e: MalformedMessageException =>
         val m = e.malformed
@@ -168,7 +172,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       t
     }
 
-    def emit(env: Envelope[RawMessage]): Boolean = typedRows match {
+    def emit(env: Envelope[RawMessage]): Boolean = { clock = env.clock; build(env) }
+
+    private def build(env: Envelope[RawMessage]): Boolean = typedRows match {
       case None => row = toRow(env); emitted += 1; true
       case Some(typed) =>
         typed(env) match {

@@ -109,6 +109,45 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     } finally w.close()
   }
 
+  test("a query read in micro-batches continues in real-time mode from its checkpoint, each message once") {
+    val journal = "source/real-time-switch/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest")
+    val checkpoint = Files.createTempDirectory("gazette-rtm-switch").toString
+    written.clear()
+    val micro = new ConcurrentLinkedQueue[Key]()
+    try {
+      // The micro-batches end with producer 0's transaction open: its state is saved in a file.
+      // Spark switches a checkpoint to real-time mode only from its format version 2.
+      spark.conf.set("spark.sql.streaming.stateStore.checkpointFormatVersion", "2")
+      w.continue(0).continue(0).commit(1).continue(3).ack(3).sync()
+      spark.readStream.format("gazette").options(options).load()
+        .writeStream.option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow())
+        .foreachBatch { (df: org.apache.spark.sql.DataFrame, _: Long) =>
+          df.select("journal", "begin", "end", "uuid").collect().foreach(r =>
+            micro.add((r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""))))
+          ()
+        }
+        .start().awaitTermination()
+      assert(micro.size == 2)
+      w.continue(0).ack(0).continue(3).rollback(3, 0).commit(2).sync()
+      val q = start(options, checkpoint)
+      try {
+        val expected = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+        await("every committed message")(micro.size + collected.size >= expected.size)
+        val at = batchesDone(q)
+        await("one more batch")(batchesDone(q) > at)
+        val rows = micro.asScala.toSeq ++ collected
+        assert(rows.size == rows.distinct.size, "a message was emitted twice")
+        assert(rows.sortBy(_._2) == expected.sortBy(_._2))
+      } finally q.stop()
+    } finally {
+      w.close()
+      spark.conf.unset("spark.sql.streaming.stateStore.checkpointFormatVersion")
+    }
+  }
+
   test("a real-time batch that ends between two rows of one commit leaves the rest to the next batch, once") {
     val journal = "source/real-time-cut/part-000"
     Journals.create(client, Journals.spec(journal))
