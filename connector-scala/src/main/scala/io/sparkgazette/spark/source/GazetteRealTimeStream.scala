@@ -47,6 +47,10 @@ private[spark] object RealTimeStreams {
         classOf[MicroBatchStream].getClassLoader)
       true
     } catch { case _: ClassNotFoundException | _: LinkageError => false }
+
+  /** Fails a stream given real-time options where Spark (`sparkVersion`) has no real-time mode. */
+  def refuseWithout(options: SourceOptions, available: Boolean, sparkVersion: String): Unit =
+    if (!available && options.realTimePartitions.isDefined) throw GazetteErrors.realTimeModeUnavailable(sparkVersion)
 }
 
 /** Made only where [[RealTimeStreams.available]]: loading it needs Spark's real-time interfaces. */
