@@ -6,7 +6,7 @@ import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 
 import scala.collection.mutable
 
-import io.sparkgazette.client.{BrokerUnavailableException, GazetteException => ClientException, JournalReader}
+import io.sparkgazette.client.{Backoff, BrokerUnavailableException, GazetteException => ClientException, JournalReader}
 import io.sparkgazette.message._
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
@@ -243,17 +243,36 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         malformedAsMessages = permissive
       )
 
-    // What a commit needs from before the ring, read again.
-    private def replay(begin: Long, end: Long): MessageIterator = {
-      val r = client.read(journal, begin, end)
-      replays += r
-      var expected = begin
-      messages(r.map { c =>
+    // What a commit needs from before the ring, read again; a Read that ends short of it (a
+    // lagging replica) is opened again until the client's retry timeout.
+    private def replay(begin: Long, end: Long): MessageIterator = messages(new Iterator[JournalBytes] {
+      private var expected = begin
+      private var r = open(begin)
+      private val backoff = new Backoff(config.client.retryTimeout)
+
+      private def open(at: Long): JournalReader = {
+        val reader = client.read(journal, at, end)
+        replays += reader
+        reader
+      }
+
+      override def hasNext: Boolean = {
+        while (expected < end && !r.hasNext) {
+          if (!backoff.pause()) throw GazetteErrors.readCutShort(journal, expected, begin, end)
+          closeQuietly(r)
+          r = open(expected)
+        }
+        expected < end && r.hasNext
+      }
+
+      override def next(): JournalBytes = {
+        val c = r.next()
         if (c.offset > expected) lost(expected, c.offset, "replayed")
         expected = c.end
+        backoff.reset()
         JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
-      })
-    }
+      }
+    })
 
     private def lost(from: Long, to: Long, what: String): Unit = {
       val why = s"bytes [$from, $to) were removed before they were $what"
