@@ -65,8 +65,9 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     // Producer 0's transaction is open when the query starts; 3's is rolled back by an old ACK.
     w.continue(0).continue(0).commit(1).continue(3).ack(3).sync()
 
+    // Three journals over two tasks; a ring of two messages, so longer transactions are replayed.
     val options = Map("broker" -> cluster.broker, "selector" -> s"prefix=$prefix/", "startingOffsets" -> "earliest",
-      "realTimePartitions" -> "2")
+      "realTimePartitions" -> "2", "sequencerRingSize" -> "2")
     val checkpoint = Files.createTempDirectory("gazette-rtm").toString
     written.clear()
     try {
