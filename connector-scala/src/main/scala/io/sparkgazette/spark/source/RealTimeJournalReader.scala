@@ -71,8 +71,17 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       if (current != null) {
         current.sequencer.step() match {
           case Some(env) =>
-            current.stepped = env
-            if (!MessageToRow.isAck(env) && current.emit(env)) return true
+            val t = current
+            t.stepped = env
+            val out = !MessageToRow.isAck(env) && t.emit(env)
+            // The message that commits is the last one out: the commit is completed at once, so
+            // that where the journal stands never depends on whether Spark asks for a row again.
+            if (t.commits(env)) {
+              if (t.sequencer.step().isDefined) throw GazetteErrors.internal(s"a commit of ${t.journal} went on")
+              t.settle()
+              current = null
+            }
+            if (out) return true
           case None =>
             current.settle()
             current = null
@@ -205,6 +214,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         case _ => false
       }
     }
+
+    /** Whether `env` is the message that commits the commit being stepped. */
+    def commits(env: Envelope[RawMessage]): Boolean =
+      committing != null && env.begin == committing.begin && env.end == committing.end
 
     /** The commit is stepped out whole. */
     def settle(): Unit = { committing = null; before = null; stepped = null }

@@ -149,14 +149,16 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     }
   }
 
-  test("a real-time batch that ends between two rows of one commit leaves the rest to the next batch, once") {
+  test("a real-time batch that ends between two rows of one commit, or right after a row, leaves the rest to the " +
+    "next batch, once") {
     val journal = "source/real-time-cut/part-000"
     Journals.create(client, Journals.spec(journal))
     val w = Judge.script(cluster.broker, journal)
-    try w.continue(0).continue(0).continue(1).continue(0).dup(0, 1).continue(0).ack(0).commit(2).ack(1).sync()
+    try w.continue(0).continue(0).continue(1).continue(0).dup(0, 1).continue(0).ack(0).commit(2).ack(1).continue(2)
+        .ack(2).sync()
     finally w.close()
     val expected = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
-    assert(expected.size == 6)
+    assert(expected.size == 7)
     val options = SourceOptions.parse(
       new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "journals" -> journal).asJava), streaming = true)
     val config = ReaderConfig(
@@ -189,8 +191,12 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     // Producer 0's commit holds four rows: the batch ends after two of them.
     val (first, cut) = batch(0L, Nil, Some(2))
     assert(first == expected.take(2))
-    val (rest, end) = batch(cut.positions(journal).offset, cut.producers(journal), None)
-    assert(first ++ rest == expected)
+    // The next ends right after producer 2's OUTSIDE_TXN message, which its later transaction
+    // must not commit again.
+    val (second, outside) = batch(cut.positions(journal).offset, cut.producers(journal), Some(3))
+    assert(second == expected.slice(2, 5))
+    val (rest, end) = batch(outside.positions(journal).offset, outside.producers(journal), None)
+    assert(first ++ second ++ rest == expected)
     val (none, again) = batch(end.positions(journal).offset, end.producers(journal), None)
     assert(none.isEmpty && again.positions(journal).offset == end.positions(journal).offset)
   }
