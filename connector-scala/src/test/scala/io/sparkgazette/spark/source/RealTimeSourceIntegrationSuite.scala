@@ -175,7 +175,8 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
         Option(r.getUTF8String(col("uuid"))).map(_.toString).getOrElse(""))
     }
     // Reads from `from` with `states`: `rows` rows (all there are, if None), and where it stands.
-    def batch(from: Long, states: Seq[ProducerState], rows: Option[Int]): (Seq[Key], JournalsReached) = {
+    def batch(from: Long, states: Seq[ProducerState], rows: Option[Int],
+        config: ReaderConfig = config): (Seq[Key], JournalsReached) = {
       val reader = new RealTimeJournalReader(
         RealTimeTask(Seq(RealTimeJournal(range.copy(start = from), Some(states)))), config)
       try {
@@ -199,6 +200,11 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     assert(first ++ second ++ rest == expected)
     val (none, again) = batch(end.positions(journal).offset, end.producers(journal), None)
     assert(none.isEmpty && again.positions(journal).offset == end.positions(journal).offset)
+    // Read uncommitted: every message as read, ACKs included, and no producers' states.
+    val uncommitted = config.copy(options = options.copy(readCommitted = false))
+    val (all, reached) = batch(0L, Nil, None, uncommitted)
+    assert(all == Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid)))
+    assert(reached.positions(journal).offset == end.positions(journal).offset && reached.producers(journal).isEmpty)
   }
 }
 
