@@ -26,8 +26,6 @@ private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpo
     })
 
   override def createReaderFactory(): PartitionReaderFactory = new RealTimeReaderFactory(readerConfig)
-
-  override def toString: String = s"GazetteRealTimeStream[${options.target.describe}]"
 }
 
 /** Readers for both kinds of batch: a [[RealTimeJournalReader]] for a real-time task. */
