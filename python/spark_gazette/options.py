@@ -55,6 +55,7 @@ SOURCE = {
     "bytes_per_partition": "bytesPerPartition",
     "min_partitions": "minPartitions",
     "split_committed": "splitCommitted",
+    "real_time_partitions": "realTimePartitions",
     "protobuf_message": "protobufMessage",
     "protobuf_descriptor_file": "protobufDescriptorFile",
     **CONNECTION,

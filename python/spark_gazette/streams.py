@@ -59,6 +59,7 @@ def read_stream(
     bytes_per_partition: int | None = None,
     min_partitions: int | None = None,
     split_committed: bool | None = None,
+    real_time_partitions: int | None = None,
     rpc_timeout: Duration | None = None,
     retry_timeout: Duration | None = None,
     trusted_ca_file: str | None = None,

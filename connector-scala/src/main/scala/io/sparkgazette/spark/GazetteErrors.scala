@@ -510,6 +510,15 @@ object GazetteErrors {
       "trigger" -> "Continuous"
     )
 
+  def realTimeModeUnavailable(sparkVersion: String): GazetteUnsupportedOperationException =
+    unsupported(
+      UnsupportedTrigger,
+      s"The Gazette source was given option '${GazetteOptions.RealTimePartitions}', for real-time mode " +
+        s"(Trigger.RealTime), but Spark $sparkVersion has no real-time mode (Spark 4.1 or newer has it). Remove the " +
+        "option, or run the query on a newer Spark.",
+      "trigger" -> "RealTime"
+    )
+
   def invalidJournalSpec(journal: String, field: String, value: String, expected: String)
       : GazetteIllegalArgumentException =
     argument(

@@ -45,6 +45,7 @@ private[spark] object GazetteOptions {
   val BytesPerPartition = "bytesPerPartition"
   val MinPartitions = "minPartitions"
   val SplitCommitted = "splitCommitted"
+  val RealTimePartitions = "realTimePartitions"
   val ColumnNameOfCorruptRecord = "columnNameOfCorruptRecord"
   val ProtobufMessage = "protobufMessage"
   val ProtobufDescriptorFile = "protobufDescriptorFile"
@@ -228,6 +229,14 @@ private[spark] object GazetteOptions {
         "the session's default parallelism",
         "At least this many tasks where there are that many ranges: packing spreads the smaller ranges over " +
           "them, and the largest ndjson ranges are split further (pieces of at least 1 MiB)."
+      ),
+      OptionDoc(
+        RealTimePartitions,
+        Source,
+        "the session's default parallelism",
+        "In real-time mode (`Trigger.RealTime`, Spark 4.1 or newer), how many tasks read the journals: each holds " +
+          "a core for the whole batch and keeps a Read open on each of its journals, spread over them by name. The " +
+          "cluster needs at least this many free cores. Set on a Spark without real-time mode, the query fails."
       ),
       OptionDoc(
         SplitCommitted,

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-private[spark] final class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
+private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
     shape: RowShape)
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
@@ -32,7 +32,7 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = s"$checkpointLocation/sequencer"
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
-  private val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape)
+  private[source] val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape)
   store.initialize()
   private val catalog = new SequencerStateCatalog(store)
 
@@ -321,6 +321,70 @@ private[spark] final class GazetteMicroBatchStream(options: SourceOptions, check
     packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
   }
 
+  /** A real-time batch's tasks (see [[GazetteRealTimeStream]]): every readable journal from its
+    * offset in `startOffset` on, with no end, spread by name over `realTimePartitions` tasks; a
+    * journal found since enters at its first readable byte and is read in this batch. Journals
+    * that vanished or were created again are treated as a micro-batch treats them.
+    */
+  private[source] def planRealTime(startOffset: Offset): Array[InputPartition] = {
+    val t0 = System.nanoTime()
+    try GazetteErrors.brokerCalls {
+        val start = startOffset.asInstanceOf[JournalOffsets]
+        val journals = discover()
+        val gone = start.positions.keySet.filter(j => !journals.get(j).exists(i => !isRecreated(start.positions(j), i)))
+        gone.toSeq.sorted.foreach { j =>
+          val what = if (journals.contains(j)) s"it was deleted and created again after the query read it up to " +
+            s"offset ${start(j)}"
+          else s"it no longer exists or no longer matches ${options.target.describe}"
+          if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
+          log.warn(s"journal $j: $what (failOnDataLoss=false)")
+        }
+        val kept = start.positions -- gone
+        val fresh = journals.filter { case (j, i) => !kept.contains(j) && !i.suspended }.keySet
+        val firstOffsets = directory.earliest(fresh)
+        catalog.forget(fresh)
+        val positions = kept ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
+        val (suspended, readable) = positions.partition { case (j, _) => journals.get(j).exists(_.suspended) }
+        if (readable.keys.exists(j => !start.producers.contains(j)))
+          catalog.refresh(SequencerStateStore.batchDir(start.positions))
+        val reads = readable.toSeq.sortBy(_._1).map { case (j, p) =>
+          val info = journals(j)
+          val producers = start.producers.get(j).filter(_ => kept.contains(j))
+          val rebuildFrom = if (p.origin >= 0 && p.origin <= p.offset) p.origin else p.offset
+          RealTimeJournal(
+            JournalRange(
+              j,
+              info.contentType,
+              readerConfig.labelsToShip(info.labels),
+              p.offset,
+              Long.MaxValue,
+              p.origin,
+              p.revision,
+              base = if (producers.isDefined) None else catalog.lookup(j, rebuildFrom, p.offset, p.revision, p.origin),
+              refreshIntervalMs = info.refreshIntervalMs
+            ),
+            producers
+          )
+        }
+        catalog.pin(reads.flatMap(_.range.base))
+        planned = positions
+        val carried = JournalsReached(suspended, start.producers.filter { case (j, _) => suspended.contains(j) })
+        val n = math.max(1, math.min(realTimePartitions(options), reads.size))
+        val tasks = (0 until n).map(i => reads.zipWithIndex.collect { case (r, k) if k % n == i => r })
+        this.tasks = tasks.size
+        tasks.zipWithIndex.map { case (rs, i) =>
+          RealTimeTask(rs, if (i == 0) carried else JournalsReached(Map.empty, Map.empty)): InputPartition
+        }.toArray
+      }
+    finally planMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  /** A real-time batch's end: where each task's journals stand, and their producers' states. */
+  private[source] def mergeReached(reached: Seq[JournalsReached]): Offset = {
+    val all = reached.foldLeft(JournalsReached(Map.empty, Map.empty))(_ ++ _)
+    JournalOffsets(collection.immutable.SortedMap(all.positions.toSeq: _*), all.producers)
+  }
+
   // Spark may plan a batch's partitions more than once: the first pass runs once for the same parts.
   private def firstPass(parts: Seq[PieceStates.Part]): Seq[PieceStates.Result] = passes(parts) {
     val t0 = System.nanoTime()
@@ -421,6 +485,11 @@ private[spark] object GazetteMicroBatchStream {
     case None if !(r.origin >= 0 && r.origin < r.start) => Some(r.start)
     case _ => None
   }
+
+  /** How many tasks read a real-time batch: `realTimePartitions`, else the session's default parallelism. */
+  def realTimePartitions(options: SourceOptions): Int = options.realTimePartitions.getOrElse(
+    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
+        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
 
   /** Says, once per journal, that its range was read by one task. */
   def warnTooLarge(journals: Seq[String], warned: scala.collection.mutable.Set[String]): Unit =

@@ -48,8 +48,14 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
   override def toBatch: Batch =
     new GazetteBatch(SourceOptions.parse(options, streaming = false), hadoopConf, shape, passes)
 
-  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream =
-    new GazetteMicroBatchStream(SourceOptions.parse(options, streaming = true), checkpointLocation, hadoopConf, shape)
+  // On a Spark with real-time mode, the stream can serve both kinds of batch; elsewhere only
+  // micro-batches, and asking for real-time tasks is an error.
+  override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream = {
+    val parsed = SourceOptions.parse(options, streaming = true)
+    RealTimeStreams.refuseWithout(parsed, RealTimeStreams.available, SparkSession.active.version)
+    if (RealTimeStreams.available) RealTimeStreamFactory(parsed, checkpointLocation, hadoopConf, shape)
+    else new GazetteMicroBatchStream(parsed, checkpointLocation, hadoopConf, shape)
+  }
 
   override def supportedCustomMetrics(): Array[CustomMetric] = SourceMetrics.supported
 }

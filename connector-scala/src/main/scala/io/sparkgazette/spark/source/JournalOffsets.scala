@@ -6,14 +6,22 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.node.JsonNodeType
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import io.sparkgazette.message.{ProducerId, ProducerState}
 import org.apache.spark.sql.connector.read.streaming.Offset
 
 /** The source's offset: each journal's [[JournalPosition]], written as a JSON object
   * (`{"events/part-000": {"offset": 1024, "revision": 17, "origin": 0}}`). Plain numbers are read
   * as offsets, the shape the `startingOffsets` option takes.
+  *
+  * In real-time mode, where batches end where the readers stand when time is up, the offset also
+  * carries each journal's producers' states there (`"producers": [[id, lastAck, begin], ...]`):
+  * the next batch continues read committed from them. Micro-batches keep states in files instead
+  * and never write this member.
   */
-private[spark] final case class JournalOffsets(positions: SortedMap[String, JournalPosition]) extends Offset {
-  override def json(): String = JournalOffsets.toJson(positions)
+private[spark] final case class JournalOffsets(positions: SortedMap[String, JournalPosition],
+    producers: Map[String, Seq[ProducerState]] = Map.empty)
+    extends Offset {
+  override def json(): String = JournalOffsets.toJson(positions, producers)
 
   lazy val offsets: SortedMap[String, Long] = positions.map { case (j, p) => j -> p.offset }
 
@@ -30,7 +38,19 @@ private[spark] object JournalOffsets {
   def apply(positions: Map[String, JournalPosition]): JournalOffsets =
     new JournalOffsets(SortedMap(positions.toSeq: _*))
 
-  def fromJson(json: String): JournalOffsets = JournalOffsets(parsePositions(json))
+  def fromJson(json: String): JournalOffsets = {
+    val states = entries(json).collect {
+      case (j, v) if v.isObject && v.has("producers") =>
+        val ps = v.get("producers")
+        if (!ps.isArray) throw GazetteErrors.offsetNotWhole(j, "producers", ps.toString)
+        j -> ps.elements().asScala.map { p =>
+          if (!p.isArray || p.size() != 3) throw GazetteErrors.offsetNotWhole(j, "producers", p.toString)
+          ProducerState(j, ProducerId(whole(j, "producer", p.get(0))), whole(j, "lastAck", p.get(1)),
+            whole(j, "begin", p.get(2)))
+        }.toSeq
+    }.toMap
+    new JournalOffsets(SortedMap(parsePositions(json).toSeq: _*), states)
+  }
 
   /** Journal offsets from a JSON object of whole numbers; anything else is an error. */
   def parseJson(json: String): Map[String, Long] =
@@ -46,10 +66,15 @@ private[spark] object JournalOffsets {
          } else JournalPosition(whole(j, "offset", v)))
     }.toMap
 
-  def toJson(positions: Map[String, JournalPosition]): String = {
+  def toJson(positions: Map[String, JournalPosition],
+      producers: Map[String, Seq[ProducerState]] = Map.empty): String = {
     val node = mapper.createObjectNode()
     positions.toSeq.sortBy(_._1).foreach { case (j, p) =>
-      node.putObject(j).put("offset", p.offset).put("revision", p.revision).put("origin", p.origin)
+      val entry = node.putObject(j).put("offset", p.offset).put("revision", p.revision).put("origin", p.origin)
+      producers.get(j).foreach { ps =>
+        val array = entry.putArray("producers")
+        ps.foreach(s => array.addArray().add(s.producer.value).add(s.lastAck).add(s.begin))
+      }
     }
     mapper.writeValueAsString(node)
   }

@@ -79,6 +79,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       }
     catch { case e: Throwable => close(); throw e }
   private var position = saved.resume
+
+  /** The state at the range's start: saved, rebuilt, or carried into a piece. */
+  def startState: SequencerState = saved
   private val sequencer = newSequencer(position, saved.producers)
   // A piece of a split range reads its messages up to the first that begins at `until`.
   private val until = range.piece.fold(Long.MaxValue)(_.until)

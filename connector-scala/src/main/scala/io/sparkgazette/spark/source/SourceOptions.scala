@@ -66,7 +66,8 @@ private[spark] final case class SourceOptions(
     noMessageAtStart: NoMessageAtTime = NoMessageAtTime.Error,
     bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
     minPartitions: Option[Int] = None,
-    splitCommitted: Boolean = true
+    splitCommitted: Boolean = true,
+    realTimePartitions: Option[Int] = None
 ) {
   def clientConfig: ClientConfig =
     connection.config(broker).copy(fragmentRoot = fragmentRoot, directFragmentReads = directFragmentReads)
@@ -157,7 +158,11 @@ private[spark] object SourceOptions {
         v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
             "a whole number from 1 to 2147483647"))
       },
-      splitCommitted = o.boolean(SplitCommitted, default = true)
+      splitCommitted = o.boolean(SplitCommitted, default = true),
+      realTimePartitions = o.get(RealTimePartitions).map { v =>
+        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(RealTimePartitions, v,
+            "a whole number from 1 to 2147483647"))
+      }
     )
   }
 

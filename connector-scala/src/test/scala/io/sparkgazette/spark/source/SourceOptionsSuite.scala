@@ -56,6 +56,7 @@ class SourceOptionsSuite extends AnyFunSuite {
     assert(error(true, base :+ ("typo" -> "1"): _*) contains "Unknown Gazette option 'typo'")
     assert(error(true, base :+ ("bytesPerPartition" -> "0"): _*) contains "'bytesPerPartition'")
     assert(error(true, base :+ ("minPartitions" -> "-1"): _*) contains "'minPartitions'")
+    assert(error(true, base :+ ("realTimePartitions" -> "0"): _*) contains "'realTimePartitions'")
   }
 
   test("packing: 16 MiB per task by default, and the session's parallelism unless minPartitions says") {
@@ -115,6 +116,31 @@ class SourceOptionsSuite extends AnyFunSuite {
     assert(error(false,
       base ++ Seq("startingOffsetsByTimestamp" -> """{"x": 10, "y": 1}""",
         "endingOffsetsByTimestamp" -> """{"x": 5}"""): _*) contains "for journal x")
+  }
+
+  test("real-time tasks: the session's parallelism unless realTimePartitions says; refused without real-time mode") {
+    val s = parse(streaming = true, base: _*)
+    assert(s.realTimePartitions.isEmpty && GazetteMicroBatchStream.realTimePartitions(s) >= 1)
+    val o = parse(streaming = true, base :+ ("REALTIMEPARTITIONS" -> "3"): _*)
+    assert(o.realTimePartitions.contains(3) && GazetteMicroBatchStream.realTimePartitions(o) == 3)
+    RealTimeStreams.refuseWithout(s, available = false, "4.0.1")
+    RealTimeStreams.refuseWithout(o, available = true, "4.3.0")
+    val e =
+      intercept[GazetteUnsupportedOperationException](RealTimeStreams.refuseWithout(o, available = false, "4.0.1"))
+    assert(e.getMessage.contains("'realTimePartitions'") && e.getMessage.contains("Spark 4.0.1 has no real-time mode"))
+    assert(e.getCondition == "GAZETTE_UNSUPPORTED_TRIGGER")
+    assert(RealTimeStreams.available, "this build's Spark has real-time mode")
+  }
+
+  test("real-time offsets carry each journal's producers' states through JSON; others write none") {
+    val p = io.sparkgazette.message.ProducerState("a/2", io.sparkgazette.message.ProducerId(0x0102030405L), 77L, 12L)
+    val o = JournalOffsets(
+      scala.collection.immutable.SortedMap("a/2" -> JournalPosition(40L, 3L, 0L), "b/1" -> JournalPosition(5L)),
+      Map("a/2" -> Seq(p), "b/1" -> Nil))
+    assert(o.json() == """{"a/2":{"offset":40,"revision":3,"origin":0,"producers":[[4328719365,77,12]]},""" +
+      """"b/1":{"offset":5,"revision":0,"origin":-1,"producers":[]}}""")
+    assert(JournalOffsets.fromJson(o.json()) == o)
+    assert(!JournalOffsets(Map("a" -> JournalPosition(7L))).json().contains("producers"))
   }
 
   test("offsets round-trip through JSON, with each journal's revision and origin; plain numbers are offsets") {

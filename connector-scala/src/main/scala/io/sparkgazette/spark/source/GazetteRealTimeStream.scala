@@ -1,0 +1,58 @@
+package io.sparkgazette.spark
+package source
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, SupportsRealTimeMode}
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+
+/** The stream on a Spark with real-time mode (4.1 and newer): micro-batches as
+  * [[GazetteMicroBatchStream]] reads them, and real-time batches (`Trigger.RealTime`), whose
+  * tasks ([[RealTimeJournalReader]]) read their journals from the batch's start until time is up
+  * and say where they stopped. Only this class and the reader name Spark's real-time interfaces,
+  * so the connector still loads on a Spark without them.
+  */
+private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpointLocation: String,
+    hadoopConf: SerializableConfiguration,
+    shape: RowShape)
+    extends GazetteMicroBatchStream(options, checkpointLocation, hadoopConf, shape) with SupportsRealTimeMode {
+
+  override def planInputPartitions(start: Offset): Array[InputPartition] = planRealTime(start)
+
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset =
+    mergeReached(offsets.toSeq.map {
+      case r: JournalsReached => r
+      case other => throw GazetteErrors.internal(s"a real-time task reported offset $other")
+    })
+
+  override def createReaderFactory(): PartitionReaderFactory = new RealTimeReaderFactory(readerConfig)
+}
+
+/** Readers for both kinds of batch: a [[RealTimeJournalReader]] for a real-time task. */
+private[spark] final class RealTimeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = partition match {
+    case t: RealTimeTask => new RealTimeJournalReader(t, config)
+    case t: JournalTask => new JournalTaskReader(t, config)
+    case other => throw GazetteErrors.internal(s"unknown input partition $other")
+  }
+}
+
+/** Whether this Spark has real-time mode, and the stream for it. */
+private[spark] object RealTimeStreams {
+  lazy val available: Boolean =
+    try {
+      Class.forName("org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode", false,
+        classOf[MicroBatchStream].getClassLoader)
+      true
+    } catch { case _: ClassNotFoundException | _: LinkageError => false }
+
+  /** Fails a stream given real-time options where Spark (`sparkVersion`) has no real-time mode. */
+  def refuseWithout(options: SourceOptions, available: Boolean, sparkVersion: String): Unit =
+    if (!available && options.realTimePartitions.isDefined) throw GazetteErrors.realTimeModeUnavailable(sparkVersion)
+}
+
+/** Made only where [[RealTimeStreams.available]]: loading it needs Spark's real-time interfaces. */
+private[spark] object RealTimeStreamFactory {
+  def apply(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
+      shape: RowShape): MicroBatchStream = new GazetteRealTimeStream(options, checkpointLocation, hadoopConf, shape)
+}

@@ -1,0 +1,31 @@
+package io.sparkgazette.spark
+package source
+
+import io.sparkgazette.message.ProducerState
+import org.apache.spark.sql.connector.read.InputPartition
+import org.apache.spark.sql.connector.read.streaming.PartitionOffset
+
+/** A journal a real-time task reads from `range.start` on, with no end: `producers` are the
+  * producers' states there when the batch before was a real-time one (its offset carries them);
+  * None when they are to be found as a micro-batch's range finds them (`range.base`, a saved
+  * state, or one rebuilt from an earlier state or from the journal's origin).
+  */
+private[spark] final case class RealTimeJournal(range: JournalRange, producers: Option[Seq[ProducerState]])
+
+/** One real-time task's journals, read at once for the whole batch. `carried`: positions (and
+  * states) of journals no task reads this batch (suspended ones), which this task hands back
+  * unchanged so that the batch's end offset still holds them.
+  */
+private[spark] final case class RealTimeTask(journals: Seq[RealTimeJournal],
+    carried: JournalsReached = JournalsReached(Map.empty, Map.empty))
+    extends InputPartition
+
+/** Where a real-time task's journals stand when its batch ends: the end of the last message it
+  * took from each, and the producers' states there (none read uncommitted).
+  */
+private[spark] final case class JournalsReached(positions: Map[String, JournalPosition],
+    producers: Map[String, Seq[ProducerState]])
+    extends PartitionOffset {
+  def ++(other: JournalsReached): JournalsReached =
+    JournalsReached(positions ++ other.positions, producers ++ other.producers)
+}

@@ -1,0 +1,231 @@
+package io.sparkgazette.spark
+package source
+
+import java.nio.file.Files
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
+
+import scala.jdk.CollectionConverters._
+
+import io.sparkgazette.message.{Framing, ProducerState}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import org.apache.spark.sql.{ForeachWriter, Row}
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The source in real-time mode (`Trigger.RealTime`) against a real broker, judged by Gazette's
+  * own ReadCommittedIter: every committed message exactly once across real-time batches, whose
+  * ends fall where time is up (inside transactions too), and across a restart from the
+  * checkpoint, with journals multiplexed over fewer tasks than journals.
+  */
+class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+  import RealTimeSourceIntegrationSuite._
+
+  override protected def sparkMaster: String = "local[3]"
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.streaming.realTimeMode.minBatchDuration", "1s")
+    spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
+  }
+
+  private def start(options: Map[String, String], checkpoint: String): StreamingQuery =
+    spark.readStream.format("gazette").options(options).load()
+      .select("journal", "begin", "end", "uuid")
+      .writeStream.option("checkpointLocation", checkpoint)
+      .outputMode("update")
+      .trigger(Trigger.RealTime("3 seconds"))
+      .foreach(new Collect)
+      .start()
+
+  // Rows by batch and task: a batch run again after a restart replaces what its first run wrote.
+  private def collected: Seq[Key] = written.values().asScala.toSeq.flatMap(_.asScala)
+
+  private def await(what: String, timeoutMs: Long = 60000)(done: => Boolean): Unit = {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    while (!done) {
+      if (System.currentTimeMillis() > deadline) fail(s"timed out waiting for $what")
+      Thread.sleep(50)
+    }
+  }
+
+  private def batchesDone(q: StreamingQuery): Long = Option(q.lastProgress).map(_.batchId + 1).getOrElse(0L)
+
+  test("real-time batches emit every committed message exactly once, as Gazette reads them, across batch " +
+    "ends inside transactions, rollbacks, duplicates and a restart") {
+    val prefix = "source/real-time"
+    val random = Seq(s"$prefix/part-000" -> Framing.JsonLines, s"$prefix/part-001" -> Framing.Csv)
+    val scripted = s"$prefix/part-002"
+    Journals.create(client,
+      (random :+ (scripted -> Framing.JsonLines)).map { case (j, ct) =>
+        Journals.spec(j, labels = Seq("content-type" -> ct))
+      }: _*)
+    random.zipWithIndex.foreach { case ((j, _), i) => Judge.publishRandom(cluster.broker, j, 40L + i) }
+    val w = Judge.script(cluster.broker, scripted)
+    // Producer 0's transaction is open when the query starts; 3's is rolled back by an old ACK.
+    w.continue(0).continue(0).commit(1).continue(3).ack(3).sync()
+
+    // Three journals over two tasks; a ring of two messages, so longer transactions are replayed.
+    val options = Map("broker" -> cluster.broker, "selector" -> s"prefix=$prefix/", "startingOffsets" -> "earliest",
+      "realTimePartitions" -> "2", "sequencerRingSize" -> "2")
+    val checkpoint = Files.createTempDirectory("gazette-rtm").toString
+    written.clear()
+    try {
+      val first = start(options, checkpoint)
+      try {
+        await("the first batch")(batchesDone(first) >= 1)
+        // Committed within a batch: a row is there long before the batch ends.
+        val before = collected.size
+        val t0 = System.currentTimeMillis()
+        w.ack(0).continue(3).continue(3).rollback(3, 0).dup(0, 0).commit(2).sync()
+        await("producer 0's transaction and producer 2's message")(collected.size >= before + 3)
+        val latencyMs = System.currentTimeMillis() - t0
+        assert(latencyMs < 2500, s"rows took $latencyMs ms")
+        // A transaction open across a batch end, acknowledged in a later batch.
+        w.continue(4).continue(4).sync()
+        val at = batchesDone(first)
+        await("another batch")(batchesDone(first) > at)
+        w.continue(4).ack(4).dup(4, 1).sync()
+        await("two batches")(batchesDone(first) >= 3)
+        // Stopped mid-batch with producer 5's transaction open.
+        w.continue(5).commit(1).sync()
+        Thread.sleep(500)
+      } finally first.stop()
+      w.continue(5).continue(2).ack(2).noUuid().sync()
+
+      val second = start(options, checkpoint)
+      try {
+        await("a batch after the restart")(batchesDone(second) >= 1)
+        w.ack(5).dup(5, 0).commit(1).sync()
+        w.close()
+        val expected = (random.map(_._1) :+ scripted).flatMap(j =>
+          Judge.read(cluster.broker, j).map(r => (r.journal, r.begin, r.end, r.uuid)))
+        await("every committed message")(collected.size >= expected.size)
+        val at = batchesDone(second)
+        await("one more batch")(batchesDone(second) > at)
+        val rows = collected
+        assert(rows.size == rows.distinct.size, "a message was emitted twice")
+        assert(rows.sortBy(r => (r._1, r._2)) == expected.sortBy(r => (r._1, r._2)))
+      } finally second.stop()
+    } finally w.close()
+  }
+
+  test("a query read in micro-batches continues in real-time mode from its checkpoint, each message once") {
+    val journal = "source/real-time-switch/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest")
+    val checkpoint = Files.createTempDirectory("gazette-rtm-switch").toString
+    written.clear()
+    val micro = new ConcurrentLinkedQueue[Key]()
+    try {
+      // The micro-batches end with producer 0's transaction open: its state is saved in a file.
+      // Spark switches a checkpoint to real-time mode only from its format version 2.
+      spark.conf.set("spark.sql.streaming.stateStore.checkpointFormatVersion", "2")
+      w.continue(0).continue(0).commit(1).continue(3).ack(3).sync()
+      spark.readStream.format("gazette").options(options).load()
+        .writeStream.option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow())
+        .foreachBatch { (df: org.apache.spark.sql.DataFrame, _: Long) =>
+          df.select("journal", "begin", "end", "uuid").collect().foreach(r =>
+            micro.add((r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""))))
+          ()
+        }
+        .start().awaitTermination()
+      assert(micro.size == 2)
+      w.continue(0).ack(0).continue(3).rollback(3, 0).commit(2).sync()
+      val q = start(options, checkpoint)
+      try {
+        val expected = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+        await("every committed message")(micro.size + collected.size >= expected.size)
+        val at = batchesDone(q)
+        await("one more batch")(batchesDone(q) > at)
+        val rows = micro.asScala.toSeq ++ collected
+        assert(rows.size == rows.distinct.size, "a message was emitted twice")
+        assert(rows.sortBy(_._2) == expected.sortBy(_._2))
+      } finally q.stop()
+    } finally {
+      w.close()
+      spark.conf.unset("spark.sql.streaming.stateStore.checkpointFormatVersion")
+    }
+  }
+
+  test("a real-time batch that ends between two rows of one commit, or right after a row, leaves the rest to the " +
+    "next batch, once") {
+    val journal = "source/real-time-cut/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.continue(0).continue(0).continue(1).continue(0).dup(0, 1).continue(0).ack(0).commit(2).ack(1).continue(2)
+        .ack(2).sync()
+    finally w.close()
+    val expected = Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid))
+    assert(expected.size == 7)
+    val options = SourceOptions.parse(
+      new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "journals" -> journal).asJava), streaming = true)
+    val config = ReaderConfig(
+      options,
+      Some(Files.createTempDirectory("gazette-rtm-cut").toString),
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+    val range = JournalRange(journal, Framing.JsonLines, Map.empty, 0L, Long.MaxValue, origin = 0L)
+    def key(r: org.apache.spark.sql.catalyst.InternalRow): Key = {
+      val schema = MessageToRow.schema(false)
+      def col(n: String) = schema.fieldIndex(n)
+      (r.getUTF8String(col("journal")).toString, r.getLong(col("begin")), r.getLong(col("end")),
+        Option(r.getUTF8String(col("uuid"))).map(_.toString).getOrElse(""))
+    }
+    // Reads from `from` with `states`: `rows` rows (all there are, if None), and where it stands.
+    def batch(from: Long, states: Seq[ProducerState], rows: Option[Int],
+        config: ReaderConfig = config): (Seq[Key], JournalsReached) = {
+      val reader = new RealTimeJournalReader(
+        RealTimeTask(Seq(RealTimeJournal(range.copy(start = from), Some(states)))), config)
+      try {
+        val out = Seq.newBuilder[Key]
+        var n = 0
+        while (rows.forall(n < _) && reader.nextWithTimeout(System.currentTimeMillis(), 2000L).hasRecord) {
+          out += key(reader.get().copy())
+          n += 1
+        }
+        (out.result(), reader.getOffset.asInstanceOf[JournalsReached])
+      } finally reader.close()
+    }
+    // Producer 0's commit holds four rows: the batch ends after two of them.
+    val (first, cut) = batch(0L, Nil, Some(2))
+    assert(first == expected.take(2))
+    // The next ends right after producer 2's OUTSIDE_TXN message, which its later transaction
+    // must not commit again.
+    val (second, outside) = batch(cut.positions(journal).offset, cut.producers(journal), Some(3))
+    assert(second == expected.slice(2, 5))
+    val (rest, end) = batch(outside.positions(journal).offset, outside.producers(journal), None)
+    assert(first ++ second ++ rest == expected)
+    val (none, again) = batch(end.positions(journal).offset, end.producers(journal), None)
+    assert(none.isEmpty && again.positions(journal).offset == end.positions(journal).offset)
+    // Read uncommitted: every message as read, ACKs included, and no producers' states.
+    val uncommitted = config.copy(options = options.copy(readCommitted = false))
+    val (all, reached) = batch(0L, Nil, None, uncommitted)
+    assert(all == Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid)))
+    assert(reached.positions(journal).offset == end.positions(journal).offset && reached.producers(journal).isEmpty)
+  }
+}
+
+object RealTimeSourceIntegrationSuite {
+  type Key = (String, Long, Long, String)
+
+  // (batch, partition) -> its rows; the foreach sink runs in this JVM (local master).
+  val written = new ConcurrentHashMap[(Long, Long), ConcurrentLinkedQueue[Key]]()
+
+  final class Collect extends ForeachWriter[Row] {
+    private var rows: ConcurrentLinkedQueue[Key] = _
+
+    override def open(partitionId: Long, epochId: Long): Boolean = {
+      rows = new ConcurrentLinkedQueue[Key]()
+      written.put((epochId, partitionId), rows)
+      true
+    }
+
+    override def process(r: Row): Unit =
+      rows.add((r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse("")))
+
+    override def close(errorOrNull: Throwable): Unit = ()
+  }
+}
