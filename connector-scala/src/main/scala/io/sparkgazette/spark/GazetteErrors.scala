@@ -91,8 +91,12 @@ object GazetteErrors {
   )
   private val UnsupportedOutputMode = Condition("GAZETTE_UNSUPPORTED_OUTPUT_MODE", "0A000",
     "Complete output mode, or an overwrite, was asked of the sink: journals are append-only.")
-  private val UnsupportedTrigger = Condition("GAZETTE_UNSUPPORTED_TRIGGER", "0A000",
-    "Continuous processing (`Trigger.Continuous`) was asked of the sink, which commits whole micro-batches.")
+  private val UnsupportedTrigger = Condition(
+    "GAZETTE_UNSUPPORTED_TRIGGER",
+    "0A000",
+    "Continuous processing (`Trigger.Continuous`) was asked of the sink, which commits whole micro-batches; or " +
+      "real-time mode (`realTimePartitions`) of a Spark without it."
+  )
   private val CheckpointUnsupportedFormat = Condition("GAZETTE_CHECKPOINT_UNSUPPORTED_FORMAT", "KD002",
     "The checkpoint's source state is in a format this version of the connector does not read.")
   private val CheckpointCorrupt = Condition(

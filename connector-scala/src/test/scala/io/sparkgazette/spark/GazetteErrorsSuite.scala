@@ -55,6 +55,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "stagedRunNotVisible" ->
       (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt", "checkpointLocation")),
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
+    "realTimeModeUnavailable" -> (() => GazetteErrors.realTimeModeUnavailable("4.0.1")),
     "stagingUnwritable" ->
       (() =>
         GazetteErrors.stagingUnwritable(
