@@ -514,6 +514,15 @@ object GazetteErrors {
       "trigger" -> "Continuous"
     )
 
+  def realTimeCheckpointInMicroBatches(): GazetteUnsupportedOperationException =
+    unsupported(
+      UnsupportedTrigger,
+      "The query's checkpoint was last run in real-time mode (Trigger.RealTime), whose batches keep the " +
+        "producers' states in their offsets; micro-batches cannot continue it exactly once. Run it with " +
+        "Trigger.RealTime, or start the micro-batch query from a new checkpoint.",
+      "trigger" -> "MicroBatch"
+    )
+
   def realTimeModeUnavailable(sparkVersion: String): GazetteUnsupportedOperationException =
     unsupported(
       UnsupportedTrigger,

@@ -56,6 +56,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
       (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt", "checkpointLocation")),
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
     "realTimeModeUnavailable" -> (() => GazetteErrors.realTimeModeUnavailable("4.0.1")),
+    "realTimeCheckpointInMicroBatches" -> (() => GazetteErrors.realTimeCheckpointInMicroBatches()),
     "stagingUnwritable" ->
       (() =>
         GazetteErrors.stagingUnwritable(

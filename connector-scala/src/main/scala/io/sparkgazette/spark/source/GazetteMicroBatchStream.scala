@@ -266,6 +266,10 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
+    // A real-time batch's end keeps its producers' states in the offset, not in the files a
+    // micro-batch continues from: rebuilt from those files, a commit the batch ended inside
+    // would be emitted again.
+    if (start.asInstanceOf[JournalOffsets].producers.nonEmpty) throw GazetteErrors.realTimeCheckpointInMicroBatches()
     val t0 = System.nanoTime()
     try GazetteErrors.brokerCalls(plan(start.asInstanceOf[JournalOffsets].positions,
           end.asInstanceOf[JournalOffsets].positions))

@@ -110,6 +110,29 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     } finally w.close()
   }
 
+  test(
+    "a checkpoint last run in real-time mode is refused by micro-batches, which could not continue it exactly once") {
+    val journal = "source/real-time-back/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest")
+    val checkpoint = Files.createTempDirectory("gazette-rtm-back").toString
+    written.clear()
+    try {
+      w.commit(0).continue(1).sync()
+      val q = start(options, checkpoint)
+      try await("a real-time batch")(batchesDone(q) >= 1)
+      finally q.stop()
+      val micro = spark.readStream.format("gazette").options(options).load()
+        .writeStream.option("checkpointLocation", checkpoint).trigger(Trigger.AvailableNow())
+        .foreachBatch { (df: org.apache.spark.sql.DataFrame, _: Long) => df.collect(); () }
+      w.ack(1).sync()
+      val e = intercept[Exception](micro.start().awaitTermination(600000))
+      assert(e.getMessage.contains("GAZETTE_UNSUPPORTED_TRIGGER") && e.getMessage.contains("last run in real-time"),
+        e.getMessage)
+    } finally w.close()
+  }
+
   test("a query read in micro-batches continues in real-time mode from its checkpoint, each message once") {
     val journal = "source/real-time-switch/part-000"
     Journals.create(client, Journals.spec(journal))
@@ -130,7 +153,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
             micro.add((r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""))))
           ()
         }
-        .start().awaitTermination()
+        .start().awaitTermination(600000)
       assert(micro.size == 2)
       w.continue(0).ack(0).continue(3).rollback(3, 0).commit(2).sync()
       val q = start(options, checkpoint)
