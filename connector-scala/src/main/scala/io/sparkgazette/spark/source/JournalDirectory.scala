@@ -48,7 +48,7 @@ private[spark] final class JournalDirectory(client: GazetteClient, target: Journ
       val framing = Framing.forContentType(info.contentType, options.uuidPointer, options.uuidField)
         .fold(problem => throw GazetteErrors.unsupportedFraming(info.name, problem), identity)
       info.name -> OffsetsForTimes.find(
-        client, info.name, framing, t, math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt)
+        client, info.name, framing, t, options.maxMessageBytes)
     }.toMap
 
   private def parallel[A, B](items: Seq[A])(f: A => B): Seq[B] =

@@ -272,7 +272,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       framing,
       bytes,
       holdTail = true,
-      maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt,
+      maxMessageBytes = options.maxMessageBytes,
       payloads = !firstPass,
       validate = validate,
       malformedAsMessages = permissive

@@ -252,7 +252,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         framing,
         bytes,
         holdTail = true,
-        maxMessageBytes = math.min(options.sequencerRingBytes, Int.MaxValue / 2L).toInt,
+        maxMessageBytes = options.maxMessageBytes,
         malformedAsMessages = permissive
       )
 

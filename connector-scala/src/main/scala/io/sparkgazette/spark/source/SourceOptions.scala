@@ -71,6 +71,9 @@ private[spark] final case class SourceOptions(
 ) {
   def clientConfig: ClientConfig =
     connection.config(broker).copy(fragmentRoot = fragmentRoot, directFragmentReads = directFragmentReads)
+
+  /** The largest message a read frames: no message can be a row that the sequencer's ring could not hold. */
+  def maxMessageBytes: Int = math.min(sequencerRingBytes, Int.MaxValue / 2L).toInt
 }
 
 private[spark] object SourceOptions {
