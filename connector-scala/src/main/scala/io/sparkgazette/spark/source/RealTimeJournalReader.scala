@@ -120,6 +120,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     )
   }
 
+  /** Replays' Reads still open (for tests). */
+  private[source] def openReplays: Int = tails.map(_.openReplays).sum
+
   override def currentMetricsValues(): Array[CustomTaskMetric] = {
     val values = new Array[Long](SourceMetrics.Names.size)
     tails.foreach { t =>
@@ -159,6 +162,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     val bytesRead = new AtomicLong()
     var emitted, duplicates, replayedBytes = 0L
+    def openReplays: Int = replays.size
 
     /** The end of the last message taken from the feed. */
     var position: Long = start.resume
@@ -219,8 +223,12 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     def commits(env: Envelope[RawMessage]): Boolean =
       committing != null && env.begin == committing.begin && env.end == committing.end
 
-    /** The commit is stepped out whole. */
-    def settle(): Unit = { committing = null; before = null; stepped = null }
+    /** The commit is stepped out whole: its replay, if any, is done. */
+    def settle(): Unit = {
+      committing = null; before = null; stepped = null
+      replays.foreach(closeQuietly)
+      replays.clear()
+    }
 
     /** Where the journal stands, and its producers' states there. */
     def reached: (JournalPosition, Seq[ProducerState]) = {
@@ -273,6 +281,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         while (expected < end && !r.hasNext) {
           if (!backoff.pause()) throw GazetteErrors.readCutShort(journal, expected, begin, end)
           closeQuietly(r)
+          replays -= r
           r = open(expected)
         }
         expected < end && r.hasNext

@@ -51,6 +51,55 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
 
   private def batchesDone(q: StreamingQuery): Long = Option(q.lastProgress).map(_.batchId + 1).getOrElse(0L)
 
+  private def readerConfig(journals: Seq[String], extra: Map[String, String] = Map.empty): ReaderConfig = {
+    val options = SourceOptions.parse(
+      new CaseInsensitiveStringMap(
+        (Map("broker" -> cluster.broker, "journals" -> journals.mkString(",")) ++ extra).asJava),
+      streaming = true)
+    ReaderConfig(
+      options,
+      Some(Files.createTempDirectory("gazette-rtm-reader").toString),
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+  }
+
+  // A real-time task's reader of `journals` from their first byte, with no saved state.
+  private def realTimeReader(journals: Seq[String], extra: Map[String, String] = Map.empty): RealTimeJournalReader =
+    new RealTimeJournalReader(
+      RealTimeTask(journals.map(j =>
+          RealTimeJournal(JournalRange(j, Framing.JsonLines, Map.empty, 0L, Long.MaxValue, origin = 0L), Some(Nil)))),
+      readerConfig(journals, extra)
+    )
+
+  private def rowKey(r: org.apache.spark.sql.catalyst.InternalRow): Key = {
+    val schema = MessageToRow.schema(false)
+    def col(n: String) = schema.fieldIndex(n)
+    (r.getUTF8String(col("journal")).toString, r.getLong(col("begin")), r.getLong(col("end")),
+      Option(r.getUTF8String(col("uuid"))).map(_.toString).getOrElse(""))
+  }
+
+  // The rows a reader hands out until none comes for `quietMs`.
+  private def drain(reader: RealTimeJournalReader, quietMs: Long): Seq[Key] = {
+    val out = Seq.newBuilder[Key]
+    while (reader.nextWithTimeout(System.currentTimeMillis(), quietMs).hasRecord) out += rowKey(reader.get())
+    out.result()
+  }
+
+  // The rows a reader hands out for `ms`, however many come.
+  private def readFor(reader: RealTimeJournalReader, ms: Long): Seq[Key] = {
+    val out = Seq.newBuilder[Key]
+    val deadline = System.currentTimeMillis() + ms
+    var left = ms
+    while (left > 0) {
+      if (reader.nextWithTimeout(System.currentTimeMillis(), left).hasRecord) out += rowKey(reader.get())
+      left = deadline - System.currentTimeMillis()
+    }
+    out.result()
+  }
+
+  private def reached(reader: RealTimeJournalReader): JournalsReached = reader.getOffset.asInstanceOf[JournalsReached]
+
   test("real-time batches emit every committed message exactly once, as Gazette reads them, across batch " +
     "ends inside transactions, rollbacks, duplicates and a restart") {
     val prefix = "source/real-time"
@@ -229,6 +278,20 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     assert(all == Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid)))
     assert(reached.positions(journal).offset == end.positions(journal).offset && reached.producers(journal).isEmpty)
   }
+
+  test("a replay's reads are closed once the replay is done, not when the task ends") {
+    val journal = "source/real-time-replays/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.continue(0).continue(0).continue(0).continue(0).ack(0).continue(1).continue(1).continue(1).ack(1).sync()
+    finally w.close()
+    val reader = realTimeReader(Seq(journal), Map("sequencerRingSize" -> "2"))
+    try {
+      assert(drain(reader, 2000).size == 7)
+      assert(reader.openReplays == 0, s"${reader.openReplays} replay reads still open")
+    } finally reader.close()
+  }
+
 }
 
 object RealTimeSourceIntegrationSuite {
