@@ -120,6 +120,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     )
   }
 
+  /** Snapshots of the producers' states taken so far (for tests). */
+  private[source] def snapshots: Long = tails.map(_.snapshots).sum
+
   /** Replays' Reads still open (for tests). */
   private[source] def openReplays: Int = tails.map(_.openReplays).sum
 
@@ -161,7 +164,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     @volatile private var reader: JournalReader = _
 
     val bytesRead = new AtomicLong()
-    var emitted, duplicates, replayedBytes = 0L
+    var emitted, duplicates, replayedBytes, snapshots = 0L
     def openReplays: Int = replays.size
 
     /** The end of the last message taken from the feed. */
@@ -173,10 +176,14 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       options.sequencerRingBytes,
       m => m.bytes.length + (if (m.members == null) 0 else 4 * m.members.length) + EnvelopeOverhead
     )
-    // The commit being stepped: the message that commits it, the position and the states before
-    // it (taken before each ACK), and the last message stepped out of it.
+    // The commit being stepped: the message that commits it; for an ACK, the position before it
+    // and the committing producer's state there (-1 and None otherwise); and the last message
+    // stepped out of it. An ACK changes no other producer's state, so the states before it are
+    // the current ones with that one put back: found only if the batch ends inside the commit,
+    // not at every ACK, for a snapshot of every producer costs O(P log P).
     private var committing: Envelope[RawMessage] = _
-    private var before: (Long, Seq[ProducerState]) = _
+    private var ackedFrom = -1L
+    private var acking: Option[ProducerState] = None
     var stepped: Envelope[RawMessage] = _
 
     val feed: Thread = {
@@ -198,18 +205,24 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     /** Sequences a message; true when it commits something to step out. */
     def take(env: Envelope[RawMessage]): Boolean = {
-      val snapshot =
-        if (env.clock != 0 && env.flags == Flags.AckTxn) (position, sequencer.checkpoint(horizon)._2) else null
+      val from = position
+      val ack = env.clock != 0 && env.flags == Flags.AckTxn
+      val prior = if (ack) sequencer.state(journal, env.producer) else None
       position = env.end
+      def commitFrom(): Unit = {
+        committing = env; stepped = null
+        ackedFrom = if (ack) from else -1L
+        acking = prior
+      }
       sequencer.queue(env) match {
         case QueueOutcome.AckCommitReplay =>
           val (_, begin, end) = sequencer.replayRange
           replayedBytes += end - begin
           sequencer.startReplay(ReadUncommitted(replay(begin, end), OnMalformed.forReplay(onMalformed)))
-          committing = env; before = snapshot; stepped = null
+          commitFrom()
           true
         case o if o.commits =>
-          committing = env; before = snapshot; stepped = null
+          commitFrom()
           true
         case QueueOutcome.OutsideAlreadyAcked | QueueOutcome.ContinueAlreadyAcked |
             QueueOutcome.ContinueTxnClockLarger =>
@@ -225,7 +238,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     /** The commit is stepped out whole: its replay, if any, is done. */
     def settle(): Unit = {
-      committing = null; before = null; stepped = null
+      committing = null; ackedFrom = -1L; acking = None; stepped = null
       replays.foreach(closeQuietly)
       replays.clear()
     }
@@ -233,14 +246,15 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     /** Where the journal stands, and its producers' states there. */
     def reached: (JournalPosition, Seq[ProducerState]) = {
       val (at, producers) =
-        if (committing == null || before == null) {
-          (position, if (options.readCommitted) sequencer.checkpoint(horizon)._2 else Nil)
-        } else if (stepped == null) before
+        if (!options.readCommitted) (position, Nil)
+        else if (committing == null || ackedFrom < 0) (position, states())
         else {
-          // Part of the commit is out: the next batch reads its ACK again and takes only what follows.
+          // Before the ACK; and when part of the commit is out, the next batch reads the ACK
+          // again and takes only what follows.
           val p = committing.producer
-          val moved = ProducerState(journal, p, stepped.clock, stepped.end)
-          (before._1, before._2.filterNot(_.producer == p) :+ moved)
+          val state =
+            if (stepped == null) acking else Some(ProducerState(journal, p, stepped.clock, stepped.end))
+          (ackedFrom, (states().filterNot(_.producer == p) ++ state).sortBy(_.producer.value))
         }
       (JournalPosition(at, range.revision, range.origin), producers)
     }
@@ -252,7 +266,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       replays.foreach(closeQuietly)
     }
 
-    private def horizon: Long = options.producerPruneHorizon.toNanos
+    private def states(): Seq[ProducerState] = {
+      snapshots += 1
+      sequencer.checkpoint(options.producerPruneHorizon.toNanos)._2
+    }
 
     private def messages(bytes: Iterator[JournalBytes]): MessageIterator =
       new MessageIterator(

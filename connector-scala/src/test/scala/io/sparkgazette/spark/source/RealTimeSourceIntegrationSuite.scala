@@ -292,6 +292,25 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     } finally reader.close()
   }
 
+  test("a real-time task takes the producers' states when asked where it stands, not at every ACK") {
+    val journal = "source/real-time-snapshots/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      (0 until 40).foreach(i => w.continue(i % 7).ack(i % 7))
+      w.continue(9).sync()
+    } finally w.close()
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(drain(reader, 2000).size == 40)
+      assert(reader.snapshots == 0, s"${reader.snapshots} snapshots taken before the batch's end")
+      val at = reached(reader)
+      assert(reader.snapshots == 1)
+      assert(at.positions(journal).offset == client.writeHead(journal))
+      assert(at.producers(journal).size == 8 && at.producers(journal).count(_.begin != -1) == 1)
+    } finally reader.close()
+  }
+
 }
 
 object RealTimeSourceIntegrationSuite {
