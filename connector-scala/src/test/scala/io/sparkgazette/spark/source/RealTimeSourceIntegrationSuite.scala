@@ -311,6 +311,22 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     } finally reader.close()
   }
 
+  test("the producers' states a real-time batch's offset carries are pruned by producerPruneHorizon") {
+    val journal = "source/real-time-prune/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val t0 = System.currentTimeMillis() - 3L * 24 * 3600 * 1000
+    // Producers 1 and 2 were last heard of two days before producer 0; 2's transaction is still open.
+    try w.clock(t0).commit(1).continue(2).clock(t0 + 2L * 24 * 3600 * 1000).commit(0).sync()
+    finally w.close()
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(drain(reader, 2000).size == 2)
+      val producers = reached(reader).producers(journal)
+      assert(producers.size == 2 && producers.count(_.begin != -1) == 1, producers)
+    } finally reader.close()
+  }
+
 }
 
 object RealTimeSourceIntegrationSuite {
