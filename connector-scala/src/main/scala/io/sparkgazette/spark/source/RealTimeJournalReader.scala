@@ -34,6 +34,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val options = config.options
   private val client = ClientCache(config.client)
   private val events = new LinkedBlockingQueue[Event](QueueCapacity)
+  // What the queued messages weigh: the feeds wait for room, so that large messages do not fill an
+  // executor's memory however many fit in the queue.
+  private val budget = new Budget(readAheadBytes(options))
   @volatile private var closed = false
   private var started = false
   private val tails: IndexedSeq[Tail] =
@@ -91,6 +94,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         if (left <= 0) return false
         val event = events.poll(left, TimeUnit.MILLISECONDS)
         if (event == null) return false
+        budget.release(weight(event))
         event match {
           case Failed(e) => throw e
           case Read(i, Left(m)) =>
@@ -119,6 +123,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       else tails.map(_.journal -> Seq.empty[ProducerState]).toMap
     )
   }
+
+  /** Bytes of messages read ahead and not yet sequenced (for tests). */
+  private[source] def readAhead: Long = budget.used
 
   /** Snapshots of the producers' states taken so far (for tests). */
   private[source] def snapshots: Long = tails.map(_.snapshots).sum
@@ -342,7 +349,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
             while (!closed && it.hasNext) {
               val m = it.next()
               at = m.fold(_.end, _.end)
-              events.put(Read(index, m))
+              val event = Read(index, m)
+              budget.acquire(weight(event))
+              events.put(event)
             }
             if (!closed) Thread.sleep(ReopenMs)
           } catch { case Jumped(to) => at = to }
@@ -383,6 +392,31 @@ private[spark] object RealTimeJournalReader {
 
   // Messages read ahead of the task, across its journals.
   private val QueueCapacity = 4096
+  private val ReadAheadBytes = 4L << 20
+
+  /** How many bytes of messages a task reads ahead of its rows, across its journals: 4 MiB, or
+    * `sequencerRingBytes` where that is smaller (a message larger than this is read alone).
+    */
+  def readAheadBytes(options: SourceOptions): Long = math.min(ReadAheadBytes, options.sequencerRingBytes)
+
+  private def weight(e: Event): Long = e match {
+    case Read(_, Right(env)) => env.message.bytes.length.toLong
+    case _ => 0L
+  }
+
+  /** Bytes in use out of `limit`: one waits for room while others are in use. */
+  private final class Budget(limit: Long) {
+    private var inUse = 0L
+
+    def acquire(n: Long): Unit = synchronized {
+      while (inUse > 0 && inUse + n > limit) wait()
+      inUse += n
+    }
+
+    def release(n: Long): Unit = synchronized { inUse -= n; notifyAll() }
+
+    def used: Long = synchronized(inUse)
+  }
   // A pause before a Read the broker ended is opened again.
   private val ReopenMs = 50L
   private val EnvelopeOverhead = 128

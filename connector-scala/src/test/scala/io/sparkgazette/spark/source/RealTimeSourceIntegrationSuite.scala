@@ -327,6 +327,24 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     } finally reader.close()
   }
 
+  test("a real-time task reads ahead of its rows at most a few MiB, however large the messages") {
+    val journal = "source/real-time-large/part-000"
+    Journals.create(client, Journals.spec(journal, fragmentLength = 64L << 20))
+    val line = ("{\"pad\":\"" + "x" * (256 << 10) + "\"}\n").getBytes("UTF-8")
+    (0 until 48).foreach(_ => client.append(journal, line))
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(reader.nextWithTimeout(System.currentTimeMillis(), 10000L).hasRecord)
+      Thread.sleep(2000)
+      val limit = RealTimeJournalReader.readAheadBytes(readerConfig(Seq(journal)).options)
+      assert(limit <= (8L << 20))
+      assert(reader.readAhead <= limit + line.length, s"${reader.readAhead} bytes read ahead, for a limit of $limit")
+      // Every message is read, but perhaps the last: a large message is framed once bytes past it
+      // come (MessageIterator reads on to twice what it needs).
+      assert(drain(reader, 3000).size >= 46)
+    } finally reader.close()
+  }
+
 }
 
 object RealTimeSourceIntegrationSuite {
