@@ -6,7 +6,9 @@ import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 
 import scala.collection.mutable
 
-import io.sparkgazette.client.{Backoff, BrokerUnavailableException, GazetteException => ClientException, JournalReader}
+import io.sparkgazette.client.protocol.Status
+import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailableException, JournalReader}
+import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
@@ -142,6 +144,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       values(3) += t.sequencer.discarded
       values(4) += t.replayedBytes
       values(5) += (t.onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L })
+      values(6) += t.lostBytes.get()
     }
     SourceMetrics.task(values)
   }
@@ -169,8 +172,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     private val start = startState()
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
+    private var suspended = false
 
-    val bytesRead = new AtomicLong()
+    val bytesRead, lostBytes = new AtomicLong()
     var emitted, duplicates, replayedBytes, snapshots = 0L
     def openReplays: Int = replays.size
 
@@ -324,6 +328,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       val why = s"bytes [$from, $to) were removed before they were $what"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, why)
       log.warn(s"journal $journal: $why; skipping them (failOnDataLoss=false)")
+      lostBytes.addAndGet(to - from)
     }
 
     // The feed: messages as they are appended, from where the batch starts, until the task ends.
@@ -352,15 +357,35 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
               val event = Read(index, m)
               budget.acquire(weight(event))
               events.put(event)
+              suspended = false
             }
             if (!closed) Thread.sleep(ReopenMs)
-          } catch { case Jumped(to) => at = to }
-          finally closeQuietly(r)
+          } catch {
+            case Jumped(to) => at = to
+            // Suspended (brokers suspend idle journals), the journal has no replica to read: nothing
+            // is lost, and the append that resumes it is read once a Read is served again.
+            case e: BrokerStatusException if e.status == Status.SUSPENDED =>
+              if (!suspended) log.info(s"journal $journal: suspended at offset $at; reading it again once resumed")
+              suspended = true
+              Thread.sleep(SuspendedPollMs)
+          } finally closeQuietly(r)
         }
       } catch {
         case _: InterruptedException =>
+        case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && !closed =>
+          try deleted(at, reader.writeHead)
+          catch { case e: Throwable => events.put(Failed(e)) }
         case e: Throwable => if (!closed) events.put(Failed(e))
       }
+    }
+
+    // As micro-batches treat a journal that vanished: data loss, or no longer read (the next
+    // batch drops it), counting what it held past `at` as far as its last write head said.
+    private def deleted(at: Long, head: Long): Unit = {
+      val what = s"it was deleted while a real-time batch read it, at offset $at"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+      log.warn(s"journal $journal: $what; it is no longer read (failOnDataLoss=false)")
+      lostBytes.addAndGet(math.max(0L, head - at))
     }
 
     private def startState(): SequencerState = spec.producers match {
@@ -419,6 +444,8 @@ private[spark] object RealTimeJournalReader {
   }
   // A pause before a Read the broker ended is opened again.
   private val ReopenMs = 50L
+  // How often a Read of a suspended journal is tried again.
+  private val SuspendedPollMs = 1000L
   private val EnvelopeOverhead = 128
 
   // What the feeds hand the task: a message read from its `index`th journal, or why a feed failed.

@@ -6,6 +6,7 @@ import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -343,6 +344,58 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       // come (MessageIterator reads on to twice what it needs).
       assert(drain(reader, 3000).size >= 46)
     } finally reader.close()
+  }
+
+  test("a journal suspended during a real-time batch is waited for, and read again once an append resumes it") {
+    val journal = "source/real-time-suspended/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      w.commit(0).sync()
+      val reader = realTimeReader(Seq(journal))
+      try {
+        assert(drain(reader, 2000).size == 1)
+        // What brokers' auto-suspension records once every fragment is persisted.
+        val head = client.writeHead(journal)
+        val spec = client.list(s"name=$journal").head.getSpec
+        client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, head)))
+        assert(readFor(reader, 5000).isEmpty)
+        assert(reached(reader).positions(journal).offset == head)
+        w.commit(0).sync() // an append resumes the journal
+        assert(reader.nextWithTimeout(System.currentTimeMillis(), 20000L).hasRecord)
+        assert(rowKey(reader.get())._2 == head)
+      } finally reader.close()
+    } finally w.close()
+  }
+
+  test("a journal deleted during a real-time batch follows failOnDataLoss; the task's other journals are read on") {
+    for (failOnDataLoss <- Seq(true, false)) {
+      val gone = s"source/real-time-deleted-$failOnDataLoss/part-000"
+      val other = s"source/real-time-deleted-$failOnDataLoss/part-001"
+      Journals.create(client, Journals.spec(gone), Journals.spec(other))
+      val w = Judge.script(cluster.broker, gone)
+      val o = Judge.script(cluster.broker, other)
+      try {
+        w.commit(0).sync(); w.close()
+        o.commit(0).sync()
+        val reader = realTimeReader(Seq(gone, other), Map("failOnDataLoss" -> failOnDataLoss.toString))
+        try {
+          assert(drain(reader, 2000).size == 2)
+          val readTo = reached(reader).positions(gone).offset
+          client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = gone)))
+          if (failOnDataLoss) {
+            val e = intercept[Exception](readFor(reader, 30000))
+            assert(e.getMessage.contains(s"Data loss in journal $gone"), e.getMessage)
+          } else {
+            val rows = readFor(reader, 10000)
+            o.commit(0).sync()
+            val more = rows ++ readFor(reader, 3000)
+            assert(more.map(_._1) == Seq(other))
+            assert(reached(reader).positions(gone).offset == readTo)
+          }
+        } finally reader.close()
+      } finally o.close()
+    }
   }
 
 }
