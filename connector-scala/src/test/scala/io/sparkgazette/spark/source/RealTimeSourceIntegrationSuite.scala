@@ -398,6 +398,53 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     }
   }
 
+  test("a real-time batch restarts a journal whose write head went back, as micro-batches do, or fails") {
+    val journal = "source/real-time-went-back/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.commit(0).commit(0).sync()
+    finally w.close()
+    val head = client.writeHead(journal)
+    val revision = client.list(s"name=$journal").head.createRevision
+    // Where the offsets say the query stands: past the journal's head, which went back since.
+    val start = JournalOffsets(Map(journal -> JournalPosition(head + 1000, revision, 0L)))
+    def stream(failOnDataLoss: Boolean) = new GazetteMicroBatchStream(
+      SourceOptions.parse(
+        new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "journals" -> journal,
+            "retryTimeout" -> "500ms", "failOnDataLoss" -> failOnDataLoss.toString).asJava),
+        streaming = true
+      ),
+      Files.createTempDirectory("gazette-rtm-went-back").toString,
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+    val failing = stream(failOnDataLoss = true)
+    try {
+      // A head behind is waited for first: it may be a broker taking the journal over.
+      val waiting = failing.planRealTime(start)
+      assert(waiting.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.start).toSeq == Seq(head + 1000))
+      Thread.sleep(2000)
+      val e = intercept[Exception](failing.planRealTime(start))
+      assert(e.getMessage.contains(s"Data loss in journal $journal"), e.getMessage)
+    } finally failing.stop()
+    val restarting = stream(failOnDataLoss = false)
+    try {
+      restarting.planRealTime(start)
+      Thread.sleep(2000)
+      val tasks = restarting.planRealTime(start)
+      val ranges = tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range).toSeq
+      assert(ranges.map(r => (r.start, r.origin)) == Seq((head, head)))
+      assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "1")
+      // Created again (its fragments in another store, so that it does not continue the old offsets).
+      client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = journal)))
+      Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "again"))
+      Journals.create(client, Journals.spec(journal, store = "file:///again/"))
+      val again = restarting.planRealTime(start).flatMap(_.asInstanceOf[RealTimeTask].journals).toSeq
+      assert(again.map(j => (j.range.start, j.range.revision)) ==
+        Seq((0L, client.list(s"name=$journal").head.createRevision)))
+      assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "2")
+    } finally restarting.stop()
+  }
 }
 
 object RealTimeSourceIntegrationSuite {
