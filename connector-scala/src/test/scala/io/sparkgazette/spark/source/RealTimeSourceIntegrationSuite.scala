@@ -280,6 +280,25 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     assert(reached.positions(journal).offset == end.positions(journal).offset && reached.producers(journal).isEmpty)
   }
 
+  test("options that limit micro-batches are refused in real-time mode, naming the option") {
+    val journal = "source/real-time-limits/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest")
+    val limited = Seq(
+      Map("maxBytesPerTrigger" -> "1000") -> "maxBytesPerTrigger",
+      Map("minBytesPerTrigger" -> "1000", "maxTriggerDelay" -> "1s") -> "maxTriggerDelay",
+      Map("minPartitions" -> "2") -> "minPartitions"
+    )
+    for ((limits, named) <- limited) {
+      val q = start(options ++ limits, Files.createTempDirectory("gazette-rtm-limits").toString)
+      try {
+        val e = intercept[Exception](q.awaitTermination(20000))
+        assert(e.getMessage.contains("GAZETTE_UNSUPPORTED_TRIGGER") && e.getMessage.contains(s"'$named'"),
+          e.getMessage)
+      } finally q.stop()
+    }
+  }
+
   test("a replay's reads are closed once the replay is done, not when the task ends") {
     val journal = "source/real-time-replays/part-000"
     Journals.create(client, Journals.spec(journal))
