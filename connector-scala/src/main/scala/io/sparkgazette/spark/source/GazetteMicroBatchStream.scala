@@ -356,10 +356,9 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
         heads = answered ++ firstOffsets
         val positions = kept ++ restartAt.map { case (j, at) => j -> kept(j).copy(offset = at, origin = at) } ++
           firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
-        val (suspended, readable) = positions.partition { case (j, _) => journals.get(j).exists(_.suspended) }
-        if (readable.keys.exists(j => !start.producers.contains(j)))
+        if (positions.keys.exists(j => !start.producers.contains(j)))
           catalog.refresh(SequencerStateStore.batchDir(start.positions))
-        val reads = readable.toSeq.sortBy(_._1).map { case (j, p) =>
+        val all = positions.toSeq.sortBy(_._1).map { case (j, p) =>
           val info = journals(j)
           val producers =
             if (restartAt.contains(j)) Some(Nil) else start.producers.get(j).filter(_ => kept.contains(j))
@@ -379,9 +378,17 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
             producers
           )
         }
+        // A suspended journal is read too: its task waits for the append that resumes it (brokers
+        // suspend idle journals), unless its states would have to be rebuilt from bytes no broker
+        // serves until then. Such a journal's position (and states) is handed back unchanged.
+        val (reads, waiting) = all.partition(r =>
+          !journals.get(r.range.journal).exists(_.suspended) || r.producers.isDefined || !options.readCommitted ||
+            knownResume(r.range).isDefined)
         catalog.pin(reads.flatMap(_.range.base))
         planned = positions
-        val carried = JournalsReached(suspended, start.producers.filter { case (j, _) => suspended.contains(j) })
+        val suspended = waiting.map(_.range.journal).toSet
+        val carried = JournalsReached(positions.filter { case (j, _) => suspended(j) },
+          start.producers.filter { case (j, _) => suspended(j) })
         val n = math.max(1, math.min(realTimePartitions(options), reads.size))
         val tasks = (0 until n).map(i => reads.zipWithIndex.collect { case (r, k) if k % n == i => r })
         this.tasks = tasks.size

@@ -172,7 +172,8 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     private val start = startState()
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
-    private var suspended = false
+    // How long the feed waits before it reads the journal, suspended, again (0: not suspended).
+    private var pollMs = 0L
 
     val bytesRead, lostBytes = new AtomicLong()
     var emitted, duplicates, replayedBytes, snapshots = 0L
@@ -357,7 +358,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
               val event = Read(index, m)
               budget.acquire(weight(event))
               events.put(event)
-              suspended = false
+              pollMs = 0L
             }
             if (!closed) Thread.sleep(ReopenMs)
           } catch {
@@ -365,9 +366,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
             // Suspended (brokers suspend idle journals), the journal has no replica to read: nothing
             // is lost, and the append that resumes it is read once a Read is served again.
             case e: BrokerStatusException if e.status == Status.SUSPENDED =>
-              if (!suspended) log.info(s"journal $journal: suspended at offset $at; reading it again once resumed")
-              suspended = true
-              Thread.sleep(SuspendedPollMs)
+              if (pollMs == 0) log.info(s"journal $journal: suspended at offset $at; reading it again once resumed")
+              pollMs = math.min(math.max(2 * pollMs, SuspendedPollMs), MaxSuspendedPollMs)
+              Thread.sleep(pollMs)
           } finally closeQuietly(r)
         }
       } catch {
@@ -444,8 +445,10 @@ private[spark] object RealTimeJournalReader {
   }
   // A pause before a Read the broker ended is opened again.
   private val ReopenMs = 50L
-  // How often a Read of a suspended journal is tried again.
+  // How often a Read of a suspended journal is tried again: each second at first, then less often
+  // while it stays suspended (a task may hold many idle journals).
   private val SuspendedPollMs = 1000L
+  private val MaxSuspendedPollMs = 8000L
   private val EnvelopeOverhead = 128
 
   // What the feeds hand the task: a message read from its `index`th journal, or why a feed failed.

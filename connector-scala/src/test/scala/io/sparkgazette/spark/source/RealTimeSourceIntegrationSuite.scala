@@ -30,12 +30,12 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
   }
 
-  private def start(options: Map[String, String], checkpoint: String): StreamingQuery =
+  private def start(options: Map[String, String], checkpoint: String, batch: String = "3 seconds"): StreamingQuery =
     spark.readStream.format("gazette").options(options).load()
       .select("journal", "begin", "end", "uuid")
       .writeStream.option("checkpointLocation", checkpoint)
       .outputMode("update")
-      .trigger(Trigger.RealTime("3 seconds"))
+      .trigger(Trigger.RealTime(batch))
       .foreach(new Collect)
       .start()
 
@@ -100,6 +100,12 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
   }
 
   private def reached(reader: RealTimeJournalReader): JournalsReached = reader.getOffset.asInstanceOf[JournalsReached]
+
+  // What brokers' auto-suspension records once every fragment is persisted.
+  private def suspend(journal: String): Unit = {
+    val spec = client.list(s"name=$journal").head.getSpec
+    client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, client.writeHead(journal))))
+  }
 
   test("real-time batches emit every committed message exactly once, as Gazette reads them, across batch " +
     "ends inside transactions, rollbacks, duplicates and a restart") {
@@ -374,16 +380,35 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
       val reader = realTimeReader(Seq(journal))
       try {
         assert(drain(reader, 2000).size == 1)
-        // What brokers' auto-suspension records once every fragment is persisted.
         val head = client.writeHead(journal)
-        val spec = client.list(s"name=$journal").head.getSpec
-        client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, head)))
+        suspend(journal)
         assert(readFor(reader, 5000).isEmpty)
         assert(reached(reader).positions(journal).offset == head)
         w.commit(0).sync() // an append resumes the journal
         assert(reader.nextWithTimeout(System.currentTimeMillis(), 20000L).hasRecord)
         assert(rowKey(reader.get())._2 == head)
       } finally reader.close()
+    } finally w.close()
+  }
+
+  test("a journal suspended when a real-time batch begins is read in that batch once an append resumes it") {
+    val journal = "source/real-time-suspended-at-start/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "latest")
+    written.clear()
+    try {
+      w.commit(0).sync()
+      val head = client.writeHead(journal)
+      suspend(journal)
+      val q = start(options, Files.createTempDirectory("gazette-rtm-suspended").toString, batch = "60 seconds")
+      try {
+        Thread.sleep(3000)
+        w.commit(0).sync() // an append resumes the journal
+        await("the message appended after resuming, within the batch", timeoutMs = 30000)(collected.nonEmpty)
+        assert(batchesDone(q) == 0)
+        assert(collected.map(_._2) == Seq(head))
+      } finally q.stop()
     } finally w.close()
   }
 
