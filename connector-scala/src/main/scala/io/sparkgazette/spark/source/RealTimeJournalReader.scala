@@ -38,7 +38,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val events = new LinkedBlockingQueue[Event](QueueCapacity)
   // What the queued messages weigh: the feeds wait for room, so that large messages do not fill an
   // executor's memory however many fit in the queue.
-  private val budget = new Budget(readAheadBytes(options))
+  private val budget = new ByteBudget(readAheadBytes(options))
   @volatile private var closed = false
   private var started = false
   private val tails: IndexedSeq[Tail] =
@@ -374,7 +374,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       } catch {
         case _: InterruptedException =>
         case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && !closed =>
-          try deleted(at, reader.writeHead)
+          try deleted(at, Option(reader).fold(-1L)(_.writeHead))
           catch { case e: Throwable => events.put(Failed(e)) }
         case e: Throwable => if (!closed) events.put(Failed(e))
       }
@@ -418,31 +418,8 @@ private[spark] object RealTimeJournalReader {
 
   // Messages read ahead of the task, across its journals.
   private val QueueCapacity = 4096
+  // Bytes of messages read ahead of the task (see readAheadBytes).
   private val ReadAheadBytes = 4L << 20
-
-  /** How many bytes of messages a task reads ahead of its rows, across its journals: 4 MiB, or
-    * `sequencerRingBytes` where that is smaller (a message larger than this is read alone).
-    */
-  def readAheadBytes(options: SourceOptions): Long = math.min(ReadAheadBytes, options.sequencerRingBytes)
-
-  private def weight(e: Event): Long = e match {
-    case Read(_, Right(env)) => env.message.bytes.length.toLong
-    case _ => 0L
-  }
-
-  /** Bytes in use out of `limit`: one waits for room while others are in use. */
-  private final class Budget(limit: Long) {
-    private var inUse = 0L
-
-    def acquire(n: Long): Unit = synchronized {
-      while (inUse > 0 && inUse + n > limit) wait()
-      inUse += n
-    }
-
-    def release(n: Long): Unit = synchronized { inUse -= n; notifyAll() }
-
-    def used: Long = synchronized(inUse)
-  }
   // A pause before a Read the broker ended is opened again.
   private val ReopenMs = 50L
   // How often a Read of a suspended journal is tried again: each second at first, then less often
@@ -457,4 +434,14 @@ private[spark] object RealTimeJournalReader {
   private final case class Failed(error: Throwable) extends Event
 
   private final case class Jumped(to: Long) extends RuntimeException(null, null, false, false)
+
+  /** How many bytes of messages a task reads ahead of its rows, across its journals: 4 MiB, or
+    * `sequencerRingBytes` where that is smaller (a message larger than this is read alone).
+    */
+  def readAheadBytes(options: SourceOptions): Long = math.min(ReadAheadBytes, options.sequencerRingBytes)
+
+  private def weight(e: Event): Long = e match {
+    case Read(_, Right(env)) => env.message.bytes.length.toLong
+    case _ => 0L
+  }
 }
