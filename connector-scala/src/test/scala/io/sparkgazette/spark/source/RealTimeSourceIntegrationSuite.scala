@@ -17,7 +17,9 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The source in real-time mode (`Trigger.RealTime`) against a real broker, judged by Gazette's
   * own ReadCommittedIter: every committed message exactly once across real-time batches, whose
   * ends fall where time is up (inside transactions too), and across a restart from the
-  * checkpoint, with journals multiplexed over fewer tasks than journals.
+  * checkpoint, with journals multiplexed over fewer tasks than journals; and what a task that
+  * runs for a whole batch meets: journals suspended, deleted or whose head went back, large
+  * messages, replays, and options that only micro-batches take.
   */
 class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   import RealTimeSourceIntegrationSuite._
