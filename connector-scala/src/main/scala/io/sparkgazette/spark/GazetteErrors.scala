@@ -527,17 +527,36 @@ object GazetteErrors {
       "column" -> "origin"
     )
 
-  def originOutOfOrder(row: Long, partition: Int, journal: String, uuid: String): GazetteIllegalStateException =
+  def originNotReadInTask(row: Long, partition: Int, journal: String): GazetteIllegalStateException =
     state(
       SinkInvalidRow,
-      s"Row $row of partition $partition comes from message $uuid of journal $journal, after a row made from a later " +
-        "message of the same producer there. A real-time exactly-once write derives each row's UUID from its " +
-        "origin, and needs rows in their input order: a stateless query, with the Gazette source and the sink in one " +
-        "task (no shuffle, no reordering)",
+      s"Row $row of partition $partition has origin journal $journal, which no Gazette source reads in the same " +
+        "task. A real-time exactly-once write derives each row's UUID from its origin, which needs the row made in " +
+        "the task that read its origin, in order: a stateless query from the Gazette source to the sink, with no " +
+        "shuffle (repartition, aggregation, dropDuplicates, join) between them. Or set option " +
+        s"'${GazetteOptions.DeliveryGuarantee}' to 'at-least-once'",
       "row" -> row.toString,
       "partition" -> partition.toString,
-      "journal" -> journal,
-      "uuid" -> uuid
+      "journal" -> journal
+    )
+
+  def realTimeRandomMapping(): GazetteIllegalArgumentException =
+    argument(
+      ConflictingOptions,
+      s"Option '${GazetteOptions.Mapping}' 'random' cannot be exactly once in real-time mode: a batch run again " +
+        "would send a row to another journal than its first run did. Give rows a 'key' column, or leave " +
+        "'mapping' unset (rows are then placed by their origin)",
+      "option" -> GazetteOptions.Mapping
+    )
+
+  def realTimeAfterCommittedEpoch(batch: Long, checkpoint: String): GazetteUnsupportedOperationException =
+    unsupported(
+      UnsupportedTrigger,
+      s"Batch $batch of the query at $checkpoint was committed by the Gazette sink in a micro-batch run that " +
+        "stopped before Spark recorded it; a real-time run would write its rows again. Run the query once with a " +
+        "micro-batch trigger (e.g. Trigger.AvailableNow) to finish it, then switch to real-time mode",
+      "trigger" -> "RealTime",
+      "batch" -> batch.toString
     )
 
   def invalidOrigin(row: Long, partition: Int, uuid: String): GazetteIllegalArgumentException =

@@ -79,8 +79,9 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "completeMode" -> (() => GazetteErrors.completeMode()),
     "continuousProcessing" -> (() => GazetteErrors.continuousProcessing()),
     "realTimeOriginNeeded" -> (() => GazetteErrors.realTimeOriginNeeded()),
-    "originOutOfOrder" ->
-      (() => GazetteErrors.originOutOfOrder(3L, 1, "in/part-000", "2b4a7e48-0f1c-11f0-8000-0123456789ab")),
+    "originNotReadInTask" -> (() => GazetteErrors.originNotReadInTask(3L, 1, "in/part-000")),
+    "realTimeRandomMapping" -> (() => GazetteErrors.realTimeRandomMapping()),
+    "realTimeAfterCommittedEpoch" -> (() => GazetteErrors.realTimeAfterCommittedEpoch(4L, "/tmp/checkpoint")),
     "invalidOrigin" -> (() => GazetteErrors.invalidOrigin(3L, 1, "not-a-uuid")),
     "invalidJournalSpec" ->
       (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),

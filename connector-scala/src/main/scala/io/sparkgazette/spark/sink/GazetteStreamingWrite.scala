@@ -27,9 +27,15 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       throw GazetteErrors.continuousProcessing()
     if (realTime) {
       if (options.exactlyOnce && columns.origin < 0) throw GazetteErrors.realTimeOriginNeeded()
+      if (options.exactlyOnce && options.mapping.contains("random")) throw GazetteErrors.realTimeRandomMapping()
       val batch = RealTimeQuery.currentBatch(spark)
         .getOrElse(throw GazetteErrors.internal("a real-time batch without a batch id"))
-      val (seed, targets) = realTimeBatches.start(batch, driver.targets())
+      val listed = driver.targets()
+      // Exactly once, rows without a key are placed by their origin, as a batch run again places them.
+      val placed =
+        if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
+        else listed
+      val (seed, targets) = realTimeBatches.start(batch, placed)
       new RealTimeWriterFactory(driver.config, targets, seed)
     } else
       new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),

@@ -8,9 +8,11 @@ import org.apache.spark.sql.catalyst.InternalRow
   * over the epoch's journals) and the payload written there (its `value`, or the row as JSON),
   * checked against the journal's framing.
   */
-private[spark] final class SinkRows(config: SinkConfig, targets: SinkTargets, partitionId: Int) {
+private[spark] final class SinkRows(config: SinkConfig, targets: SinkTargets, partitionId: Int,
+    realTime: Boolean = false) {
   private val cols = config.columns
-  private val toJson = if (cols.jsonRows) new RowToJson(cols.schema, skip = cols.origin) else null
+  // Only real-time writes take `origin` as the rows' origin; other writes write it as any column.
+  private val toJson = if (cols.jsonRows) new RowToJson(cols.schema, skip = if (realTime) cols.origin else -1) else null
 
   val framings: Map[String, Framing] =
     targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
@@ -22,11 +24,14 @@ private[spark] final class SinkRows(config: SinkConfig, targets: SinkTargets, pa
   private val mapping =
     if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
 
-  def journalOf(row: InternalRow): String =
+  def journalOf(row: InternalRow): String = journalOf(row, Array.emptyByteArray)
+
+  /** The journal of `row`, mapped by `keyless` where it has no `key` column. */
+  def journalOf(row: InternalRow, keyless: => Array[Byte]): String =
     if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
     else if (mapping == null) targets.journals.head
     else mapping.journalFor(
-      if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
+      if (cols.key < 0) keyless else if (!row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
 
   /** The framing of `journal`, a journal of the epoch the sink can write. */
   def framingOf(journal: String, rowNumber: Long): Framing =

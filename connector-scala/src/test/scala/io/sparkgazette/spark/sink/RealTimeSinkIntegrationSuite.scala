@@ -4,8 +4,10 @@ package sink
 import java.nio.file.Files
 
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{array, col, concat, explode, lit, struct, to_json}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
+import org.apache.spark.sql.types.StructType
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Gazette → Spark → Gazette in real-time mode (`Trigger.RealTime`), judged by Gazette's own
@@ -109,5 +111,119 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       "3 seconds", origin = false)
     val e = intercept[Exception](q.awaitTermination(120000))
     assert(e.getMessage.contains("GAZETTE_SINK_INVALID_COLUMNS") && e.getMessage.contains("origin"), e.getMessage)
+  }
+
+  private def plain(input: String, output: String, checkpoint: String, duration: String,
+      shape: org.apache.spark.sql.DataFrame => org.apache.spark.sql.DataFrame = identity): StreamingQuery =
+    shape(spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", s"name=$input")
+        .option("startingOffsets", "earliest").option("realTimePartitions", "1").load())
+      .select(to_json(struct(col("journal"), col("begin"), lit(0).as("k"))).as("value"),
+        struct(col("journal"), col("uuid")).as("origin"))
+      .writeStream.format("gazette").option("broker", cluster.broker).option("selector", output)
+      .option("checkpointLocation", checkpoint).outputMode("update").trigger(Trigger.RealTime(duration)).start()
+
+  test("rows without a key are placed by their origin: a batch run again puts each where its first run did") {
+    val input = "sink/rt-nokey-in/part-000"
+    val outputs = Seq("sink/rt-nokey-out/part-000", "sink/rt-nokey-out/part-001")
+    Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
+    Judge.publishEvents(cluster.broker, input, 300)
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    val checkpoint = Files.createTempDirectory("gazette-rt-nokey").toString
+    val first = plain(input, "prefix=sink/rt-nokey-out/", checkpoint, "20 seconds")
+    try await("the first run's rows")(written(outputs).size >= expected.size)
+    finally first.stop()
+    val second = plain(input, "prefix=sink/rt-nokey-out/", checkpoint, "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+    val rows = written(outputs)
+    assert(outputs.forall(j => Judge.read(cluster.broker, j).nonEmpty), "rows were not spread")
+    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct).take(5)}")
+    assert(rows.sorted == expected.sorted)
+  }
+
+  test("a shuffle between the source and an exactly-once real-time write is refused, naming the origin journal") {
+    val input = "sink/rt-shuffle-in/part-000"
+    val output = "sink/rt-shuffle-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    Judge.publishEvents(cluster.broker, input, 50)
+    val q = plain(input, s"name=$output", Files.createTempDirectory("gazette-rt-shuffle").toString, "3 seconds",
+      _.repartition(2, col("begin")))
+    val e = intercept[Exception](q.awaitTermination(120000))
+    assert(e.getMessage.contains("GAZETTE_SINK_INVALID_ROW") && e.getMessage.contains(input) &&
+        e.getMessage.contains("no Gazette source reads"), e.getMessage)
+  }
+
+  test("a micro-batch epoch the sink committed but Spark did not is not run again in real-time mode") {
+    val input = "sink/rt-switch-in/part-000"
+    val output = "sink/rt-switch-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    Judge.publishEvents(cluster.broker, input, 50)
+    val checkpoint = Files.createTempDirectory("gazette-rt-switch").toString
+    def rows = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", s"name=$input")
+      .option("startingOffsets", "earliest").load()
+      .select(
+        to_json(struct(col("journal"), col("begin"))).as("value"), struct(col("journal"), col("uuid")).as("origin"))
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", output)
+      .option("checkpointLocation", checkpoint).outputMode("update")
+    val micro = rows.option("test.sinkFault", "driver-after-persist:0").trigger(Trigger.ProcessingTime(0)).start()
+    intercept[Exception](micro.awaitTermination(120000))
+    val e = intercept[Exception](rows.trigger(Trigger.RealTime("2 seconds")).start().awaitTermination(120000))
+    assert(e.getMessage.contains("GAZETTE_UNSUPPORTED_TRIGGER") && e.getMessage.contains("Trigger.AvailableNow"),
+      e.getMessage)
+  }
+
+  test("a batch run again after one of its journals was deleted maps its rows over the others") {
+    val input = "sink/rt-del-in/part-000"
+    val outputs = Seq("sink/rt-del-out/part-000", "sink/rt-del-out/part-001")
+    Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
+    Judge.publishEvents(cluster.broker, input, 100)
+    val checkpoint = Files.createTempDirectory("gazette-rt-del").toString
+    val first = plain(input, "prefix=sink/rt-del-out/", checkpoint, "20 seconds")
+    try await("rows")(written(outputs).size >= 90)
+    finally first.stop()
+    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = outputs(1))))
+    await("the journal gone")(client.list(s"name=${outputs(1)}").isEmpty)
+    val second = plain(input, "prefix=sink/rt-del-out/", checkpoint, "2 seconds")
+    try await("a batch end")(batchesDone(second) >= 1)
+    finally second.stop()
+  }
+
+  test("two attempts of a real-time task writing at once (a zombie and a rerun) drop none of each other's rows") {
+    val output = "sink/rt-own-out/part-000"
+    Journals.create(client, Journals.spec(output))
+    val options = SinkOptions.parse(
+      Map(
+        "broker" -> cluster.broker,
+        "journal" -> output,
+        "deliveryGuarantee" -> "at-least-once",
+        "checkpointLocation" -> Files.createTempDirectory("gazette-rt-own").toString
+      ),
+      streaming = true
+    )
+    val driver = new SinkDriver(options, SinkColumns(new StructType().add("value", "binary")),
+      new SerializableConfiguration(spark.sessionState.newHadoopConf()), streaming = true)
+    val targets = driver.targets()
+    val n = 2000
+    def attempt(tag: String) = new Thread(() => {
+      val w = new realtime.RealTimeDataWriter(driver.config, targets, partitionId = 0, epoch = 7L, seed = 42L)
+      try {
+        (1 to n).foreach(i => w.write(InternalRow(s"""{"r":"$tag-$i"}""".getBytes("UTF-8"))))
+        w.commit()
+      } finally w.close()
+    })
+    val (a, b) = (attempt("a"), attempt("b"))
+    a.start(); b.start(); a.join(); b.join()
+    val rows = Judge.read(cluster.broker, output).map(_.payload)
+    assert(rows.count(_.contains("\"a-")) == n && rows.count(_.contains("\"b-")) == n)
+  }
+
+  test("writes that are not real-time write a column named origin as any other") {
+    val output = "sink/json-origin-out/part-000"
+    Journals.create(client, Journals.spec(output))
+    spark.sql("SELECT 'a' AS id, 'j1' AS oj, 'u1' AS ou")
+      .select(col("id"), struct(col("oj").as("journal"), col("ou").as("uuid")).as("origin"))
+      .write.format("gazette").option("broker", cluster.broker).option("journal", output).mode("append").save()
+    val payloads = Judge.read(cluster.broker, output).map(_.payload)
+    assert(payloads.size == 1 && payloads.forall(_.contains("\"origin\":{\"journal\":\"j1\"")), payloads)
   }
 }

@@ -5,8 +5,6 @@ package realtime
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
-import scala.collection.mutable
-
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 
 /** The UUIDs a real-time writer gives its rows: each row's producer and clock follow from the
@@ -27,12 +25,17 @@ import io.sparkgazette.message.{Flags, ProducerId, Uuid}
   * interleaved with the first one (a zombie task still appending) loses nothing: each copy of
   * a row comes before any later row of either run under its producer. This holds while the
   * query keeps, for every input message, the same rows in the same order (a deterministic,
-  * stateless query between source and sink, in one task); rows coming back out of their input
-  * order are refused, since their UUIDs could collide.
+  * stateless query between source and sink, in one task, which the writer checks); a row whose
+  * origin comes before one already written for its producer gets no UUID from it.
   */
 private[spark] final class OriginUuids(seed: Long) {
-  // Per (origin journal, origin producer): the last origin clock and how many rows it gave.
-  private val last = mutable.HashMap[(String, Long), (Long, Int)]()
+  // Per (origin journal, origin producer): the last origin clock and how many rows it gave; the
+  // least recently seen forgotten past a bound (UUIDs that are not Gazette's would make one
+  // producer a message). Only the entry of the message being written is needed for k.
+  private val last = new java.util.LinkedHashMap[(String, Long), (Long, Int)](256, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), (Long, Int)]): Boolean =
+      size() > OriginUuids.Remembered
+  }
 
   /** The UUID of the next row made from the message `origin` of `journal`: `Left(())` where
     * the origin has no clock (Gazette reads such a message outside any transaction, at least
@@ -42,17 +45,18 @@ private[spark] final class OriginUuids(seed: Long) {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
     if (clock == 0L) return Left(())
     val key = (journal, producer)
-    val k = last.get(key) match {
+    val k = Option(last.get(key)) match {
       case Some((c, n)) if c == clock => n
       case Some((c, _)) if c > clock => return Right(None)
       case _ => 0
     }
-    last(key) = (clock, k + 1)
+    last.put(key, (clock, k + 1))
     Right(Some(Uuid.build(OriginUuids.producer(seed, journal, producer, k), clock, Flags.OutsideTxn)))
   }
 }
 
 private[spark] object OriginUuids {
+  private val Remembered = 65536
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`. */
   def producer(seed: Long, journal: String, producer: Long, k: Int): ProducerId = {

@@ -44,34 +44,45 @@ private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, 
     check()
   }
 
+  /** Stops appending: what is still queued is dropped (a batch run again writes it). */
   def close(): Unit = {
-    lock.synchronized { closed = true; lock.notifyAll() }
+    lock.synchronized {
+      closed = true
+      pending.clear()
+      lock.notifyAll()
+    }
+    thread.interrupt()
     thread.join(1000)
   }
 
-  private def check(): Unit = if (failure != null) throw failure
+  private def check(): Unit = {
+    if (failure != null) throw failure
+    if (closed) throw new IllegalStateException(s"$name is closed")
+  }
 
-  private def run(): Unit = {
-    var next: Seq[(String, ByteArrayOutputStream)] = Nil
-    while (lock.synchronized {
-        inFlight = false
-        lock.notifyAll()
-        while (pending.isEmpty && !closed) lock.wait()
-        next = pending.toSeq
-        pending.clear()
-        inFlight = next.nonEmpty
-        !closed || next.nonEmpty
-      }) {
-      try
+  private def run(): Unit =
+    try {
+      var next: Seq[(String, ByteArrayOutputStream)] = Nil
+      while (lock.synchronized {
+          inFlight = false
+          lock.notifyAll()
+          while (pending.isEmpty && !closed) lock.wait()
+          next = pending.toSeq
+          pending.clear()
+          inFlight = next.nonEmpty
+          !closed
+        })
         next.foreach { case (journal, bytes) =>
           client.append(journal, ByteString.copyFrom(bytes.toByteArray))
           lock.synchronized { held -= bytes.size(); lock.notifyAll() }
         }
-      catch {
-        case e: Throwable =>
-          lock.synchronized { failure = e; inFlight = false; lock.notifyAll() }
-          return
-      }
+    } catch {
+      // Whatever stops this thread fails the writer: a flush must never wait for it in vain.
+      case e: Throwable =>
+        lock.synchronized {
+          if (failure == null) failure = if (closed) new IllegalStateException(s"$name is closed") else e
+          inFlight = false
+          lock.notifyAll()
+        }
     }
-  }
 }

@@ -10,23 +10,36 @@ import org.apache.hadoop.conf.Configuration
   * `<checkpointLocation>/gazette-sink/real-time/<batch>.json` and never replaced: the seed its
   * writers derive producers from, and the journals its rows are mapped over. A batch run again
   * after a failure reads both back, so its rows get the same UUIDs and go to the same journals
-  * as in its first run, whatever was listed since. Without a checkpoint (an at-least-once
-  * write) nothing is recorded.
+  * as in its first run (less journals deleted since, whose rows were lost with them), whatever
+  * was listed since; so does the batch after it, which reads again what the first run read past
+  * the rerun's end. Without a checkpoint (an at-least-once write) nothing is recorded.
   */
 private[spark] final class RealTimeBatches(checkpointLocation: Option[String], conf: Configuration) {
   private val log = checkpointLocation.map(AckIntentLog.realTimeBatches(_, conf))
+  // The journals of a batch that ran again, for the batch after it.
+  private var carried: Option[Seq[String]] = None
 
   /** The seed and targets of `batch`: as recorded, or as `listed` now and recorded so. */
   def start(batch: Long, listed: SinkTargets): (Long, SinkTargets) = log match {
     case None => (RealTimeBatches.random.nextLong(), listed)
     case Some(l) =>
-      val recorded = l.read(batch.toString).getOrElse {
-        // One seed for the stream's life, whichever mode its earlier batches ran in.
-        val seed = l.latest().orElse(checkpointLocation.flatMap(c => AckIntentLog.epochs(c, conf).latest()))
-          .flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(_.seed)
-        l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(seed, Map.empty)), journals = listed.journals))
+      val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
+      if (epochs.contains(batch.toString))
+        throw GazetteErrors.realTimeAfterCommittedEpoch(batch, checkpointLocation.get)
+      val recorded = l.read(batch.toString) match {
+        case Some(r) => carried = Some(r.journals); r
+        case None =>
+          // One seed for the stream's life, whichever mode its earlier batches ran in.
+          val seed = l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(
+            _.seed)
+          val journals = carried.getOrElse(listed.journals)
+          carried = None
+          l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(seed, Map.empty)), journals = journals))
       }
-      (recorded.producers.get.seed, listed.copy(journals = recorded.journals.toIndexedSeq))
+      val journals = recorded.journals.filter(listed.contentTypes.contains).toIndexedSeq
+      if (journals.isEmpty) throw GazetteErrors.noJournals(s"the journals batch $batch first wrote (${recorded.journals
+          .mkString(", ")}), all deleted since")
+      (recorded.producers.get.seed, listed.copy(journals = journals))
   }
 
   /** After `batch` committed: Spark never runs again a batch 100 before it. */

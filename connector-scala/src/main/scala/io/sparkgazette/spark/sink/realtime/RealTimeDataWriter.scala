@@ -3,48 +3,56 @@ package sink
 package realtime
 
 import java.io.ByteArrayOutputStream
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
 
 import io.sparkgazette.message._
-import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
+import org.slf4j.LoggerFactory
 
 /** Publishes one real-time task's rows as they come: each row a committed OUTSIDE_TXN message,
   * appended within milliseconds (see [[RealTimeAppender]]), so read-committed readers see it
   * long before the batch ends. Exactly once, its UUID follows from its `origin` (see
   * [[OriginUuids]]): a batch run again after a failure writes the rows it writes again under the
-  * same UUIDs, and readers drop them. A row without an origin UUID (its input message had none,
-  * and was read at least once) and every row of an at-least-once write take the task's own
-  * producer and clock. Nothing waits for the driver: `commit` returns once every row is
-  * appended, before Spark records the batch's offsets.
+  * same UUIDs, and readers drop them. Rows whose input Gazette delivers at least once (no UUID,
+  * no clock, read uncommitted, or a clock that went back: an upstream producer restored from an
+  * older checkpoint) and every row of an at-least-once write take a producer of this writer's
+  * own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
+  * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
     epoch: Long, seed: Long)
     extends DataWriter[InternalRow] {
-  private val rows_ = new SinkRows(config, targets, partitionId)
+  import RealTimeDataWriter._
+
+  private val sinkRows = new SinkRows(config, targets, partitionId, realTime = true)
   private val cols = config.columns
   private val exactlyOnce = config.options.exactlyOnce
   private val origins = new OriginUuids(seed)
-  private val task = Option(TaskContext.get())
-  // Rows without an origin are as Gazette delivers their input: at least once, under a producer
-  // of the task attempt, never one of the origins'.
-  private val own = new Publisher(
-    SinkProducers(seed, Map.empty).producer(partitionId, task.map(_.stageAttemptNumber()).getOrElse(0),
-      task.map(_.attemptNumber()).getOrElse(0), epoch))
+  // A producer no other writer has, so that two attempts of a task never drop each other's rows.
+  private val own = new Publisher()
   private val appender = new RealTimeAppender(ClientCache(config.client), config.options.flushBytes,
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
+  private val checked = scala.collection.mutable.Map[String, Boolean]()
+  private var regressed = 0L
   private var rows = 0L
 
   override def write(row: InternalRow): Unit = {
-    val journal = rows_.journalOf(row)
+    val origin = originOf(row)
+    val journal = sinkRows.journalOf(row, origin.fold(Array.emptyByteArray)(o => s"${o._1}/${o._2}".getBytes(UTF_8)))
     targets.unwritable.get(journal).foreach(why => throw GazetteErrors.unwritableJournals(Seq((journal, 1L, why))))
-    val framing = rows_.framingOf(journal, rows)
-    val payload = rows_.payloadOf(row, journal, framing, rows)
-    originUuid(row) match {
+    val framing = sinkRows.framingOf(journal, rows)
+    val payload = sinkRows.payloadOf(row, journal, framing, rows)
+    uuidOf(origin) match {
       case Some(uuid) =>
         out.reset()
-        frame(journal, framing, payload, uuid, out)
+        try framing.frame(payload, uuid, out)
+        catch {
+          case e: MessageFormatException =>
+            throw GazetteErrors.unframableRow(rows, partitionId, journal, e.getMessage, e)
+        }
         GazetteErrors.brokerCalls(appender.add(journal, out.toByteArray, 0, out.size()))
       case None =>
         try own.publishCommitted(journal, framing, payload)
@@ -57,30 +65,33 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     rows += 1
   }
 
-  private def frame(journal: String, framing: Framing, payload: Array[Byte], uuid: java.util.UUID,
-      to: ByteArrayOutputStream): Unit =
-    try framing.frame(payload, uuid, to)
-    catch {
-      case e: MessageFormatException => throw GazetteErrors.unframableRow(rows, partitionId, journal, e.getMessage, e)
+  /** The row's origin journal and UUID, where an exactly-once write has one. */
+  private def originOf(row: InternalRow): Option[(String, String)] =
+    if (!exactlyOnce || cols.origin < 0 || row.isNullAt(cols.origin)) None
+    else {
+      val o = row.getStruct(cols.origin, 2)
+      if (o.isNullAt(0) || o.isNullAt(1)) None else Some((o.getUTF8String(0).toString, o.getUTF8String(1).toString))
     }
 
-  private def originUuid(row: InternalRow): Option[java.util.UUID] =
-    if (!exactlyOnce) None
-    else if (cols.origin < 0) throw GazetteErrors.realTimeOriginNeeded()
-    else if (row.isNullAt(cols.origin)) None
+  private def uuidOf(origin: Option[(String, String)]): Option[UUID] = origin.flatMap { case (journal, text) =>
+    val committed = checked.getOrElseUpdate(journal,
+      RealTimeReads.readCommitted(journal).getOrElse(throw GazetteErrors.originNotReadInTask(rows, partitionId,
+          journal)))
+    if (!committed) None
     else {
-      val origin = row.getStruct(cols.origin, 2)
-      if (origin.isNullAt(0) || origin.isNullAt(1)) None
-      else {
-        val (journal, text) = (origin.getUTF8String(0).toString, origin.getUTF8String(1).toString)
-        val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
-        origins.next(journal, uuid) match {
-          case Left(()) => None
-          case Right(next) =>
-            Some(next.getOrElse(throw GazetteErrors.originOutOfOrder(rows, partitionId, journal, text)))
-        }
+      val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
+      origins.next(journal, uuid) match {
+        case Left(()) => None
+        case Right(Some(u)) => Some(u)
+        case Right(None) =>
+          if (regressed == 0) log.warn(s"partition $partitionId of batch $epoch: an origin in $journal comes before " +
+            "a row already written for its producer (an upstream producer restored from an older checkpoint?): " +
+            "such rows are written at least once")
+          regressed += 1
+          None
       }
     }
+  }
 
   override def commit(): WriterCommitMessage = {
     GazetteErrors.brokerCalls(appender.flush())
@@ -92,4 +103,8 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   override def abort(): Unit = ()
 
   override def close(): Unit = appender.close()
+}
+
+private object RealTimeDataWriter {
+  private val log = LoggerFactory.getLogger(classOf[RealTimeDataWriter])
 }

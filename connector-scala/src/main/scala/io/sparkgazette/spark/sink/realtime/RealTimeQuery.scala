@@ -4,7 +4,7 @@ package realtime
 
 import java.util.UUID
 
-import scala.util.Try
+import scala.util.{Failure, Success, Try}
 
 import org.apache.spark.sql.SparkSession
 
@@ -20,15 +20,28 @@ private[spark] object RealTimeQuery {
     * its own, whose query manager knows no query; the state its sessions share lists it.
     */
   def isRealTime(spark: SparkSession, queryId: String): Boolean =
-    Try {
-      val shared = spark.getClass.getMethod("sharedState").invoke(spark)
-      val active = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
-        .asInstanceOf[java.util.Map[UUID, AnyRef]]
-      Option(active.get(UUID.fromString(queryId))).exists { execution =>
-        val trigger = execution.getClass.getMethod("trigger").invoke(execution)
-        trigger.getClass.getSimpleName.startsWith("RealTimeTrigger")
-      }
-    }.getOrElse(false)
+    trigger(spark, queryId) match {
+      case Success(t) => t.getClass.getSimpleName.startsWith("RealTimeTrigger")
+      // Where Spark has real-time mode, a query whose trigger cannot be told is not written at
+      // all: the micro-batch protocol would lose or repeat rows of a real-time batch.
+      case Failure(e) if realTimeSpark =>
+        throw GazetteErrors.internal(s"the Gazette sink cannot tell whether query $queryId runs in real-time mode " +
+          s"on this Spark (${spark.version}): $e")
+      case Failure(_) => false
+    }
+
+  private def trigger(spark: SparkSession, queryId: String): Try[AnyRef] = Try {
+    val shared = spark.getClass.getMethod("sharedState").invoke(spark)
+    val active = shared.getClass.getMethod("activeStreamingQueries").invoke(shared)
+      .asInstanceOf[java.util.Map[UUID, AnyRef]]
+    val execution = Option(active.get(UUID.fromString(queryId)))
+      .getOrElse(throw new NoSuchElementException(s"no active query $queryId"))
+    execution.getClass.getMethod("trigger").invoke(execution)
+  }
+
+  private lazy val realTimeSpark =
+    Try(Class.forName("org.apache.spark.sql.execution.streaming.RealTimeTrigger", false, getClass.getClassLoader))
+      .isSuccess
 
   /** The batch Spark is running on this thread (`MicroBatchExecution.BATCH_ID_KEY`). */
   def currentBatch(spark: SparkSession): Option[Long] =
