@@ -80,14 +80,16 @@ object GazetteErrors {
   private val SinkInvalidColumns = Condition(
     "GAZETTE_SINK_INVALID_COLUMNS",
     "42K09",
-    "The sink's input columns cannot be written: a column besides `value`, `journal` and `key`, a column of the " +
-      "wrong type, or rows without `value` for a journal that is not ndjson."
+    "The sink's input columns cannot be written: a column besides `value`, `journal`, `key` and `origin`, a column " +
+      "of the wrong type, rows without `value` for a journal that is not ndjson, or a real-time exactly-once write " +
+      "without `origin`."
   )
   private val SinkInvalidRow = Condition(
     "GAZETTE_SINK_INVALID_ROW",
     "22000",
     "A row cannot be written to its journal: its value is null, or not a record of the journal's framing " +
-      "(JSON, CSV as wide as the journal's records)."
+      "(JSON, CSV as wide as the journal's records); or, in real-time mode, its `origin` is not a UUID or comes out " +
+      "of its input order."
   )
   private val UnsupportedOutputMode = Condition("GAZETTE_UNSUPPORTED_OUTPUT_MODE", "0A000",
     "Complete output mode, or an overwrite, was asked of the sink: journals are append-only.")
@@ -512,6 +514,39 @@ object GazetteErrors {
       "The Gazette sink does not support continuous processing (Trigger.Continuous): " +
         "it commits whole epochs through the driver. Use a micro-batch trigger, e.g. Trigger.ProcessingTime(\"1 second\")",
       "trigger" -> "Continuous"
+    )
+
+  def realTimeOriginNeeded(): GazetteIllegalArgumentException =
+    argument(
+      SinkInvalidColumns,
+      "In real-time mode (Trigger.RealTime) an exactly-once write needs each row's origin, the input message it " +
+        "was made from: a column 'origin' of type struct<journal: string, uuid: string>, e.g. " +
+        "struct(journal, uuid) AS origin over the Gazette source's columns. Or set option " +
+        s"'${GazetteOptions.DeliveryGuarantee}' to 'at-least-once'",
+      "column" -> "origin"
+    )
+
+  def originOutOfOrder(row: Long, partition: Int, journal: String, uuid: String): GazetteIllegalStateException =
+    state(
+      SinkInvalidRow,
+      s"Row $row of partition $partition comes from message $uuid of journal $journal, after a row made from a later " +
+        "message of the same producer there. A real-time exactly-once write derives each row's UUID from its " +
+        "origin, and needs rows in their input order: a stateless query, with the Gazette source and the sink in one " +
+        "task (no shuffle, no reordering)",
+      "row" -> row.toString,
+      "partition" -> partition.toString,
+      "journal" -> journal,
+      "uuid" -> uuid
+    )
+
+  def invalidOrigin(row: Long, partition: Int, uuid: String): GazetteIllegalArgumentException =
+    argument(
+      SinkInvalidRow,
+      s"Row $row of partition $partition has origin UUID '$uuid', which is not a UUID: the 'origin' column takes " +
+        "the Gazette source's 'journal' and 'uuid' columns",
+      "row" -> row.toString,
+      "partition" -> partition.toString,
+      "uuid" -> uuid
     )
 
   def realTimeCheckpointInMicroBatches(): GazetteUnsupportedOperationException =

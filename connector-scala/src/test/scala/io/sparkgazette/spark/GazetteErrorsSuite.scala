@@ -77,6 +77,10 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "csvWidth" -> (() => GazetteErrors.csvWidth("a/b", 3, 1, 3, 2)),
     "completeMode" -> (() => GazetteErrors.completeMode()),
     "continuousProcessing" -> (() => GazetteErrors.continuousProcessing()),
+    "realTimeOriginNeeded" -> (() => GazetteErrors.realTimeOriginNeeded()),
+    "originOutOfOrder" ->
+      (() => GazetteErrors.originOutOfOrder(3L, 1, "in/part-000", "2b4a7e48-0f1c-11f0-8000-0123456789ab")),
+    "invalidOrigin" -> (() => GazetteErrors.invalidOrigin(3L, 1, "not-a-uuid")),
     "invalidJournalSpec" ->
       (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),
     "internal" -> (() => GazetteErrors.internal("an invariant"))

@@ -66,7 +66,8 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
         Base64.getDecoder.decode(n.get("quietAck").asText())
       )
     })
-    IntentRecord(intents, producers, staged)
+    val journals = Option(node.get("journals")).toSeq.flatMap(_.elements().asScala.map(_.asText()))
+    IntentRecord(intents, producers, staged, journals)
   }
 
   /** Whether the staged runs of `key` were all appended (a mark made after they were). */
@@ -96,6 +97,10 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
           .put("clock", r.clock).put("token", r.token).put("revision", r.revision).put(
             "quietAck", Base64.getEncoder.encodeToString(r.quietAck))
       }
+    }
+    if (record.journals.nonEmpty) {
+      val journals = node.putArray("journals")
+      record.journals.foreach(journals.add)
     }
     record.producers.foreach { p =>
       val o = node.putObject("producers")
@@ -145,6 +150,10 @@ private[spark] object AckIntentLog {
   /** A stream's epochs, keyed by epoch number. */
   def epochs(checkpointLocation: String, conf: Configuration): AckIntentLog =
     new AckIntentLog(new Path(root(checkpointLocation), "ack-intents"), conf)
+
+  /** A real-time stream's batches, keyed by batch id, recorded as each starts. */
+  def realTimeBatches(checkpointLocation: String, conf: Configuration): AckIntentLog =
+    new AckIntentLog(new Path(root(checkpointLocation), "real-time"), conf)
 
   /** Batch jobs, keyed by the user's `batchId`. */
   def batches(checkpointLocation: String, conf: Configuration): AckIntentLog =

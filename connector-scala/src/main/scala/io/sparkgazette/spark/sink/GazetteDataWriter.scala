@@ -44,20 +44,11 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
   // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
   private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
-  private val cols = config.columns
-  private val toJson = if (cols.jsonRows) new RowToJson(cols.schema) else null
-  private val framings: Map[String, Framing] =
-    targets.contentTypes.filter(j => !targets.unwritable.contains(j._1)).map {
-      case (j, ct) => j -> Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField).toOption.get
-    }
+  private val sinkRows = new SinkRows(config, targets, partitionId)
+  private def framings = sinkRows.framings
   // Rows for journals the sink cannot write are held back and counted: the driver refuses the
   // epoch once, naming them, rather than every task failing on its own.
   private val unwritable = scala.collection.mutable.Map[String, Long]().withDefaultValue(0L)
-  // CSV journals' widths, UUID column included: the journal's first record's, or else this
-  // task's first row's there.
-  private val csvWidths = scala.collection.mutable.Map[String, Int]() ++ targets.csvWidths
-  private val mapping =
-    if (targets.journals.size > 1) Mapping.named(targets.mapping, targets.journals).toOption.get else null
   private val skip = config.intentLog.exists(l => l.open(config.hadoopConf.value).contains(l.key(epoch)))
   private val staging = config.staging.filter(_ => config.options.exactlyOnce)
   // Rows not yet framed, per journal, while it is undecided whether the task appends them
@@ -77,22 +68,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   if (skip) log.info(s"${config.intentLog.get.key(epoch)} is already committed; partition $partitionId writes nothing")
 
   override def write(row: InternalRow): Unit = if (!skip) {
-    val journal = journalOf(row)
+    val journal = sinkRows.journalOf(row)
     if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
-    val framing = framings.getOrElse(
-      journal, throw GazetteErrors.rowJournalNotTargeted(journal, rows, partitionId, targets.journals))
-    val payload =
-      if (cols.jsonRows) {
-        if (framing.contentType != Framing.JsonLines)
-          throw GazetteErrors.valueColumnNeeded(journal, framing.contentType)
-        toJson(row)
-      } else if (row.isNullAt(cols.value))
-        throw GazetteErrors.nullValue(rows, partitionId)
-      else row.getBinary(cols.value)
-    if (framing.contentType == Framing.Csv) CsvFraming.framedWidth(payload).foreach { w =>
-      val expected = csvWidths.getOrElseUpdate(journal, w)
-      if (w != expected) throw GazetteErrors.csvWidth(journal, rows, partitionId, w - 1, expected - 1)
-    }
+    val framing = sinkRows.framingOf(journal, rows)
+    val payload = sinkRows.payloadOf(row, journal, framing, rows)
     stable.filter(_ => !rolledBack.contains(journal)).foreach { p =>
       publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
       rolledBack(journal) = (framing, payload)
@@ -194,12 +173,6 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   override def close(): Unit = { closeSpools(); discardStaged() }
 
   private def discardStaged(): Unit = { staged.values.foreach(_.discard()); staged.clear() }
-
-  private def journalOf(row: InternalRow): String =
-    if (cols.journal >= 0 && !row.isNullAt(cols.journal)) row.getUTF8String(cols.journal).toString
-    else if (mapping == null) targets.journals.head
-    else mapping.journalFor(
-      if (cols.key >= 0 && !row.isNullAt(cols.key)) row.getBinary(cols.key) else Array.emptyByteArray)
 
   // Appends below raise the client's errors; Spark's calls above see them under a condition.
   private def flush(journal: String): Unit = GazetteErrors.brokerCalls(drain(journal))

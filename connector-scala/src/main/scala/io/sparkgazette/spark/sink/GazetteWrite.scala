@@ -13,7 +13,7 @@ private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
   private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
 
   override def toStreaming: StreamingWrite =
-    new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf)
+    new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf, info.queryId())
 
   override def toBatch: BatchWrite =
     new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)

@@ -13,26 +13,31 @@ import org.apache.spark.sql.types._
 /** Rows written as JSON objects of all their columns, for ndjson journals given no `value`
   * column: timestamps as ISO-8601 instants, timestamps without a time zone as ISO local
   * date-times, dates as ISO dates, binary as base64, maps with their keys as strings (binary
-  * keys in base64).
+  * keys in base64). The top-level column `skip` (the sink's `origin`) is left out.
   */
-private[spark] final class RowToJson(schema: StructType) {
+private[spark] final class RowToJson(schema: StructType, skip: Int = -1) {
   private val factory = new JsonFactory()
 
   def apply(row: InternalRow): Array[Byte] = {
     val out = new ByteArrayOutputStream(256)
     val g = factory.createGenerator(out)
-    struct(g, row, schema)
+    g.writeStartObject()
+    fields(g, row, schema, skip)
+    g.writeEndObject()
     g.close()
     out.toByteArray
   }
 
   private def struct(g: JsonGenerator, row: InternalRow, st: StructType): Unit = {
     g.writeStartObject()
-    st.fields.zipWithIndex.foreach { case (f, i) =>
-      if (!row.isNullAt(i)) { g.writeFieldName(f.name); value(g, row.get(i, f.dataType), f.dataType) }
-    }
+    fields(g, row, st, -1)
     g.writeEndObject()
   }
+
+  private def fields(g: JsonGenerator, row: InternalRow, st: StructType, skip: Int): Unit =
+    st.fields.zipWithIndex.foreach { case (f, i) =>
+      if (i != skip && !row.isNullAt(i)) { g.writeFieldName(f.name); value(g, row.get(i, f.dataType), f.dataType) }
+    }
 
   private def value(g: JsonGenerator, v: Any, t: DataType): Unit = (t, v) match {
     case (_, null) => g.writeNull()

@@ -1,0 +1,72 @@
+package io.sparkgazette.spark
+package sink
+package realtime
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.util.UUID
+
+import scala.collection.mutable
+
+import io.sparkgazette.message.{Flags, ProducerId, Uuid}
+
+/** The UUIDs a real-time writer gives its rows: each row's producer and clock follow from the
+  * input message it came from (its origin: journal and UUID), so that a batch run again after a
+  * failure, which reads the same messages again, writes them under the same UUIDs, and
+  * read-committed readers drop the second copy (an OUTSIDE_TXN message at or below its
+  * producer's last clock is a duplicate, Gazette's `OutsideAlreadyAcked`).
+  *
+  *  - The clock is the origin's clock, so it grows as its input producer's messages do in their
+  *    journal, and reads as the time the input was published.
+  *  - The producer hashes (query seed, origin journal, origin producer, k), where the row is
+  *    the k-th the query made from that message: one input message may give several rows
+  *    (`explode`), and each takes a producer of its own at the same clock. An input producer
+  *    writing several input journals takes a producer per journal, since those are read by
+  *    different tasks in no fixed order between them.
+  *
+  * So every output producer's clocks grow in the order the rows are written, and a replayed run
+  * interleaved with the first one (a zombie task still appending) loses nothing: each copy of
+  * a row comes before any later row of either run under its producer. This holds while the
+  * query keeps, for every input message, the same rows in the same order (a deterministic,
+  * stateless query between source and sink, in one task); rows coming back out of their input
+  * order are refused, since their UUIDs could collide.
+  */
+private[spark] final class OriginUuids(seed: Long) {
+  // Per (origin journal, origin producer): the last origin clock and how many rows it gave.
+  private val last = mutable.HashMap[(String, Long), (Long, Int)]()
+
+  /** The UUID of the next row made from the message `origin` of `journal`. */
+  def next(journal: String, origin: UUID): Option[UUID] = {
+    val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
+    val key = (journal, producer)
+    val k = last.get(key) match {
+      case Some((c, n)) if c == clock => n
+      case Some((c, _)) if c > clock => return None
+      case _ => 0
+    }
+    last(key) = (clock, k + 1)
+    Some(Uuid.build(OriginUuids.producer(seed, journal, producer, k), clock, Flags.OutsideTxn))
+  }
+}
+
+private[spark] object OriginUuids {
+
+  /** The output producer of the `k`-th row made from messages of `producer` in `journal`. */
+  def producer(seed: Long, journal: String, producer: Long, k: Int): ProducerId = {
+    var h = mix(seed ^ fnv(journal))
+    h = mix(h ^ producer)
+    h = mix(h ^ k.toLong)
+    // Gazette's rule for random producers: the multicast bit set, so never a real MAC.
+    ProducerId((h & 0xffffffffffffL) | (1L << 40))
+  }
+
+  private def fnv(s: String): Long =
+    s.getBytes(UTF_8).foldLeft(0xcbf29ce484222325L)((h, b) => (h ^ (b & 0xff)) * 0x100000001b3L)
+
+  // SplitMix64's finalizer: every input bit moves every output bit.
+  private def mix(x: Long): Long = {
+    var z = x + 0x9e3779b97f4a7c15L
+    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L
+    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL
+    z ^ (z >>> 31)
+  }
+}
