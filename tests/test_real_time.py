@@ -165,7 +165,6 @@ def test_read_stream_in_real_time_mode_emits_each_committed_message_once_as_it_i
     assert Counter(keys) == Counter(want)
 
 
-@pytest.mark.skip(reason="needs the real-time sink, which takes the origin column; not on this branch yet")
 def test_write_stream_in_real_time_mode_with_origin_shows_each_row_at_once_and_exactly_once_across_a_restart(
     cluster, spark, tmp_path
 ):

@@ -5,8 +5,9 @@ is read, and the sink writes each row as it comes, so a row reaches Gazette in m
 instead of a micro-batch later. Set the session up once, give the sink each row's `origin`:
 
     spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder)).getOrCreate()
-    events = read_stream(spark, broker=b, selector="prefix=events/", real_time_partitions=4)
-    out = events.select(origin(events), events.value)
+    events = read_stream(spark, broker=b, selector="prefix=events/", real_time_partitions=4,
+                         schema="user STRING, amount INT")
+    out = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))
     (write_stream(out, broker=b, selector="prefix=copies/", checkpoint_location="/ckpt")
         .outputMode("update").trigger(realTime="1 minute").start())
 
@@ -16,6 +17,9 @@ instead of a micro-batch later. Set the session up once, give the sink each row'
 - Every real-time task holds a task slot for the whole batch: the cluster needs at least
   `real_time_partitions` free slots (a stateless query writes in the tasks that read), and
   `local[N]` counts threads, not cores, so `local[4]` runs four tasks on two cores.
+- A Python `foreach` writer is handed its rows in pickled batches that grow as they go, in
+  practice at the end of Spark's batch: its rows arrive a batch late. The Gazette sink and
+  JVM writers get each row as it is read.
 """
 
 from __future__ import annotations

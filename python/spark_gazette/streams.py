@@ -177,8 +177,9 @@ def write_stream(
     `configure_real_time(spark)`), rows that carry their input's `origin` column
     (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written:
 
-        write_stream(events.select(origin(events), "value"), broker=b, journal="copies/all",
-                     checkpoint_location="/ckpt").outputMode("update").trigger(realTime="1 minute").start()
+        copies = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))
+        (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
+            .outputMode("update").trigger(realTime="1 minute").start())
     """
     opts = _options.build(_options.SINK, _without(locals(), "df"))
     _loaded(df.sparkSession.read.format("gazette").options(**opts))
