@@ -13,13 +13,13 @@ instead of a micro-batch later. Set the session up once, give the sink each row'
 
 - The batch duration (`realTime="1 minute"`) is how often the query checkpoints, not a latency.
 - Output mode `update` and a checkpoint are required; Spark 4.2 runs stateless queries only
-  (select, filter, map, unions of different sources), 4.3 adds aggregations and dropDuplicates.
+  (projections, filters, parsing), 4.3 adds aggregations and dropDuplicates.
 - Every real-time task holds a task slot for the whole batch: the cluster needs at least
   `real_time_partitions` free slots (a stateless query writes in the tasks that read), and
   `local[N]` counts threads, not cores, so `local[4]` runs four tasks on two cores.
-- A Python `foreach` writer is handed its rows in pickled batches that grow as they go, in
-  practice at the end of Spark's batch: its rows arrive a batch late. The Gazette sink and
-  JVM writers get each row as it is read.
+- A Python `foreach` writer is handed its rows in pickled batches that grow as they go, so in
+  practice when Spark's batch ends, not as they are read. The Gazette sink and JVM writers get
+  each row as it is read.
 """
 
 from __future__ import annotations
@@ -79,9 +79,10 @@ def origin(df: DataFrame) -> Column:
     (`journal` and `uuid`, or `_gazette.journal` and `_gazette.uuid` for typed rows).
 
     A real-time stream written with this column is exactly once: each row becomes visible to
-    read-committed readers as soon as it is written, and a batch run again after a failure does
-    not write again a row whose origin it wrote. Select it beside the other columns, from the
-    rows as read (filters, projections, parsing; one output row per input row at most):
+    read-committed readers as soon as it is written, under a UUID that follows from its origin,
+    so that the rows a batch run again after a failure writes again are dropped by readers. Select
+    it beside the other columns, from the rows as read by a deterministic, stateless query
+    (projections, filters, parsing, explode):
 
         events = read_stream(spark, broker=b, selector="prefix=events/", schema="user STRING, amount INT")
         big = events.where("amount > 100").select(origin(events), to_json(struct("user", "amount")).alias("value"))
