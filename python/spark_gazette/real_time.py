@@ -7,7 +7,7 @@ instead of a micro-batch later. Set the session up once, give the sink each row'
     spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder)).getOrCreate()
     events = read_stream(spark, broker=b, selector="prefix=events/", real_time_partitions=4,
                          schema="user STRING, amount INT")
-    out = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))
+    out = events.select(origin(events), col("user").alias("key"), to_json(struct("user", "amount")).alias("value"))
     (write_stream(out, broker=b, selector="prefix=copies/", checkpoint_location="/ckpt")
         .outputMode("update").trigger(realTime="1 minute").start())
 
@@ -82,10 +82,13 @@ def origin(df: DataFrame) -> Column:
     read-committed readers as soon as it is written, under a UUID that follows from its origin,
     so that the rows a batch run again after a failure writes again are dropped by readers. Select
     it beside the other columns, from the rows as read by a deterministic, stateless query
-    (projections, filters, parsing, explode):
+    (projections, filters, parsing, explode). With a `selector`, give the rows a `key` (or a
+    `journal`): a row placed at random could be written again to another journal than its first
+    copy, where readers would not drop it.
 
         events = read_stream(spark, broker=b, selector="prefix=events/", schema="user STRING, amount INT")
-        big = events.where("amount > 100").select(origin(events), to_json(struct("user", "amount")).alias("value"))
+        big = events.where("amount > 100").select(
+            origin(events), col("user").alias("key"), to_json(struct("user", "amount")).alias("value"))
     """
     from pyspark.sql.functions import col, struct
 
