@@ -19,6 +19,7 @@ final class FixedFraming(val uuidField: Int) extends Framing {
   override def toString: String = s"FixedFraming($uuidField)"
 
   override private[message] def newUnpacker(): Unpacker = new Unpacker {
+    override def resumes: Boolean = true
     override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
       val n = until - from
       if (n < HeaderLength) {

@@ -104,4 +104,10 @@ private[message] trait Unpacker {
 
   /** Forgets a partly seen message: reading resumes at a new boundary after an offset jump. */
   def restart(): Unit = ()
+
+  /** Whether asking again about a message still incomplete costs only the bytes added since
+    * (a line's end searched from where the last search stopped, a frame's length read from its
+    * header), so that it may be asked at every chunk.
+    */
+  def resumes: Boolean = false
 }

@@ -21,6 +21,7 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
   override private[message] def newUnpacker(): Unpacker = newUnpacker(validate = true)
 
   override private[message] def newUnpacker(validate: Boolean): Unpacker = new Unpacker {
+    override def resumes: Boolean = true
     // How much of the current line has been searched for its newline, so that long lines
     // arriving in many chunks are scanned once.
     private var scanned = 0

@@ -55,9 +55,12 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private var at = -1L // journal offset of buf(pos)
   private var atEnd = false
   private var held: JournalBytes = _ // a chunk past an offset jump, appended once the gap is reported
-  // Bytes buffered when the unpacker last asked for more. It is asked again only once they have
-  // doubled, so a message that spans many chunks (or never ends) is parsed in linear time.
+  // Bytes buffered when the unpacker last asked for more. An unpacker that parses a message from
+  // its start is asked again only once they have doubled, so a message that spans many chunks (or
+  // never ends) is parsed in linear time, or once a newline came, where a record can end: a
+  // reader waiting on a live journal must not hold a message whose last bytes it has.
   private var needed = 0
+  private var newline = false
   private var ready: Either[MalformedMessage, Envelope[RawMessage]] = _
 
   /** The offset just past the last message or malformed range returned (-1 before any bytes). */
@@ -78,7 +81,8 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private def advance(): Boolean = {
     while (ready == null) {
       if (held != null) { val c = held; held = null; append(c) }
-      else if (pos < lim && (atEnd || lim - pos >= 2 * needed)) {
+      else if (pos < lim && (atEnd || lim - pos >= 2 * needed || unpacker.resumes || newline)) {
+        newline = false
         val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
           case Unpacked.NeedMore if lim - pos >= maxMessageBytes =>
             unpacker.unpack(buf, pos, lim, true) match {
@@ -117,7 +121,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     true
   }
 
-  private def consume(n: Int): Unit = { pos += n; at += n; needed = 0 }
+  private def consume(n: Int): Unit = { pos += n; at += n; needed = 0; newline = false }
 
   private def fill(): Unit = {
     if (!chunks.hasNext) { atEnd = true; return }
@@ -149,6 +153,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     }
     if (lim + n > buf.length) buf = java.util.Arrays.copyOf(buf, math.max(buf.length * 2, lim + n))
     data.get(buf, lim, n)
+    if (needed > 0 && !unpacker.resumes && !newline) newline = ByteScan.indexOf(buf, lim, lim + n, '\n') < lim + n
     lim += n
   }
 }

@@ -213,6 +213,11 @@ final class Sequencer[M](
   def isOpen(journal: String, producer: ProducerId): Boolean =
     partials.get(journal).flatMap(_.get(producer.value)).exists(_.begin != -1)
 
+  /** One producer's state, as [[checkpoint]] would give it (None: unknown), without pruning. */
+  def state(journal: String, producer: ProducerId): Option[ProducerState] =
+    partials.get(journal).flatMap(_.get(producer.value)).map(p =>
+      ProducerState(journal, p.producer, p.minClock, p.begin))
+
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
     * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
     * unless their transaction is open: its ACK may still come, and would find nothing to commit.

@@ -96,8 +96,9 @@ object GazetteErrors {
   private val UnsupportedTrigger = Condition(
     "GAZETTE_UNSUPPORTED_TRIGGER",
     "0A000",
-    "Continuous processing (`Trigger.Continuous`) was asked of the sink, which commits whole micro-batches; or " +
-      "real-time mode (`realTimePartitions`) of a Spark without it."
+    "Continuous processing (`Trigger.Continuous`) was asked of the sink, which commits whole micro-batches; " +
+      "real-time mode (`realTimePartitions`) of a Spark without it; or real-time mode with options that limit " +
+      "micro-batches (`maxBytesPerTrigger`, `minBytesPerTrigger`, `maxTriggerDelay`, `minPartitions`)."
   )
   private val CheckpointUnsupportedFormat = Condition("GAZETTE_CHECKPOINT_UNSUPPORTED_FORMAT", "KD002",
     "The checkpoint's source state is in a format this version of the connector does not read.")
@@ -565,6 +566,16 @@ object GazetteErrors {
         s"(Trigger.RealTime), but Spark $sparkVersion has no real-time mode (Spark 4.1 or newer has it). Remove the " +
         "option, or run the query on a newer Spark.",
       "trigger" -> "RealTime"
+    )
+
+  def microBatchLimitsInRealTime(options: Seq[String]): GazetteUnsupportedOperationException =
+    unsupported(
+      UnsupportedTrigger,
+      s"Source option(s) ${options.map(o => s"'$o'").mkString(", ")} limit micro-batches, and real-time mode " +
+        "(Trigger.RealTime) has none to limit: its batches read until their time is up. Remove the option(s), or " +
+        "run the query with a micro-batch trigger.",
+      "trigger" -> "RealTime",
+      "options" -> options.mkString(", ")
     )
 
   def invalidJournalSpec(journal: String, field: String, value: String, expected: String)

@@ -57,6 +57,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
     "realTimeModeUnavailable" -> (() => GazetteErrors.realTimeModeUnavailable("4.0.1")),
     "realTimeCheckpointInMicroBatches" -> (() => GazetteErrors.realTimeCheckpointInMicroBatches()),
+    "microBatchLimitsInRealTime" -> (() => GazetteErrors.microBatchLimitsInRealTime(Seq("maxBytesPerTrigger"))),
     "stagingUnwritable" ->
       (() =>
         GazetteErrors.stagingUnwritable(

@@ -328,7 +328,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   /** A real-time batch's tasks (see [[GazetteRealTimeStream]]): every readable journal from its
     * offset in `startOffset` on, with no end, spread by name over `realTimePartitions` tasks; a
     * journal found since enters at its first readable byte and is read in this batch. Journals
-    * that vanished or were created again are treated as a micro-batch treats them.
+    * that vanished or were created again, and write heads behind the offsets, are treated as a
+    * micro-batch treats them.
     */
   private[source] def planRealTime(startOffset: Offset): Array[InputPartition] = {
     val t0 = System.nanoTime()
@@ -342,18 +343,25 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
           else s"it no longer exists or no longer matches ${options.target.describe}"
           if (options.failOnDataLoss) throw GazetteErrors.dataLoss(j, what)
           log.warn(s"journal $j: $what (failOnDataLoss=false)")
+          if (journals.contains(j)) restarted += 1
         }
         val kept = start.positions -- gone
         val fresh = journals.filter { case (j, i) => !kept.contains(j) && !i.suspended }.keySet
         val firstOffsets = directory.earliest(fresh)
-        catalog.forget(fresh)
-        val positions = kept ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
-        val (suspended, readable) = positions.partition { case (j, _) => journals.get(j).exists(_.suspended) }
-        if (readable.keys.exists(j => !start.producers.contains(j)))
+        // Heads are judged as for a micro-batch: one behind the offset is waited for (so is the
+        // task's Read), and one gone back for good fails the query or starts the journal over there.
+        val (answered, verdicts) = judgeHeads(kept.collect { case (j, p) if !journals(j).suspended => j -> p.offset })
+        val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
+        catalog.forget(fresh ++ restartAt.keys)
+        heads = answered ++ firstOffsets
+        val positions = kept ++ restartAt.map { case (j, at) => j -> kept(j).copy(offset = at, origin = at) } ++
+          firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
+        if (positions.keys.exists(j => !start.producers.contains(j)))
           catalog.refresh(SequencerStateStore.batchDir(start.positions))
-        val reads = readable.toSeq.sortBy(_._1).map { case (j, p) =>
+        val all = positions.toSeq.sortBy(_._1).map { case (j, p) =>
           val info = journals(j)
-          val producers = start.producers.get(j).filter(_ => kept.contains(j))
+          val producers =
+            if (restartAt.contains(j)) Some(Nil) else start.producers.get(j).filter(_ => kept.contains(j))
           val rebuildFrom = if (p.origin >= 0 && p.origin <= p.offset) p.origin else p.offset
           RealTimeJournal(
             JournalRange(
@@ -370,9 +378,17 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
             producers
           )
         }
+        // A suspended journal is read too: its task waits for the append that resumes it (brokers
+        // suspend idle journals), unless its states would have to be rebuilt from bytes no broker
+        // serves until then. Such a journal's position (and states) is handed back unchanged.
+        val (reads, waiting) = all.partition(r =>
+          !journals.get(r.range.journal).exists(_.suspended) || r.producers.isDefined || !options.readCommitted ||
+            knownResume(r.range).isDefined)
         catalog.pin(reads.flatMap(_.range.base))
         planned = positions
-        val carried = JournalsReached(suspended, start.producers.filter { case (j, _) => suspended.contains(j) })
+        val suspended = waiting.map(_.range.journal).toSet
+        val carried = JournalsReached(positions.filter { case (j, _) => suspended(j) },
+          start.producers.filter { case (j, _) => suspended(j) })
         val n = math.max(1, math.min(realTimePartitions(options), reads.size))
         val tasks = (0 until n).map(i => reads.zipWithIndex.collect { case (r, k) if k % n == i => r })
         this.tasks = tasks.size

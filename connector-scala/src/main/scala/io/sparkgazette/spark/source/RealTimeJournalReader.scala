@@ -6,7 +6,9 @@ import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
 
 import scala.collection.mutable
 
-import io.sparkgazette.client.{Backoff, BrokerUnavailableException, GazetteException => ClientException, JournalReader}
+import io.sparkgazette.client.protocol.Status
+import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailableException, JournalReader}
+import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
@@ -34,6 +36,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val options = config.options
   private val client = ClientCache(config.client)
   private val events = new LinkedBlockingQueue[Event](QueueCapacity)
+  // What the queued messages weigh: the feeds wait for room, so that large messages do not fill an
+  // executor's memory however many fit in the queue.
+  private val budget = new ByteBudget(readAheadBytes(options))
   @volatile private var closed = false
   private var started = false
   private val tails: IndexedSeq[Tail] =
@@ -91,6 +96,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         if (left <= 0) return false
         val event = events.poll(left, TimeUnit.MILLISECONDS)
         if (event == null) return false
+        budget.release(weight(event))
         event match {
           case Failed(e) => throw e
           case Read(i, Left(m)) =>
@@ -120,6 +126,15 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     )
   }
 
+  /** Bytes of messages read ahead and not yet sequenced (for tests). */
+  private[source] def readAhead: Long = budget.used
+
+  /** Snapshots of the producers' states taken so far (for tests). */
+  private[source] def snapshots: Long = tails.map(_.snapshots).sum
+
+  /** Replays' Reads still open (for tests). */
+  private[source] def openReplays: Int = tails.map(_.openReplays).sum
+
   override def currentMetricsValues(): Array[CustomTaskMetric] = {
     val values = new Array[Long](SourceMetrics.Names.size)
     tails.foreach { t =>
@@ -129,6 +144,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       values(3) += t.sequencer.discarded
       values(4) += t.replayedBytes
       values(5) += (t.onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L })
+      values(6) += t.lostBytes.get()
     }
     SourceMetrics.task(values)
   }
@@ -156,9 +172,12 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     private val start = startState()
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
+    // How long the feed waits before it reads the journal, suspended, again (0: not suspended).
+    private var pollMs = 0L
 
-    val bytesRead = new AtomicLong()
-    var emitted, duplicates, replayedBytes = 0L
+    val bytesRead, lostBytes = new AtomicLong()
+    var emitted, duplicates, replayedBytes, snapshots = 0L
+    def openReplays: Int = replays.size
 
     /** The end of the last message taken from the feed. */
     var position: Long = start.resume
@@ -169,10 +188,14 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       options.sequencerRingBytes,
       m => m.bytes.length + (if (m.members == null) 0 else 4 * m.members.length) + EnvelopeOverhead
     )
-    // The commit being stepped: the message that commits it, the position and the states before
-    // it (taken before each ACK), and the last message stepped out of it.
+    // The commit being stepped: the message that commits it; for an ACK, the position before it
+    // and the committing producer's state there (-1 and None otherwise); and the last message
+    // stepped out of it. An ACK changes no other producer's state, so the states before it are
+    // the current ones with that one put back: found only if the batch ends inside the commit,
+    // not at every ACK, for a snapshot of every producer costs O(P log P).
     private var committing: Envelope[RawMessage] = _
-    private var before: (Long, Seq[ProducerState]) = _
+    private var ackedFrom = -1L
+    private var acking: Option[ProducerState] = None
     var stepped: Envelope[RawMessage] = _
 
     val feed: Thread = {
@@ -194,18 +217,24 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     /** Sequences a message; true when it commits something to step out. */
     def take(env: Envelope[RawMessage]): Boolean = {
-      val snapshot =
-        if (env.clock != 0 && env.flags == Flags.AckTxn) (position, sequencer.checkpoint(horizon)._2) else null
+      val from = position
+      val ack = env.clock != 0 && env.flags == Flags.AckTxn
+      val prior = if (ack) sequencer.state(journal, env.producer) else None
       position = env.end
+      def commitFrom(): Unit = {
+        committing = env; stepped = null
+        ackedFrom = if (ack) from else -1L
+        acking = prior
+      }
       sequencer.queue(env) match {
         case QueueOutcome.AckCommitReplay =>
           val (_, begin, end) = sequencer.replayRange
           replayedBytes += end - begin
           sequencer.startReplay(ReadUncommitted(replay(begin, end), OnMalformed.forReplay(onMalformed)))
-          committing = env; before = snapshot; stepped = null
+          commitFrom()
           true
         case o if o.commits =>
-          committing = env; before = snapshot; stepped = null
+          commitFrom()
           true
         case QueueOutcome.OutsideAlreadyAcked | QueueOutcome.ContinueAlreadyAcked |
             QueueOutcome.ContinueTxnClockLarger =>
@@ -219,20 +248,25 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     def commits(env: Envelope[RawMessage]): Boolean =
       committing != null && env.begin == committing.begin && env.end == committing.end
 
-    /** The commit is stepped out whole. */
-    def settle(): Unit = { committing = null; before = null; stepped = null }
+    /** The commit is stepped out whole: its replay, if any, is done. */
+    def settle(): Unit = {
+      committing = null; ackedFrom = -1L; acking = None; stepped = null
+      replays.foreach(closeQuietly)
+      replays.clear()
+    }
 
     /** Where the journal stands, and its producers' states there. */
     def reached: (JournalPosition, Seq[ProducerState]) = {
       val (at, producers) =
-        if (committing == null || before == null) {
-          (position, if (options.readCommitted) sequencer.checkpoint(horizon)._2 else Nil)
-        } else if (stepped == null) before
+        if (!options.readCommitted) (position, Nil)
+        else if (committing == null || ackedFrom < 0) (position, states())
         else {
-          // Part of the commit is out: the next batch reads its ACK again and takes only what follows.
+          // Before the ACK; and when part of the commit is out, the next batch reads the ACK
+          // again and takes only what follows.
           val p = committing.producer
-          val moved = ProducerState(journal, p, stepped.clock, stepped.end)
-          (before._1, before._2.filterNot(_.producer == p) :+ moved)
+          val state =
+            if (stepped == null) acking else Some(ProducerState(journal, p, stepped.clock, stepped.end))
+          (ackedFrom, (states().filterNot(_.producer == p) ++ state).sortBy(_.producer.value))
         }
       (JournalPosition(at, range.revision, range.origin), producers)
     }
@@ -244,7 +278,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       replays.foreach(closeQuietly)
     }
 
-    private def horizon: Long = options.producerPruneHorizon.toNanos
+    private def states(): Seq[ProducerState] = {
+      snapshots += 1
+      sequencer.checkpoint(options.producerPruneHorizon.toNanos)._2
+    }
 
     private def messages(bytes: Iterator[JournalBytes]): MessageIterator =
       new MessageIterator(
@@ -273,6 +310,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         while (expected < end && !r.hasNext) {
           if (!backoff.pause()) throw GazetteErrors.readCutShort(journal, expected, begin, end)
           closeQuietly(r)
+          replays -= r
           r = open(expected)
         }
         expected < end && r.hasNext
@@ -291,6 +329,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       val why = s"bytes [$from, $to) were removed before they were $what"
       if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, why)
       log.warn(s"journal $journal: $why; skipping them (failOnDataLoss=false)")
+      lostBytes.addAndGet(to - from)
     }
 
     // The feed: messages as they are appended, from where the batch starts, until the task ends.
@@ -316,16 +355,38 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
             while (!closed && it.hasNext) {
               val m = it.next()
               at = m.fold(_.end, _.end)
-              events.put(Read(index, m))
+              val event = Read(index, m)
+              budget.acquire(weight(event))
+              events.put(event)
+              pollMs = 0L
             }
             if (!closed) Thread.sleep(ReopenMs)
-          } catch { case Jumped(to) => at = to }
-          finally closeQuietly(r)
+          } catch {
+            case Jumped(to) => at = to
+            // Suspended (brokers suspend idle journals), the journal has no replica to read: nothing
+            // is lost, and the append that resumes it is read once a Read is served again.
+            case e: BrokerStatusException if e.status == Status.SUSPENDED =>
+              if (pollMs == 0) log.info(s"journal $journal: suspended at offset $at; reading it again once resumed")
+              pollMs = math.min(math.max(2 * pollMs, SuspendedPollMs), MaxSuspendedPollMs)
+              Thread.sleep(pollMs)
+          } finally closeQuietly(r)
         }
       } catch {
         case _: InterruptedException =>
+        case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && !closed =>
+          try deleted(at, Option(reader).fold(-1L)(_.writeHead))
+          catch { case e: Throwable => events.put(Failed(e)) }
         case e: Throwable => if (!closed) events.put(Failed(e))
       }
+    }
+
+    // As micro-batches treat a journal that vanished: data loss, or no longer read (the next
+    // batch drops it), counting what it held past `at` as far as its last write head said.
+    private def deleted(at: Long, head: Long): Unit = {
+      val what = s"it was deleted while a real-time batch read it, at offset $at"
+      if (options.failOnDataLoss) throw GazetteErrors.dataLoss(journal, what)
+      log.warn(s"journal $journal: $what; it is no longer read (failOnDataLoss=false)")
+      lostBytes.addAndGet(math.max(0L, head - at))
     }
 
     private def startState(): SequencerState = spec.producers match {
@@ -357,8 +418,14 @@ private[spark] object RealTimeJournalReader {
 
   // Messages read ahead of the task, across its journals.
   private val QueueCapacity = 4096
+  // Bytes of messages read ahead of the task (see readAheadBytes).
+  private val ReadAheadBytes = 4L << 20
   // A pause before a Read the broker ended is opened again.
   private val ReopenMs = 50L
+  // How often a Read of a suspended journal is tried again: each second at first, then less often
+  // while it stays suspended (a task may hold many idle journals).
+  private val SuspendedPollMs = 1000L
+  private val MaxSuspendedPollMs = 8000L
   private val EnvelopeOverhead = 128
 
   // What the feeds hand the task: a message read from its `index`th journal, or why a feed failed.
@@ -367,4 +434,14 @@ private[spark] object RealTimeJournalReader {
   private final case class Failed(error: Throwable) extends Event
 
   private final case class Jumped(to: Long) extends RuntimeException(null, null, false, false)
+
+  /** How many bytes of messages a task reads ahead of its rows, across its journals: 4 MiB, or
+    * `sequencerRingBytes` where that is smaller (a message larger than this is read alone).
+    */
+  def readAheadBytes(options: SourceOptions): Long = math.min(ReadAheadBytes, options.sequencerRingBytes)
+
+  private def weight(e: Event): Long = e match {
+    case Read(_, Right(env)) => env.message.bytes.length.toLong
+    case _ => 0L
+  }
 }

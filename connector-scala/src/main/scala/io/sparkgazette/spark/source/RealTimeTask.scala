@@ -13,8 +13,9 @@ import org.apache.spark.sql.connector.read.streaming.PartitionOffset
 private[spark] final case class RealTimeJournal(range: JournalRange, producers: Option[Seq[ProducerState]])
 
 /** One real-time task's journals, read at once for the whole batch. `carried`: positions (and
-  * states) of journals no task reads this batch (suspended ones), which this task hands back
-  * unchanged so that the batch's end offset still holds them.
+  * states) of journals no task reads this batch (suspended ones whose states would have to be
+  * rebuilt from their bytes), which this task hands back unchanged so that the batch's end offset
+  * still holds them.
   */
 private[spark] final case class RealTimeTask(journals: Seq[RealTimeJournal],
     carried: JournalsReached = JournalsReached(Map.empty, Map.empty))

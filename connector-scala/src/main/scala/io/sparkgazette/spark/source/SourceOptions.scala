@@ -67,7 +67,8 @@ private[spark] final case class SourceOptions(
     bytesPerPartition: Long = GazetteOptions.DefaultBytesPerPartition,
     minPartitions: Option[Int] = None,
     splitCommitted: Boolean = true,
-    realTimePartitions: Option[Int] = None
+    realTimePartitions: Option[Int] = None,
+    microBatchLimits: Seq[String] = Nil
 ) {
   def clientConfig: ClientConfig =
     connection.config(broker).copy(fragmentRoot = fragmentRoot, directFragmentReads = directFragmentReads)
@@ -165,7 +166,10 @@ private[spark] object SourceOptions {
       realTimePartitions = o.get(RealTimePartitions).map { v =>
         v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(RealTimePartitions, v,
             "a whole number from 1 to 2147483647"))
-      }
+      },
+      // Real-time batches read until their time is up: these options would be silently ignored.
+      microBatchLimits = Seq(MaxBytesPerTrigger, MinBytesPerTrigger, MaxTriggerDelay, MinPartitions).filter(
+        o.get(_).isDefined)
     )
   }
 

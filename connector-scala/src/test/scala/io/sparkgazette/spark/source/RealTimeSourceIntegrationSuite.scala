@@ -6,6 +6,7 @@ import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -16,7 +17,9 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The source in real-time mode (`Trigger.RealTime`) against a real broker, judged by Gazette's
   * own ReadCommittedIter: every committed message exactly once across real-time batches, whose
   * ends fall where time is up (inside transactions too), and across a restart from the
-  * checkpoint, with journals multiplexed over fewer tasks than journals.
+  * checkpoint, with journals multiplexed over fewer tasks than journals; and what a task that
+  * runs for a whole batch meets: journals suspended, deleted or whose head went back, large
+  * messages, replays, and options that only micro-batches take.
   */
 class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   import RealTimeSourceIntegrationSuite._
@@ -29,12 +32,12 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
   }
 
-  private def start(options: Map[String, String], checkpoint: String): StreamingQuery =
+  private def start(options: Map[String, String], checkpoint: String, batch: String = "3 seconds"): StreamingQuery =
     spark.readStream.format("gazette").options(options).load()
       .select("journal", "begin", "end", "uuid")
       .writeStream.option("checkpointLocation", checkpoint)
       .outputMode("update")
-      .trigger(Trigger.RealTime("3 seconds"))
+      .trigger(Trigger.RealTime(batch))
       .foreach(new Collect)
       .start()
 
@@ -50,6 +53,61 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
   }
 
   private def batchesDone(q: StreamingQuery): Long = Option(q.lastProgress).map(_.batchId + 1).getOrElse(0L)
+
+  private def readerConfig(journals: Seq[String], extra: Map[String, String] = Map.empty): ReaderConfig = {
+    val options = SourceOptions.parse(
+      new CaseInsensitiveStringMap(
+        (Map("broker" -> cluster.broker, "journals" -> journals.mkString(",")) ++ extra).asJava),
+      streaming = true)
+    ReaderConfig(
+      options,
+      Some(Files.createTempDirectory("gazette-rtm-reader").toString),
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+  }
+
+  // A real-time task's reader of `journals` from their first byte, with no saved state.
+  private def realTimeReader(journals: Seq[String], extra: Map[String, String] = Map.empty): RealTimeJournalReader =
+    new RealTimeJournalReader(
+      RealTimeTask(journals.map(j =>
+          RealTimeJournal(JournalRange(j, Framing.JsonLines, Map.empty, 0L, Long.MaxValue, origin = 0L), Some(Nil)))),
+      readerConfig(journals, extra)
+    )
+
+  private def rowKey(r: org.apache.spark.sql.catalyst.InternalRow): Key = {
+    val schema = MessageToRow.schema(false)
+    def col(n: String) = schema.fieldIndex(n)
+    (r.getUTF8String(col("journal")).toString, r.getLong(col("begin")), r.getLong(col("end")),
+      Option(r.getUTF8String(col("uuid"))).map(_.toString).getOrElse(""))
+  }
+
+  // The rows a reader hands out until none comes for `quietMs`.
+  private def drain(reader: RealTimeJournalReader, quietMs: Long): Seq[Key] = {
+    val out = Seq.newBuilder[Key]
+    while (reader.nextWithTimeout(System.currentTimeMillis(), quietMs).hasRecord) out += rowKey(reader.get())
+    out.result()
+  }
+
+  // The rows a reader hands out for `ms`, however many come.
+  private def readFor(reader: RealTimeJournalReader, ms: Long): Seq[Key] = {
+    val out = Seq.newBuilder[Key]
+    val deadline = System.currentTimeMillis() + ms
+    var left = ms
+    while (left > 0) {
+      if (reader.nextWithTimeout(System.currentTimeMillis(), left).hasRecord) out += rowKey(reader.get())
+      left = deadline - System.currentTimeMillis()
+    }
+    out.result()
+  }
+
+  private def reached(reader: RealTimeJournalReader): JournalsReached = reader.getOffset.asInstanceOf[JournalsReached]
+
+  // What brokers' auto-suspension records once every fragment is persisted.
+  private def suspend(journal: String): Unit = {
+    val spec = client.list(s"name=$journal").head.getSpec
+    client.upsert(spec.withSuspend(JournalSpec.Suspend(JournalSpec.Suspend.Level.FULL, client.writeHead(journal))))
+  }
 
   test("real-time batches emit every committed message exactly once, as Gazette reads them, across batch " +
     "ends inside transactions, rollbacks, duplicates and a restart") {
@@ -228,6 +286,209 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
     val (all, reached) = batch(0L, Nil, None, uncommitted)
     assert(all == Judge.read(cluster.broker, journal, committed = false).map(r => (r.journal, r.begin, r.end, r.uuid)))
     assert(reached.positions(journal).offset == end.positions(journal).offset && reached.producers(journal).isEmpty)
+  }
+
+  test("options that limit micro-batches are refused in real-time mode, naming the option") {
+    val journal = "source/real-time-limits/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest")
+    val limited = Seq(
+      Map("maxBytesPerTrigger" -> "1000") -> "maxBytesPerTrigger",
+      Map("minBytesPerTrigger" -> "1000", "maxTriggerDelay" -> "1s") -> "maxTriggerDelay",
+      Map("minPartitions" -> "2") -> "minPartitions"
+    )
+    for ((limits, named) <- limited) {
+      val q = start(options ++ limits, Files.createTempDirectory("gazette-rtm-limits").toString)
+      try {
+        val e = intercept[Exception](q.awaitTermination(20000))
+        assert(e.getMessage.contains("GAZETTE_UNSUPPORTED_TRIGGER") && e.getMessage.contains(s"'$named'"),
+          e.getMessage)
+      } finally q.stop()
+    }
+  }
+
+  test("a replay's reads are closed once the replay is done, not when the task ends") {
+    val journal = "source/real-time-replays/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.continue(0).continue(0).continue(0).continue(0).ack(0).continue(1).continue(1).continue(1).ack(1).sync()
+    finally w.close()
+    val reader = realTimeReader(Seq(journal), Map("sequencerRingSize" -> "2"))
+    try {
+      assert(drain(reader, 2000).size == 7)
+      assert(reader.openReplays == 0, s"${reader.openReplays} replay reads still open")
+    } finally reader.close()
+  }
+
+  test("a real-time task takes the producers' states when asked where it stands, not at every ACK") {
+    val journal = "source/real-time-snapshots/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      (0 until 40).foreach(i => w.continue(i % 7).ack(i % 7))
+      w.continue(9).sync()
+    } finally w.close()
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(drain(reader, 2000).size == 40)
+      assert(reader.snapshots == 0, s"${reader.snapshots} snapshots taken before the batch's end")
+      val at = reached(reader)
+      assert(reader.snapshots == 1)
+      assert(at.positions(journal).offset == client.writeHead(journal))
+      assert(at.producers(journal).size == 8 && at.producers(journal).count(_.begin != -1) == 1)
+    } finally reader.close()
+  }
+
+  test("the producers' states a real-time batch's offset carries are pruned by producerPruneHorizon") {
+    val journal = "source/real-time-prune/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val t0 = System.currentTimeMillis() - 3L * 24 * 3600 * 1000
+    // Producers 1 and 2 were last heard of two days before producer 0; 2's transaction is still open.
+    try w.clock(t0).commit(1).continue(2).clock(t0 + 2L * 24 * 3600 * 1000).commit(0).sync()
+    finally w.close()
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(drain(reader, 2000).size == 2)
+      val producers = reached(reader).producers(journal)
+      assert(producers.size == 2 && producers.count(_.begin != -1) == 1, producers)
+    } finally reader.close()
+  }
+
+  test("a real-time task reads ahead of its rows at most a few MiB, however large the messages") {
+    val journal = "source/real-time-large/part-000"
+    Journals.create(client, Journals.spec(journal, fragmentLength = 64L << 20))
+    val line = ("{\"pad\":\"" + "x" * (256 << 10) + "\"}\n").getBytes("UTF-8")
+    (0 until 48).foreach(_ => client.append(journal, line))
+    val reader = realTimeReader(Seq(journal))
+    try {
+      assert(reader.nextWithTimeout(System.currentTimeMillis(), 10000L).hasRecord)
+      Thread.sleep(2000)
+      val limit = RealTimeJournalReader.readAheadBytes(readerConfig(Seq(journal)).options)
+      assert(limit <= (8L << 20))
+      assert(reader.readAhead <= limit + line.length, s"${reader.readAhead} bytes read ahead, for a limit of $limit")
+      // Every message, the last too: a message is framed as soon as its last bytes are read.
+      assert(drain(reader, 3000).size == 47)
+    } finally reader.close()
+  }
+
+  test("a journal suspended during a real-time batch is waited for, and read again once an append resumes it") {
+    val journal = "source/real-time-suspended/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try {
+      w.commit(0).sync()
+      val reader = realTimeReader(Seq(journal))
+      try {
+        assert(drain(reader, 2000).size == 1)
+        val head = client.writeHead(journal)
+        suspend(journal)
+        assert(readFor(reader, 5000).isEmpty)
+        assert(reached(reader).positions(journal).offset == head)
+        w.commit(0).sync() // an append resumes the journal
+        assert(reader.nextWithTimeout(System.currentTimeMillis(), 20000L).hasRecord)
+        assert(rowKey(reader.get())._2 == head)
+      } finally reader.close()
+    } finally w.close()
+  }
+
+  test("a journal suspended when a real-time batch begins is read in that batch once an append resumes it") {
+    val journal = "source/real-time-suspended-at-start/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    val options = Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "latest")
+    written.clear()
+    try {
+      w.commit(0).sync()
+      val head = client.writeHead(journal)
+      suspend(journal)
+      val q = start(options, Files.createTempDirectory("gazette-rtm-suspended").toString, batch = "60 seconds")
+      try {
+        Thread.sleep(3000)
+        w.commit(0).sync() // an append resumes the journal
+        await("the message appended after resuming, within the batch", timeoutMs = 30000)(collected.nonEmpty)
+        assert(batchesDone(q) == 0)
+        assert(collected.map(_._2) == Seq(head))
+      } finally q.stop()
+    } finally w.close()
+  }
+
+  test("a journal deleted during a real-time batch follows failOnDataLoss; the task's other journals are read on") {
+    for (failOnDataLoss <- Seq(true, false)) {
+      val gone = s"source/real-time-deleted-$failOnDataLoss/part-000"
+      val other = s"source/real-time-deleted-$failOnDataLoss/part-001"
+      Journals.create(client, Journals.spec(gone), Journals.spec(other))
+      val w = Judge.script(cluster.broker, gone)
+      val o = Judge.script(cluster.broker, other)
+      try {
+        w.commit(0).sync(); w.close()
+        o.commit(0).sync()
+        val reader = realTimeReader(Seq(gone, other), Map("failOnDataLoss" -> failOnDataLoss.toString))
+        try {
+          assert(drain(reader, 2000).size == 2)
+          val readTo = reached(reader).positions(gone).offset
+          client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = gone)))
+          if (failOnDataLoss) {
+            val e = intercept[Exception](readFor(reader, 30000))
+            assert(e.getMessage.contains(s"Data loss in journal $gone"), e.getMessage)
+          } else {
+            val rows = readFor(reader, 10000)
+            o.commit(0).sync()
+            val more = rows ++ readFor(reader, 3000)
+            assert(more.map(_._1) == Seq(other))
+            assert(reached(reader).positions(gone).offset == readTo)
+          }
+        } finally reader.close()
+      } finally o.close()
+    }
+  }
+
+  test("a real-time batch restarts a journal whose write head went back, as micro-batches do, or fails") {
+    val journal = "source/real-time-went-back/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val w = Judge.script(cluster.broker, journal)
+    try w.commit(0).commit(0).sync()
+    finally w.close()
+    val head = client.writeHead(journal)
+    val revision = client.list(s"name=$journal").head.createRevision
+    // Where the offsets say the query stands: past the journal's head, which went back since.
+    val start = JournalOffsets(Map(journal -> JournalPosition(head + 1000, revision, 0L)))
+    def stream(failOnDataLoss: Boolean) = new GazetteMicroBatchStream(
+      SourceOptions.parse(
+        new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "journals" -> journal,
+            "retryTimeout" -> "500ms", "failOnDataLoss" -> failOnDataLoss.toString).asJava),
+        streaming = true
+      ),
+      Files.createTempDirectory("gazette-rtm-went-back").toString,
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+    val failing = stream(failOnDataLoss = true)
+    try {
+      // A head behind is waited for first: it may be a broker taking the journal over.
+      val waiting = failing.planRealTime(start)
+      assert(waiting.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.start).toSeq == Seq(head + 1000))
+      Thread.sleep(2000)
+      val e = intercept[Exception](failing.planRealTime(start))
+      assert(e.getMessage.contains(s"Data loss in journal $journal"), e.getMessage)
+    } finally failing.stop()
+    val restarting = stream(failOnDataLoss = false)
+    try {
+      restarting.planRealTime(start)
+      Thread.sleep(2000)
+      val tasks = restarting.planRealTime(start)
+      val ranges = tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range).toSeq
+      assert(ranges.map(r => (r.start, r.origin)) == Seq((head, head)))
+      assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "1")
+      // Created again (its fragments in another store, so that it does not continue the old offsets).
+      client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = journal)))
+      Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "again"))
+      Journals.create(client, Journals.spec(journal, store = "file:///again/"))
+      val again = restarting.planRealTime(start).flatMap(_.asInstanceOf[RealTimeTask].journals).toSeq
+      assert(again.map(j => (j.range.start, j.range.revision)) ==
+        Seq((0L, client.list(s"name=$journal").head.createRevision)))
+      assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "2")
+    } finally restarting.stop()
   }
 }
 

@@ -34,17 +34,21 @@ private[spark] final class OriginUuids(seed: Long) {
   // Per (origin journal, origin producer): the last origin clock and how many rows it gave.
   private val last = mutable.HashMap[(String, Long), (Long, Int)]()
 
-  /** The UUID of the next row made from the message `origin` of `journal`. */
-  def next(journal: String, origin: UUID): Option[UUID] = {
+  /** The UUID of the next row made from the message `origin` of `journal`: `Left(())` where
+    * the origin has no clock (Gazette reads such a message outside any transaction, at least
+    * once), `Right(None)` where it comes before a row already given one.
+    */
+  def next(journal: String, origin: UUID): Either[Unit, Option[UUID]] = {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
+    if (clock == 0L) return Left(())
     val key = (journal, producer)
     val k = last.get(key) match {
       case Some((c, n)) if c == clock => n
-      case Some((c, _)) if c > clock => return None
+      case Some((c, _)) if c > clock => return Right(None)
       case _ => 0
     }
     last(key) = (clock, k + 1)
-    Some(Uuid.build(OriginUuids.producer(seed, journal, producer, k), clock, Flags.OutsideTxn))
+    Right(Some(Uuid.build(OriginUuids.producer(seed, journal, producer, k), clock, Flags.OutsideTxn)))
   }
 }
 

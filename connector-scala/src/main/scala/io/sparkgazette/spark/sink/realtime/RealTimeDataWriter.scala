@@ -74,8 +74,11 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
       else {
         val (journal, text) = (origin.getUTF8String(0).toString, origin.getUTF8String(1).toString)
         val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
-        Some(origins.next(journal, uuid).getOrElse(throw GazetteErrors.originOutOfOrder(rows, partitionId, journal,
-              text)))
+        origins.next(journal, uuid) match {
+          case Left(()) => None
+          case Right(next) =>
+            Some(next.getOrElse(throw GazetteErrors.originOutOfOrder(rows, partitionId, journal, text)))
+        }
       }
     }
 
