@@ -54,3 +54,6 @@ def test_the_demo_in_real_time_mode_writes_each_committed_purchase_once_and_prin
     assert "receipts written twice: 0" in text
     assert "exactly-once: OK" in text
     assert "stopped: stream, Spark, cluster" in text
+    # No notices on stderr either, nor the errors Spark logs for the batch a stop cuts short.
+    noise = [line for line in out.stderr.splitlines() if re.search(r"\bWARN\b|\bERROR\b|^WARNING:|Warning:", line)]
+    assert noise == [], "\n".join(noise[:20])
