@@ -87,7 +87,8 @@ test-compose:
 	@GAZETTE_COMPOSE=1 docker/test-compose.sh $(PYTEST_ARGS)
 
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
-# DEMO_ARGS=--short for a quick run; Ctrl-C stops everything cleanly.
+# DEMO_ARGS=--short for a quick run, --real-time for a stateless pipeline in real-time mode with
+# its latencies; Ctrl-C stops everything cleanly.
 demo: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package
@@ -145,7 +146,8 @@ bench-journals: setup
 	@$(PYTHON) tests/bench/bench_journals.py $(BENCH_ARGS)
 
 # The source's latency from an append to its row in a foreachBatch, default trigger, over 100
-# journals with steady traffic (BENCH_ARGS="--journals 10 --rate 70").
+# journals with steady traffic (BENCH_ARGS="--journals 10 --rate 70"); BENCH_ARGS="--real-time
+# --journals 10,100" adds real-time mode: to a foreach writer, and Gazette -> Spark -> Gazette.
 bench-latency: setup
 	@$(SBT) connector/assembly >/dev/null
 	@$(MAKE) -s python-package

@@ -41,11 +41,12 @@ def test_the_installed_package_is_marked_typed():
 
 
 def _pyspark_names() -> dict:
-    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
     from pyspark.sql.types import StructType
 
     return {
+        "Column": Column,
         "DataFrame": DataFrame,
         "DataFrameReader": DataFrameReader,
         "SparkSession": SparkSession,

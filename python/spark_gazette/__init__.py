@@ -10,19 +10,23 @@
 
 `read_stream`, `read`, `write_stream` and `write` only set string options, so they work on
 classic sessions and Spark Connect alike; the admin helpers in `spark_gazette.admin` need a
-classic session.
+classic session. For real-time mode (`trigger(realTime=...)`), `configure_real_time` sets the
+session up and `origin` is the column that makes the sink exactly once there.
 """
 
 from spark_gazette.configure import configure_spark_with_gazette, jar_path
 from spark_gazette.connector import MAVEN_COORDINATES, ConnectorNotFoundError
 from spark_gazette.decode import parse_json, parse_protobuf
+from spark_gazette.real_time import configure_real_time, origin
 from spark_gazette.streams import read, read_stream, write, write_stream
 
 __all__ = [
     "MAVEN_COORDINATES",
     "ConnectorNotFoundError",
+    "configure_real_time",
     "configure_spark_with_gazette",
     "jar_path",
+    "origin",
     "parse_json",
     "parse_protobuf",
     "read",

@@ -90,6 +90,10 @@ def read_stream(
 
         events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
                              starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
+
+    In real-time mode (`.trigger(realTime="1 minute")` on the writer, pyspark 4.2 and newer),
+    `real_time_partitions` tasks read the journals, each holding a task slot for the whole batch;
+    see `spark_gazette.real_time`.
     """
     opts = _options.build(_options.SOURCE, _without(locals(), "spark", "schema", "parse_options"))
     return _loaded(_typed(spark.readStream.format("gazette").options(**opts), schema, parse_options))
@@ -168,6 +172,14 @@ def write_stream(
     spark.sql.streaming.checkpointLocation to sinks). Call `.start()` on the result.
 
         write_stream(rollups, broker=b, selector="prefix=rollups/", checkpoint_location="/ckpt").start()
+
+    In real-time mode (`.outputMode("update").trigger(realTime="1 minute")`, after
+    `configure_real_time(spark)`), rows that carry their input's `origin` column
+    (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written:
+
+        copies = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))
+        (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
+            .outputMode("update").trigger(realTime="1 minute").start())
     """
     opts = _options.build(_options.SINK, _without(locals(), "df"))
     _loaded(df.sparkSession.read.format("gazette").options(**opts))

@@ -2,6 +2,8 @@
 
 import json
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,3 +54,69 @@ def read_cost(broker: str, journal: str, committed: bool = True) -> tuple[int, i
     mode = "--committed" if committed else "--uncommitted"
     messages, _, fetched = _run("read", "--broker", broker, "--journal", journal, mode, "--count").split()
     return int(messages), int(fetched)
+
+
+class Tail:
+    """`judge tail`: Gazette's ReadCommittedIter following `journals` (blocking reads, from
+    `offset`, or each journal's write head with -1), collecting each committed message the moment
+    it is read as {journal, begin, end, uuid, flags, payload, seen}, `seen` in Unix seconds. What a
+    read-committed reader sees, and when. Open once every read is; stopped on leaving the block.
+
+        with judge.Tail(broker, ["out/part-0"]) as tail:
+            ...
+            tail.wait(lambda rows: len(rows) >= 10)
+    """
+
+    def __init__(self, broker: str, journals: list[str], offset: int = 0) -> None:
+        if not BINARY.exists():
+            raise FileNotFoundError(f"{BINARY} is missing: run `make setup`")
+        self.args = ["tail", "--broker", broker, "--journals", ",".join(journals), "--offset", str(offset)]
+        self.rows: list[dict] = []
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "Tail":
+        self._proc = subprocess.Popen(
+            [str(BINARY), *self.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        ready = self._proc.stderr.readline()
+        if ready.strip() != "ready":
+            self._proc.kill()
+            err = f"{ready.strip()} {self._proc.stderr.read().strip()}"
+            raise RuntimeError(f"judge {' '.join(self.args)} failed: {err}")
+        self._thread = threading.Thread(target=self._collect, daemon=True)
+        self._thread.start()
+        return self
+
+    def _collect(self) -> None:
+        for line in self._proc.stdout:
+            if line.strip():
+                row = json.loads(line)
+                with self._lock:
+                    self.rows.append(row)
+
+    def snapshot(self) -> list[dict]:
+        with self._lock:
+            return list(self.rows)
+
+    def wait(self, done, timeout: float = 60.0) -> list[dict]:
+        """The rows read so far, once `done(rows)` holds; TimeoutError after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while not done(rows := self.snapshot()):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"judge tail: {len(rows)} rows after {timeout:.0f} s")
+            time.sleep(0.01)
+        return rows
+
+    def __exit__(self, *exc) -> None:
+        self._proc.stdin.close()  # tail stops when its stdin closes
+        try:
+            self._proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._thread.join(10)
+        err = self._proc.stderr.read().strip()
+        if self._proc.returncode not in (0, -9) and exc[0] is None:
+            raise RuntimeError(f"judge {' '.join(self.args)} failed: {err}")

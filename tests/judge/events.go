@@ -19,8 +19,10 @@ type eventStats struct {
 
 // publishEvents writes n purchase events of `users` users to an ndjson journal: small
 // transactions from three producers, some rolled back by a recovering producer and some
-// committed events re-sent, as a realistic stream with failures looks.
-func publishEvents(w *writer, n, users int, start time.Time) eventStats {
+// committed events re-sent, as a realistic stream with failures looks. With `rate` > 0, at most
+// that many events a second: each transaction, rollback or re-send is sent whole, then waits
+// its turn, so that a transaction's events are acknowledged at once.
+func publishEvents(w *writer, n, users int, start time.Time, rate float64) eventStats {
 	if w.contentType != labels.ContentType_JSONLines {
 		fail("events are ndjson")
 	}
@@ -34,7 +36,11 @@ func publishEvents(w *writer, n, users int, start time.Time) eventStats {
 			`"user":"user-%02d","amount":%d,"ts":%q,"kind":"purchase","seq":%d`,
 			w.rng.Intn(users), 1+w.rng.Intn(100), at.UTC().Format(time.RFC3339), w.seq)}
 	}
+	var began = time.Now()
 	for sent := 0; sent < n; {
+		if rate > 0 {
+			time.Sleep(time.Until(began.Add(time.Duration(float64(sent) / rate * float64(time.Second)))))
+		}
 		var p = w.producer(w.rng.Intn(3))
 		switch r := w.rng.Intn(100); {
 		case r < 75: // a transaction of 1-5 events, acknowledged

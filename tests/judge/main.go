@@ -2,7 +2,7 @@
 // reads them with Gazette's own iterators, so that the connector's message layer can be checked
 // against Gazette itself.
 //
-//	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED])
+//	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED] [--rate R])
 //	judge traffic --broker URL --journals a,b [--seconds N] [--random SEED] [--rate R]   (see traffic.go)
 //	judge script --broker URL --journal NAME < commands   (see script.go)
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count] [--direct]
@@ -10,6 +10,7 @@
 //	judge map --journals a,b,c < keys        (prints "modulo<TAB>rendezvous" per key line)
 //	judge publish-rate --broker URL --journals a,b --rate BYTES_PER_S [--size N] [--seconds S]   (see soak.go)
 //	judge exactly-once --broker URL --journals in1,in2 --out out1,out2
+//	judge tail --broker URL --journals a,b [--offset N] [--seconds S]   (see tail.go)
 //	judge scenarios                          (lists the named scenarios)
 package main
 
@@ -51,7 +52,7 @@ func main() {
 	var uncommitted = fs.Bool("uncommitted", false, "read uncommitted")
 	var ring = fs.Int("ring", 8192, "sequencer ring size")
 	var acks = fs.Bool("acks", false, "also print ACK messages")
-	var offset = fs.Int64("offset", 0, "read: the offset to begin at (a message boundary)")
+	var offset = fs.Int64("offset", 0, "read: the offset to begin at (a message boundary); tail: the same, -1 each journal's write head")
 	var skipMalformed = fs.Bool("skip-malformed", false, "read: pass over messages the framing cannot unmarshal")
 	var direct = fs.Bool("direct", false, "read: persisted fragments straight from their stores' signed URLs (DoNotProxy)")
 	var journals = fs.String("journals", "", "comma-separated journals, in listing order")
@@ -62,8 +63,8 @@ func main() {
 	var count = fs.Int("n", 0, "publish-bench: messages to publish")
 	var size = fs.Int("size", 1024, "publish-bench: bytes per message")
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
-	var rate = fs.Float64("rate", 0, "traffic: operations a second per journal (default 20); publish-rate: bytes a second, in all (default 5 MiB)")
-	var seconds = fs.Float64("seconds", 0, "traffic, publish-rate: how long to publish (0: until SIGTERM)")
+	var rate = fs.Float64("rate", 0, "traffic: operations a second per journal (default 20); publish-rate: bytes a second, in all (default 5 MiB); publish --events: events a second, at most (default: as fast as it goes)")
+	var seconds = fs.Float64("seconds", 0, "traffic, publish-rate: how long to publish (0: until SIGTERM); tail: how long to follow (0: until stdin closes)")
 	var every = fs.Float64("every", 5, "publish-rate: seconds between progress lines")
 	var outputs = fs.String("out", "", "exactly-once: comma-separated output journals")
 	_ = fs.Parse(args)
@@ -73,7 +74,7 @@ func main() {
 	case "scenarios":
 		fmt.Println(strings.Join(scenarioNames(), "\n"))
 	case "publish":
-		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users)
+		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users, *rate)
 	case "traffic":
 		traffic(*broker, strings.Split(*journals, ","), int(*seconds), max(*seed, 0), int(orDefault(*rate, 20)))
 	case "script":
@@ -92,6 +93,8 @@ func main() {
 		publishRate(*broker, strings.Split(*journals, ","), orDefault(*rate, 5<<20), *size, *seconds, *every)
 	case "exactly-once":
 		exactlyOnce(*broker, strings.Split(*journals, ","), strings.Split(*outputs, ","))
+	case "tail":
+		tail(*broker, strings.Split(*journals, ","), *offset, *seconds)
 	default:
 		fail("unknown command " + cmd)
 	}
@@ -119,13 +122,13 @@ func connect(ctx context.Context, broker string) pb.RoutedJournalClient {
 	return pb.NewRoutedJournalClient(pb.NewJournalClient(conn), pb.NoopDispatchRouter{})
 }
 
-func publish(broker string, journal pb.Journal, scenario string, seed int64, events, users int) {
+func publish(broker string, journal pb.Journal, scenario string, seed int64, events, users int, rate float64) {
 	var w = newWriter(broker, journal, seed)
 	if events > 0 {
 		if seed < 0 {
 			w.rng = rand.New(rand.NewSource(1))
 		}
-		publishEvents(w, events, users, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+		publishEvents(w, events, users, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), rate)
 	} else if seed >= 0 {
 		random(w)
 	} else if run, ok := scenarios[scenario]; ok {
