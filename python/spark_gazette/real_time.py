@@ -82,9 +82,9 @@ def origin(df: DataFrame) -> Column:
     read-committed readers as soon as it is written, under a UUID that follows from its origin,
     so that the rows a batch run again after a failure writes again are dropped by readers. Select
     it beside the other columns, from the rows as read by a deterministic, stateless query
-    (projections, filters, parsing, explode). With a `selector`, give the rows a `key` (or a
-    `journal`): a row placed at random could be written again to another journal than its first
-    copy, where readers would not drop it.
+    (projections, filters, parsing, explode), with no shuffle between the source and the sink.
+    Rows without a `key` (or `journal`) are placed by their origin, so a batch run again puts
+    each row where its first run did.
 
         events = read_stream(spark, broker=b, selector="prefix=events/", schema="user STRING, amount INT")
         big = events.where("amount > 100").select(
