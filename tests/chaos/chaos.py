@@ -12,7 +12,8 @@ With --real-time the query runs in Spark's real-time mode, its rows carrying the
 (`origin`), from which the sink derives each row's UUID. A real-time query does not survive a
 lost executor (Spark retries no single task there), so a kill of an executor, and at times of a
 broker, fails the query: it is started again from its checkpoint, and such an exit counts as the
-kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw. The batch
+kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw and its error
+is not one about the data (DATA_ERRORS, which no kill explains). The batch
 that ran again writes again what it wrote before: readers must drop each copy. Messages without
 a UUID are exactly once only in micro-batches; in real-time mode the sink writes them at least
 once, so their copies are counted apart (`repeated without a UUID`) and fail nothing. The drain
@@ -58,7 +59,15 @@ JOURNALS = 2
 KINDS = ("driver", "executor", "broker")
 PROGRESS_TIMEOUT = 600.0  # seconds without a committed batch before the query counts as stalled (a loaded
 # 2-core machine takes minutes to start a driver and its executors)
-CAUSE_WINDOW = 180.0  # real-time: seconds after a kill in which the query's exit counts as the kill's
+CAUSE_WINDOW = 60.0  # real-time: seconds after a kill in which the query's exit counts as the kill's
+DATA_ERRORS = (  # error conditions of the connector that no kill explains
+    "GAZETTE_SINK_INVALID",
+    "GAZETTE_DATA_LOSS",
+    "GAZETTE_MALFORMED_MESSAGE",
+    "GAZETTE_CHECKPOINT_CORRUPT",
+    "GAZETTE_UNSUPPORTED",
+    "GAZETTE_INTERNAL",
+)
 
 
 @dataclass
@@ -284,11 +293,13 @@ def _await_progress(
 
 def _note_exit(query: Query, summary: Summary, out, last_kill: tuple[str, float] | None, restart: bool = True) -> None:
     """Real-time mode: counts an exit of the query as the last kill's when that kill came while
-    this process ran and at most CAUSE_WINDOW before now, otherwise as a failure; restarts it."""
+    this process ran, at most CAUSE_WINDOW before now, and its error is not about the data;
+    otherwise as a failure. Restarts it."""
     if not query.exited():
         return
     now, why = time.monotonic(), f"code {query.proc.returncode}: {query.last_error()}"
-    if last_kill and query.started <= last_kill[1] and now - last_kill[1] <= CAUSE_WINDOW:
+    about_data = any(e in why for e in DATA_ERRORS)
+    if last_kill and query.started <= last_kill[1] and now - last_kill[1] <= CAUSE_WINDOW and not about_data:
         summary.caused[last_kill[0]] += 1
         out(f"  the query failed {now - last_kill[1]:.0f}s after the {last_kill[0]} kill ({why}); restarting it")
     else:

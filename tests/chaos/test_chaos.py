@@ -1,7 +1,8 @@
 """A short run of tests/chaos/chaos.py (`make chaos` runs the long one): a gazette -> Spark ->
 gazette pipeline on a standalone cluster and three brokers, the driver, an executor and a broker
 each SIGKILLed twice under live traffic, and every committed input message in the output exactly
-once, as Gazette's ReadCommittedIter sees both."""
+once, as Gazette's ReadCommittedIter sees both; then the same in Spark's real-time mode
+(`make chaos-real-time` runs the long one)."""
 
 import os
 import random
