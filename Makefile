@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: lint format options-doc chaos test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -180,12 +180,17 @@ test-mutations: setup
 	@$(if $(MUTATIONS),MUTATIONS=$(MUTATIONS)) $(PYTHON) tests/mutations/run.py
 
 # The pipeline under random SIGKILLs of its driver, executors and brokers, judged by Gazette's
-# reader (tests/chaos/chaos.py): CHAOS_CYCLES kills, CHAOS_SEED=S to replay a schedule. `make test`
-# runs the short version, `pytest tests/chaos` (6 cycles).
+# reader (tests/chaos/chaos.py): CHAOS_CYCLES kills, CHAOS_SEED=S to replay a schedule, CHAOS_ARGS
+# for more of its flags (`--minutes M`, `--keep`, ...). `make chaos-real-time` runs the query in Spark's
+# real-time mode (`CHAOS_ARGS=--real-time`). `make test` runs the short versions, `pytest tests/chaos`.
 CHAOS_CYCLES ?= 100
+CHAOS_ARGS ?=
 chaos: setup
 	@$(SBT) connector/assembly >/dev/null
-	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(PYTHON) tests/chaos/chaos.py
+	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(PYTHON) tests/chaos/chaos.py $(CHAOS_ARGS)
+
+chaos-real-time: override CHAOS_ARGS += --real-time
+chaos-real-time: chaos
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --store $(STORE) --specs tests/specs/examples.yaml

@@ -8,7 +8,25 @@ starts another), or a broker (started again). Then traffic stops, the query drai
 heads, and Gazette's ReadCommittedIter judges: every committed input message is in the output
 exactly once (lost, duplicated and phantom messages are counted).
 
-    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M]
+With --real-time the query runs in Spark's real-time mode, its rows carrying their input message
+(`origin`), from which the sink derives each row's UUID. A real-time query does not survive a
+lost executor (Spark retries no single task there), so a kill of an executor, and at times of a
+broker, fails the query: it is started again from its checkpoint, and such an exit counts as the
+kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw and its error
+is not one about the data (DATA_ERRORS, which no kill explains). The batch
+that ran again writes again what it wrote before: readers must drop each copy. Messages without
+a UUID are exactly once only in micro-batches; in real-time mode the sink writes them at least
+once, so their copies are counted apart (`repeated without a UUID`) and fail nothing. The drain
+also runs in real-time mode (a checkpoint last run in real time is refused by micro-batches):
+until a committed batch ends at the write heads the traffic left.
+
+Real-time mode's traffic has no rollbacks unless --with-rollbacks asks for them. A rollback
+re-appends an older ACK, after which Gazette's readers fall back to at least once for that
+producer: a later re-send of a message committed after that ACK is committed again, at a clock
+below the producer's rows already written, and the real-time sink refuses such a row (its UUID,
+derived from the input's, would collide), failing the query on it at every restart.
+
+    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M] [--real-time [--with-rollbacks]]
 """
 
 from __future__ import annotations
@@ -41,21 +59,33 @@ JOURNALS = 2
 KINDS = ("driver", "executor", "broker")
 PROGRESS_TIMEOUT = 600.0  # seconds without a committed batch before the query counts as stalled (a loaded
 # 2-core machine takes minutes to start a driver and its executors)
+CAUSE_WINDOW = 60.0  # real-time: seconds after a kill in which the query's exit counts as the kill's
+DATA_ERRORS = (  # error conditions of the connector that no kill explains
+    "GAZETTE_SINK_INVALID",
+    "GAZETTE_DATA_LOSS",
+    "GAZETTE_MALFORMED_MESSAGE",
+    "GAZETTE_CHECKPOINT_CORRUPT",
+    "GAZETTE_UNSUPPORTED",
+    "GAZETTE_INTERNAL",
+)
 
 
 @dataclass
 class Summary:
     seed: int
+    real_time: bool = False
     cycles: int = 0
     seconds: float = 0.0
     kills: Counter = field(default_factory=Counter)
     failures: int = 0  # query exits the chaos did not cause directly (e.g. all brokers of a journal gone)
+    caused: Counter = field(default_factory=Counter)  # real-time: query exits that a kill caused, by its kind
     stalls: int = 0
     committed: int = 0
     written: int = 0
     lost: int = 0
     duplicated: int = 0
     phantom: int = 0
+    repeated_without_uuid: int = 0  # real-time: extra copies of input messages that had no UUID
     examples: list = field(default_factory=list)
 
     @property
@@ -66,14 +96,28 @@ class Summary:
 
     def __str__(self) -> str:
         per = self.seconds / max(self.cycles, 1)
+        mode = " (real-time mode)" if self.real_time else ""
         return "\n".join(
             [
-                f"chaos: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
+                f"chaos{mode}: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
                 "kills: "
                 + ", ".join(f"{k} {self.kills[k]}" for k in KINDS)
                 + f"; the query also failed by itself {self.failures} times and stalled {self.stalls} times",
+                *(
+                    [
+                        "query exits the kills caused (restarted from the checkpoint): "
+                        + ", ".join(f"{k} {self.caused[k]}" for k in KINDS)
+                    ]
+                    if self.real_time
+                    else []
+                ),
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
                 f"{self.written} committed output messages",
+                *(
+                    [f"repeated without a UUID (at least once by the sink's contract): {self.repeated_without_uuid}"]
+                    if self.real_time
+                    else []
+                ),
                 f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}, failed by itself "
                 f"{self.failures}, stalled {self.stalls}: {'OK' if self.ok else 'FAILED'}",
                 *(f"  e.g. {e}" for e in self.examples[:10]),
@@ -91,14 +135,17 @@ def assembly_jar() -> str:
 class Query:
     """The query's process; killed with SIGKILL to its process group, so its JVM dies with it."""
 
-    def __init__(self, master: str, brokers: str, checkpoint: str, log: str):
+    def __init__(self, master: str, brokers: str, checkpoint: str, log: str, real_time: bool = False):
         self.args = [sys.executable, str(HERE / "query.py"), master, brokers, checkpoint, assembly_jar()]
+        self.args += ["--real-time"] if real_time else []
         self.checkpoint, self.log, self.proc = checkpoint, log, None
+        self.started = 0.0  # when the running process started (monotonic)
 
-    def start(self, drain: bool = False) -> None:
+    def start(self, drain: bool = False, heads: dict | None = None) -> None:
+        self.started = time.monotonic()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                self.args + (["--drain"] if drain else []),
+                self.args + (["--drain"] if drain else []) + (["--heads", json.dumps(heads)] if heads else []),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -129,10 +176,22 @@ class Query:
         )
 
 
-def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, kinds=KINDS) -> Summary:
-    rng, summary, started = random.Random(seed), Summary(seed), time.monotonic()
+def run(
+    cycles: int,
+    seed: int,
+    rate: int = 20,
+    out=print,
+    minutes: float = 0,
+    kinds=KINDS,
+    real_time: bool = False,
+    rollbacks: bool | None = None,  # default: in micro-batches only
+    keep: bool = False,
+) -> Summary:
+    rollbacks = not real_time if rollbacks is None else rollbacks
+    rng, summary, started = random.Random(seed), Summary(seed, real_time), time.monotonic()
     work = tempfile.mkdtemp(prefix="chaos-")
-    out(f"chaos: seed {seed}, {cycles} cycles, work in {work}")
+    mode = f" (real-time mode, traffic {'with' if rollbacks else 'without'} rollbacks)" if real_time else ""
+    out(f"chaos{mode}: seed {seed}, {cycles} cycles, work in {work}")
     ins = [f"chaos/in/part-{i}" for i in range(JOURNALS)]
     outs = [f"chaos/out/part-{i}" for i in range(JOURNALS)]
     traffic = query = None
@@ -154,25 +213,31 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, k
                         str(seed),
                         "--rate",
                         str(rate),
+                        *([] if rollbacks else ["--no-rollbacks"]),
                     ],
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
-            query = Query(spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"))
+            query = Query(
+                spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"), real_time
+            )
             query.start()
             schedule: list[str] = []
+            last_kill: tuple[str, float] | None = None  # the last kill's kind and time (monotonic)
             for cycle in range(1, cycles + 1):
                 if minutes and time.monotonic() - started > minutes * 60:
                     out(f"stopping after {cycle - 1} cycles: --minutes {minutes:g} are up")
                     break
                 schedule = schedule or rng.sample(kinds, len(kinds))  # each kind once in every len(kinds) cycles
                 kind, delay, pick = schedule.pop(), rng.uniform(0, 3), rng.randrange(1 << 30)
-                _await_progress(query, summary, out, spark, work)
+                _await_progress(query, summary, out, spark, work, last_kill)
                 batch = query.batches() - 1
                 time.sleep(delay)
+                at = time.monotonic()  # before a killed driver's restart, which the kill cannot fail
                 what = _kill(kind, pick, query, spark, gazette, rng)
                 summary.kills[kind] += what is not None
+                last_kill = (kind, at) if what else last_kill
                 summary.cycles = cycle
                 out(
                     f"cycle {cycle} at {time.monotonic() - started:.0f}s: {what or f'no {kind} to kill'}"
@@ -182,30 +247,37 @@ def run(cycles: int, seed: int, rate: int = 20, out=print, minutes: float = 0, k
             traffic.send_signal(signal.SIGTERM)
             if traffic.wait(timeout=180) != 0:
                 raise RuntimeError(f"judge traffic failed; see {work}/traffic.log")
+            if real_time:  # the last kill may have failed the query: its exit is the kill's
+                _note_exit(query, summary, out, last_kill, restart=False)
             query.kill()
             _await_whole(gazette, ins, out)
-            summary.failures += _drain(query, out)
+            heads = _write_heads(gazette.broker, ins) if real_time else None
+            summary.failures += _drain(query, out, heads=heads)
             _await_whole(gazette, outs, out)
-            _judge(gazette.broker, ins, outs, summary)
+            _judge(gazette.broker, ins, outs, summary, real_time)
         finally:
             if query:
                 query.kill()
             if traffic:
                 terminate(traffic.pid)
     summary.seconds = time.monotonic() - started
-    if summary.ok:
+    if summary.ok and not keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
         out(f"logs and checkpoint kept in {work}")
     return summary
 
 
-def _await_progress(query: Query, summary: Summary, out, spark: SparkStandalone, work: str) -> None:
+def _await_progress(
+    query: Query, summary: Summary, out, spark: SparkStandalone, work: str, last_kill: tuple[str, float] | None = None
+) -> None:
     """Until the query commits one more batch, restarting it when it exits or stalls (after saving
     the threads of its driver and executors, to see where it waited)."""
     base, since = query.batches(), time.monotonic()
     while query.batches() <= base:
-        if query.exited():
+        if query.exited() and summary.real_time:
+            _note_exit(query, summary, out, last_kill)
+        elif query.exited():
             summary.failures += 1
             out(f"  the query exited by itself (code {query.proc.returncode}: {query.last_error()}); restarting it")
             query.start()
@@ -217,6 +289,24 @@ def _await_progress(query: Query, summary: Summary, out, spark: SparkStandalone,
             query.start()
             since = time.monotonic()
         time.sleep(0.2)
+
+
+def _note_exit(query: Query, summary: Summary, out, last_kill: tuple[str, float] | None, restart: bool = True) -> None:
+    """Real-time mode: counts an exit of the query as the last kill's when that kill came while
+    this process ran, at most CAUSE_WINDOW before now, and its error is not about the data;
+    otherwise as a failure. Restarts it."""
+    if not query.exited():
+        return
+    now, why = time.monotonic(), f"code {query.proc.returncode}: {query.last_error()}"
+    about_data = any(e in why for e in DATA_ERRORS)
+    if last_kill and query.started <= last_kill[1] and now - last_kill[1] <= CAUSE_WINDOW and not about_data:
+        summary.caused[last_kill[0]] += 1
+        out(f"  the query failed {now - last_kill[1]:.0f}s after the {last_kill[0]} kill ({why}); restarting it")
+    else:
+        summary.failures += 1
+        out(f"  the query exited by itself ({why}); restarting it")
+    if restart:
+        query.start()
 
 
 def _dump_threads(query: Query, spark: SparkStandalone, into: str) -> str:
@@ -250,11 +340,12 @@ def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: L
     return f"killed broker {index}, restarted after {down:.1f}s"
 
 
-def _drain(query: Query, out, attempts: int = 5) -> int:
-    """Runs the query to the write heads (availableNow), again if a run fails; how many runs failed.
-    Nothing is killed while it drains: a failed run is a failure of the pipeline's own."""
+def _drain(query: Query, out, attempts: int = 5, heads: dict | None = None) -> int:
+    """Runs the query to the write heads (availableNow; in real-time mode, until a committed batch
+    ends at `heads`), again if a run fails; how many runs failed. Nothing is killed while it
+    drains: a failed run is a failure of the pipeline's own."""
     for attempt in range(1, attempts + 1):
-        query.start(drain=True)
+        query.start(drain=True, heads=heads)
         try:
             if query.proc.wait(timeout=600) == 0:
                 out(f"drained (run {attempt})")
@@ -264,6 +355,12 @@ def _drain(query: Query, out, attempts: int = 5) -> int:
         query.kill()
         out(f"  drain run {attempt} failed; again")
     raise RuntimeError(f"the query did not drain in {attempts} runs; see {query.log}")
+
+
+def _write_heads(broker: str, journals: list[str]) -> dict:
+    """Each journal's write head once the traffic stopped: the end of its last message, as
+    Gazette's reader sees every message (uncommitted ones and ACKs too)."""
+    return {j: max((r["end"] for r in judge.read(broker, j, committed=False)), default=0) for j in journals}
 
 
 def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float = 300.0) -> None:
@@ -296,7 +393,7 @@ def _gap(gazette: LocalCluster, journal: str) -> bool:
     return False
 
 
-def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary) -> None:
+def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary, real_time: bool = False) -> None:
     want = {(r["journal"], r["begin"]): r["uuid"] for j in ins for r in judge.read(broker, j)}
     got = Counter()
     for j in outs:
@@ -306,6 +403,9 @@ def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary) -> No
     summary.committed, summary.written = len(want), sum(got.values())
     lost = sorted(k for k in want if k not in got)
     dups = sorted(k for k, n in got.items() if n > 1 and k in want)
+    if real_time:  # without a UUID, a message is written at least once in real-time mode
+        summary.repeated_without_uuid = sum(got[k] - 1 for k in dups if not want[k])
+        dups = [k for k in dups if want[k]]
     phantoms = sorted(k for k in got if k not in want)
     summary.lost = len(lost)
     summary.duplicated = sum(got[k] - 1 for k in dups)
@@ -324,13 +424,24 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     p.add_argument("--kinds", default=",".join(KINDS), help="what to kill, of " + ", ".join(KINDS))
+    p.add_argument("--real-time", action="store_true", help="the query in Spark's real-time mode")
+    p.add_argument("--with-rollbacks", action="store_true", help="real-time: rollbacks in the traffic too")
+    p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
     args = p.parse_args()
     kinds = tuple(args.kinds.split(","))
     if not kinds or set(kinds) - set(KINDS):
         p.error(f"--kinds {args.kinds}: each must be one of {', '.join(KINDS)}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops the processes it started, as Ctrl-C does
     summary = run(
-        args.cycles, args.seed, args.rate, out=lambda line: print(line, flush=True), minutes=args.minutes, kinds=kinds
+        args.cycles,
+        args.seed,
+        args.rate,
+        out=lambda line: print(line, flush=True),
+        minutes=args.minutes,
+        kinds=kinds,
+        real_time=args.real_time,
+        rollbacks=True if args.with_rollbacks else None,
+        keep=args.keep,
     )
     print(summary, flush=True)
     sys.exit(0 if summary.ok else 1)

@@ -1,20 +1,31 @@
 """The pipeline under chaos, as its own process so that it can be killed whole: gazette
 (read committed) -> Spark -> gazette (exactly once), on a standalone master.
 
-    python query.py MASTER BROKERS CHECKPOINT JAR [--drain]
+    python query.py MASTER BROKERS CHECKPOINT JAR [--drain] [--real-time [--heads JSON]]
 
 Without --drain it runs until killed; with --drain it reads up to the write heads it finds at
 start (availableNow) and exits 0.
+
+With --real-time the query runs in Spark's real-time mode (`trigger(realTime=...)`), each row
+carrying its input message (`origin`: journal and UUID), from which the sink derives the row's
+UUID, so that a batch run again after a failure writes duplicates that readers drop. Real-time
+mode has no availableNow, so its drain (`--drain --heads '{"journal": offset, ...}'`) runs until
+a committed batch's end offsets reach the given write heads, then stops the query and exits 0.
 """
 
+import json
+import os
 import sys
+import time
 
 from pyspark.sql import SparkSession
-from pyspark.sql.functions import col
+from pyspark.sql.functions import col, struct
+
+REAL_TIME_BATCH = "2 seconds"  # how often a real-time query checkpoints: a kill finds a batch committed soon
 
 
-def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool) -> None:
-    spark = (
+def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real_time: bool, heads: dict) -> None:
+    builder = (
         SparkSession.builder.master(master)
         .appName("chaos")
         .config("spark.jars", jar)
@@ -26,32 +37,77 @@ def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool) -> N
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.task.maxFailures", "8")
-        .getOrCreate()
     )
+    if real_time:
+        builder = (
+            builder.config("spark.sql.streaming.realTimeMode.allowlistCheck", "false")  # our sink is not on it
+            .config("spark.sql.streaming.realTimeMode.minBatchDuration", "1s")
+            .config("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
+        )
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     # The connector's own retries and warnings, to read after a stall.
     log4j = spark._jvm.org.apache.logging.log4j
     log4j.core.config.Configurator.setLevel("io.sparkgazette", log4j.Level.INFO)
-    source = (
+    reader = (
         spark.readStream.format("gazette")
         .option("broker", brokers)
         .option("selector", "prefix=chaos/in/")
         .option("startingOffsets", "earliest")
-        .option("maxBytesPerTrigger", "65536")
-        .load()
     )
+    # Real-time: one task a journal, each holding one of the two cores for the whole batch.
+    reader = reader.option("realTimePartitions", "2") if real_time else reader.option("maxBytesPerTrigger", "65536")
+    source = reader.load()
     # Each output message names its input message, so the judge can match them one to one.
-    rows = source.select(col("journal").alias("src"), "begin", "uuid", col("begin").cast("string").alias("key"))
+    columns = [col("journal").alias("src"), "begin", "uuid", col("begin").cast("string").alias("key")]
+    if real_time:
+        columns.append(struct(col("journal"), col("uuid")).alias("origin"))
+    rows = source.select(*columns)
     writer = (
         rows.writeStream.format("gazette")
         .option("broker", brokers)
         .option("selector", "prefix=chaos/out/")
         .option("checkpointLocation", checkpoint)
     )
-    writer = writer.trigger(availableNow=True) if drain else writer.trigger(processingTime="500 milliseconds")
-    writer.start().awaitTermination()
+    if real_time:
+        query = writer.outputMode("update").trigger(realTime=REAL_TIME_BATCH).start()
+        if drain:
+            _await_heads(query, checkpoint, heads)
+            query.stop()
+        else:
+            query.awaitTermination()
+    else:
+        writer = writer.trigger(availableNow=True) if drain else writer.trigger(processingTime="500 milliseconds")
+        writer.start().awaitTermination()
     spark.stop()
 
 
+def _await_heads(query, checkpoint: str, heads: dict) -> None:
+    """Until a committed batch's end offsets reach `heads` in every journal (raising the query's
+    error if it fails first)."""
+    while True:
+        if not query.isActive:
+            query.awaitTermination()  # raises the query's error
+            raise RuntimeError("the query stopped before reaching the write heads")
+        progress = query.lastProgress
+        if progress and progress["sources"]:
+            ends = progress["sources"][0]["endOffset"] or {}
+            ends = json.loads(ends) if isinstance(ends, str) else ends
+            behind = {j: h for j, h in heads.items() if _offset(ends.get(j)) < h}
+            committed = os.path.exists(os.path.join(checkpoint, "commits", str(progress["batchId"])))
+            if not behind and committed:
+                print(f"drained: batch {progress['batchId']} ended at {ends}", flush=True)
+                return
+        time.sleep(0.5)
+
+
+def _offset(position) -> int:
+    if position is None:
+        return -1
+    return int(position["offset"]) if isinstance(position, dict) else int(position)
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:5], drain="--drain" in sys.argv[5:])
+    args = sys.argv[5:]
+    heads = json.loads(args[args.index("--heads") + 1]) if "--heads" in args else {}
+    main(*sys.argv[1:5], drain="--drain" in args, real_time="--real-time" in args, heads=heads)

@@ -3,7 +3,7 @@
 // against Gazette itself.
 //
 //	judge publish --broker URL --journal NAME (--scenario NAME | --random SEED | --events N [--users U] [--random SEED] [--rate R])
-//	judge traffic --broker URL --journals a,b [--seconds N] [--random SEED] [--rate R]   (see traffic.go)
+//	judge traffic --broker URL --journals a,b [--seconds N] [--random SEED] [--rate R] [--no-rollbacks]   (see traffic.go)
 //	judge script --broker URL --journal NAME < commands   (see script.go)
 //	judge read --broker URL --journal NAME [--committed | --uncommitted] [--ring N] [--acks] [--count] [--direct]
 //	judge read --broker URL --journal NAME --raw   (copies the journal's bytes to nowhere; prints their number)
@@ -65,6 +65,7 @@ func main() {
 	var producers = fs.Int("producers", 16, "publish-bench: concurrent publishers")
 	var rate = fs.Float64("rate", 0, "traffic: operations a second per journal (default 20); publish-rate: bytes a second, in all (default 5 MiB); publish --events: events a second, at most (default: as fast as it goes)")
 	var seconds = fs.Float64("seconds", 0, "traffic, publish-rate: how long to publish (0: until SIGTERM); tail: how long to follow (0: until stdin closes)")
+	var noRollbacks = fs.Bool("no-rollbacks", false, "traffic: leave rollbacks out of the mix")
 	var every = fs.Float64("every", 5, "publish-rate: seconds between progress lines")
 	var outputs = fs.String("out", "", "exactly-once: comma-separated output journals")
 	_ = fs.Parse(args)
@@ -76,7 +77,7 @@ func main() {
 	case "publish":
 		publish(*broker, pb.Journal(*journal), *scenario, *seed, *events, *users, *rate)
 	case "traffic":
-		traffic(*broker, strings.Split(*journals, ","), int(*seconds), max(*seed, 0), int(orDefault(*rate, 20)))
+		traffic(*broker, strings.Split(*journals, ","), int(*seconds), max(*seed, 0), int(orDefault(*rate, 20)), *noRollbacks)
 	case "script":
 		script(*broker, pb.Journal(*journal))
 	case "read":

@@ -242,7 +242,7 @@ func random(w *writer) {
 	var producers = 1 + w.rng.Intn(5)
 	var ops = 60 + w.rng.Intn(200)
 	for i := 0; i != ops; i++ {
-		randomOp(w, w.producer(w.rng.Intn(producers)))
+		randomOp(w, w.producer(w.rng.Intn(producers)), false)
 	}
 	for _, p := range w.producers {
 		if w.rng.Intn(4) != 0 {
