@@ -307,14 +307,15 @@ private[spark] object GazetteOptions {
         Sink,
         "`rendezvous` with a `key` column, else `random`",
         "`modulo`, `rendezvous` or `random`: Gazette's own mappings over the selected journals sorted by name " +
-          "(32-bit FNV-1a of the key), so Go publishers and this sink place a key alike."
+          "(32-bit FNV-1a of the key), so Go publishers and this sink place a key alike. Exactly once in real-time " +
+          "mode, rows without a `key` are placed by `rendezvous` of their `origin`, and `random` is refused."
       ),
       OptionDoc(
         DeliveryGuarantee,
         Sink,
         "`exactly-once`",
-        "`exactly-once` (transactions and ACK intents) or `at-least-once` (committed OUTSIDE_TXN messages, no " +
-          "intents)."
+        "`exactly-once` (transactions and ACK intents; in real-time mode, committed OUTSIDE_TXN messages whose " +
+          "UUIDs follow from the rows' `origin`) or `at-least-once` (committed OUTSIDE_TXN messages, no intents)."
       ),
       OptionDoc(
         CheckpointLocation,
