@@ -549,14 +549,15 @@ object GazetteErrors {
       "option" -> GazetteOptions.Mapping
     )
 
-  def realTimeAfterCommittedEpoch(batch: Long, checkpoint: String): GazetteUnsupportedOperationException =
-    unsupported(
-      UnsupportedTrigger,
-      s"Batch $batch of the query at $checkpoint was committed by the Gazette sink in a micro-batch run that " +
-        "stopped before Spark recorded it; a real-time run would write its rows again. Run the query once with a " +
-        "micro-batch trigger (e.g. Trigger.AvailableNow) to finish it, then switch to real-time mode",
-      "trigger" -> "RealTime",
-      "batch" -> batch.toString
+  def originReadTwiceInTask(row: Long, partition: Int, journal: String): GazetteIllegalStateException =
+    state(
+      SinkInvalidRow,
+      s"Row $row of partition $partition has origin journal $journal, which two Gazette sources of the query read " +
+        "in the same task: a real-time exactly-once write cannot tell which source's message the row came from. " +
+        "Keep the sources' rows apart (no coalesce of their union), or read the journal once",
+      "row" -> row.toString,
+      "partition" -> partition.toString,
+      "journal" -> journal
     )
 
   def invalidOrigin(row: Long, partition: Int, uuid: String): GazetteIllegalArgumentException =

@@ -81,7 +81,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "realTimeOriginNeeded" -> (() => GazetteErrors.realTimeOriginNeeded()),
     "originNotReadInTask" -> (() => GazetteErrors.originNotReadInTask(3L, 1, "in/part-000")),
     "realTimeRandomMapping" -> (() => GazetteErrors.realTimeRandomMapping()),
-    "realTimeAfterCommittedEpoch" -> (() => GazetteErrors.realTimeAfterCommittedEpoch(4L, "/tmp/checkpoint")),
+    "originReadTwiceInTask" -> (() => GazetteErrors.originReadTwiceInTask(3L, 1, "in/part-000")),
     "invalidOrigin" -> (() => GazetteErrors.invalidOrigin(3L, 1, "not-a-uuid")),
     "invalidJournalSpec" ->
       (() => GazetteErrors.invalidJournalSpec("a/b", "compression_codec", "LZ4", "one of SNAPPY")),

@@ -133,11 +133,17 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
     case _ => None
   }
 
+  /** Sets `key`'s record aside, under `<key>.retired`: a write of the key that follows writes
+    * anew instead of taking it as committed.
+    */
+  def retire(key: String): Unit = if (contains(key)) fs.rename(file(key), new Path(dir, s"$key.retired"))
+
   /** Forgets epochs more than `keep` before `epoch`: Spark never re-runs them. */
   def prune(epoch: Long, keep: Int = 100): Unit =
     if (fs.exists(dir))
       fs.listStatus(dir).map(_.getPath).foreach { p =>
-        p.getName.stripSuffix(".json").stripSuffix(".published").toLongOption.filter(_ < epoch - keep).foreach(_ =>
+        p.getName.stripSuffix(".json").stripSuffix(".published").stripSuffix(".retired").toLongOption.filter(
+          _ < epoch - keep).foreach(_ =>
           fs.delete(p, false))
       }
 

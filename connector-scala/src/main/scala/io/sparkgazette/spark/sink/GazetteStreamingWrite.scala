@@ -16,6 +16,10 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
   private lazy val realTime = RealTimeQuery.isRealTime(SparkSession.active, queryId)
   private lazy val realTimeBatches = new RealTimeBatches(options.checkpointLocation, hadoopConf.value)
+  // This run's real-time tasks publish rows without an origin under producers of this run, each
+  // batch's clocks above the last's.
+  private val run = new java.security.SecureRandom().nextLong()
+  @volatile private var ownClock = 0L
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     GazetteErrors.brokerCalls(writerFactory(info))
@@ -30,29 +34,45 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       if (options.exactlyOnce && options.mapping.contains("random")) throw GazetteErrors.realTimeRandomMapping()
       val batch = RealTimeQuery.currentBatch(spark)
         .getOrElse(throw GazetteErrors.internal("a real-time batch without a batch id"))
+      if (driver.recorded(batch)) {
+        // A micro-batch run committed this epoch and stopped before Spark recorded it; Spark has
+        // dropped its offsets to run the batch again in real-time mode, from the same start to
+        // another end. Its ACKs are completed, and the range is written again: at least once.
+        driver.commit(batch, Array.empty)
+        driver.retire(batch)
+        GazetteStreamingWrite.log.warn(s"batch $batch was committed by a micro-batch run that stopped before Spark " +
+          "recorded it; its rows are written again in real-time mode (at least once for this batch)")
+      }
       val listed = driver.targets()
       // Exactly once, rows without a key are placed by their origin, as a batch run again places them.
       val placed =
         if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
         else listed
       val (seed, targets) = realTimeBatches.start(batch, placed)
-      new RealTimeWriterFactory(driver.config, targets, seed)
+      new RealTimeWriterFactory(driver.config, targets, seed, run, ownClock)
     } else
       new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
         driver.threshold(info.numPartitions()), driver.newWriteId())
   }
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
-    if (realTime) realTimeBatches.committed(epochId)
-    else GazetteErrors.brokerCalls(driver.commit(epochId, messages))
+    if (realTime) {
+      ownClock = (ownClock +: messages.toSeq.collect { case m: GazetteCommitMessage => m.lastClock }).max
+      realTimeBatches.committed(epochId)
+    } else GazetteErrors.brokerCalls(driver.commit(epochId, messages))
 
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
     if (!realTime) GazetteErrors.brokerCalls(driver.abort(epochId, messages))
 }
 
 /** Creates a [[RealTimeDataWriter]] per task of a real-time batch. */
-private[spark] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long)
+private[spark] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long, run: Long,
+    clockFloor: Long)
     extends StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new RealTimeDataWriter(config, targets, partitionId, epochId, seed)
+    new RealTimeDataWriter(config, targets, partitionId, epochId, seed, run, clockFloor)
+}
+
+private object GazetteStreamingWrite {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[GazetteStreamingWrite])
 }

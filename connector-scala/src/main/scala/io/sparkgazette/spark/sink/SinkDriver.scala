@@ -167,6 +167,14 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   private def describe(epoch: Long): String =
     if (streaming) s"epoch $epoch" else location.fold("a batch write")(l => s"batch ${l.key(epoch)}")
 
+  /** Whether `epoch`'s intents are recorded (it is committed, whatever Spark recorded). */
+  def recorded(epoch: Long): Boolean = log_.exists(l => l.contains(location.get.key(epoch)))
+
+  /** Sets a committed epoch's record aside, once a real-time batch of the same id wrote its
+    * range again: a micro-batch of that id would otherwise write nothing.
+    */
+  def retire(epoch: Long): Unit = log_.foreach(_.retire(location.get.key(epoch)))
+
   /** An epoch that failed before its intents were recorded is rolled back; one recorded is
     * committed and completes when the query restarts.
     */

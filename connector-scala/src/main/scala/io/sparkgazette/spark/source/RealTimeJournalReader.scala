@@ -44,7 +44,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val tails: IndexedSeq[Tail] =
     try task.journals.zipWithIndex.map { case (j, i) => new Tail(j, i) }.toIndexedSeq
     catch { case e: Throwable => close(); throw e }
-  RealTimeReads.register(task.journals.map(_.range.journal), options.readCommitted)
+  RealTimeReads.register(config.stateDir.getOrElse(""), task.journals.map(_.range.journal), options.readCommitted)
   // The journal whose commit is being stepped out, if any; the row to hand out.
   private var current: Tail = _
   private var row: InternalRow = _

@@ -15,7 +15,7 @@ import io.sparkgazette.message.{Flags, ProducerId, Uuid}
   *
   *  - The clock is the origin's clock, so it grows as its input producer's messages do in their
   *    journal, and reads as the time the input was published.
-  *  - The producer hashes (query seed, origin journal, origin producer, k), where the row is
+  *  - The producer hashes (query seed, source, origin journal, origin producer, k), where the row is
   *    the k-th the query made from that message: one input message may give several rows
   *    (`explode`), and each takes a producer of its own at the same clock. An input producer
   *    writing several input journals takes a producer per journal, since those are read by
@@ -41,7 +41,7 @@ private[spark] final class OriginUuids(seed: Long) {
     * the origin has no clock (Gazette reads such a message outside any transaction, at least
     * once), `Right(None)` where it comes before a row already given one.
     */
-  def next(journal: String, origin: UUID): Either[Unit, Option[UUID]] = {
+  def next(journal: String, origin: UUID, source: String = ""): Either[Unit, Option[UUID]] = {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
     if (clock == 0L) return Left(())
     val key = (journal, producer)
@@ -51,16 +51,19 @@ private[spark] final class OriginUuids(seed: Long) {
       case _ => 0
     }
     last.put(key, (clock, k + 1))
-    Right(Some(Uuid.build(OriginUuids.producer(seed, journal, producer, k), clock, Flags.OutsideTxn)))
+    Right(Some(Uuid.build(OriginUuids.producer(seed, source, journal, producer, k), clock, Flags.OutsideTxn)))
   }
 }
 
 private[spark] object OriginUuids {
   private val Remembered = 65536
 
-  /** The output producer of the `k`-th row made from messages of `producer` in `journal`. */
-  def producer(seed: Long, journal: String, producer: Long, k: Int): ProducerId = {
-    var h = mix(seed ^ fnv(journal))
+  /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as
+    * read by `source` (a union of two sources reading one journal writes both's rows).
+    */
+  def producer(seed: Long, source: String, journal: String, producer: Long, k: Int): ProducerId = {
+    var h = mix(seed ^ fnv(source))
+    h = mix(h ^ fnv(journal))
     h = mix(h ^ producer)
     h = mix(h ^ k.toLong)
     // Gazette's rule for random producers: the multicast bit set, so never a real MAC.

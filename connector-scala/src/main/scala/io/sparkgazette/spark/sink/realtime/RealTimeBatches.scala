@@ -24,8 +24,6 @@ private[spark] final class RealTimeBatches(checkpointLocation: Option[String], c
     case None => (RealTimeBatches.random.nextLong(), listed)
     case Some(l) =>
       val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
-      if (epochs.contains(batch.toString))
-        throw GazetteErrors.realTimeAfterCommittedEpoch(batch, checkpointLocation.get)
       val recorded = l.read(batch.toString) match {
         case Some(r) => carried = Some(r.journals); r
         case None =>

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory
   * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
-    epoch: Long, seed: Long)
+    epoch: Long, seed: Long, run: Long = 0L, clockFloor: Long = 0L)
     extends DataWriter[InternalRow] {
   import RealTimeDataWriter._
 
@@ -30,18 +30,21 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private val cols = config.columns
   private val exactlyOnce = config.options.exactlyOnce
   private val origins = new OriginUuids(seed)
-  // A producer no other writer has, so that two attempts of a task never drop each other's rows.
-  private val own = new Publisher()
+  // The partition's producer in this run of the query (a run's batches follow one another, each
+  // task's clock above the last batch's), so that a zombie of an earlier run never shares it, and
+  // readers track a bounded number of them.
+  private val ownClock = new MonotonicClock(clockFloor)
+  private val own = new Publisher(SinkProducers(seed ^ run, Map.empty).producer(partitionId, 0, 0, 0L), ownClock)
   private val appender = new RealTimeAppender(ClientCache(config.client), config.options.flushBytes,
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
-  private val checked = scala.collection.mutable.Map[String, Boolean]()
+  private val checked = scala.collection.mutable.Map[String, RealTimeReads.Read]()
   private var regressed = 0L
   private var rows = 0L
 
   override def write(row: InternalRow): Unit = {
     val origin = originOf(row)
-    val journal = sinkRows.journalOf(row, origin.fold(Array.emptyByteArray)(o => s"${o._1}/${o._2}".getBytes(UTF_8)))
+    val journal = sinkRows.journalOf(row, origin.fold(randomKey())(o => s"${o._1}/${o._2}".getBytes(UTF_8)))
     targets.unwritable.get(journal).foreach(why => throw GazetteErrors.unwritableJournals(Seq((journal, 1L, why))))
     val framing = sinkRows.framingOf(journal, rows)
     val payload = sinkRows.payloadOf(row, journal, framing, rows)
@@ -73,14 +76,21 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
       if (o.isNullAt(0) || o.isNullAt(1)) None else Some((o.getUTF8String(0).toString, o.getUTF8String(1).toString))
     }
 
+  // Rows without an origin are at least once: spread at random, not all to one journal.
+  private def randomKey(): Array[Byte] = {
+    val b = new Array[Byte](8)
+    java.util.concurrent.ThreadLocalRandom.current().nextBytes(b)
+    b
+  }
+
   private def uuidOf(origin: Option[(String, String)]): Option[UUID] = origin.flatMap { case (journal, text) =>
-    val committed = checked.getOrElseUpdate(journal,
-      RealTimeReads.readCommitted(journal).getOrElse(throw GazetteErrors.originNotReadInTask(rows, partitionId,
-          journal)))
-    if (!committed) None
+    val read = checked.getOrElseUpdate(journal,
+      RealTimeReads.of(journal).getOrElse(throw GazetteErrors.originNotReadInTask(rows, partitionId, journal)))
+    val source = read.source.getOrElse(throw GazetteErrors.originReadTwiceInTask(rows, partitionId, journal))
+    if (!read.committed) None
     else {
       val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
-      origins.next(journal, uuid) match {
+      origins.next(journal, uuid, source) match {
         case Left(()) => None
         case Right(Some(u)) => Some(u)
         case Right(None) =>
@@ -95,7 +105,7 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
 
   override def commit(): WriterCommitMessage = {
     GazetteErrors.brokerCalls(appender.flush())
-    GazetteCommitMessage(own.producer.toString, Nil, Nil)
+    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current)
   }
 
   // What was appended is committed, and correct: a run again of the batch writes it again under
