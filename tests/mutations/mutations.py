@@ -44,6 +44,7 @@ class Mutation:
 SEQUENCER = "message/Sequencer.scala"
 RANGE_READER = "spark/source/JournalRangeReader.scala"
 DATA_WRITER = "spark/sink/GazetteDataWriter.scala"
+SINK_ROWS = "spark/sink/SinkRows.scala"
 
 MUTATIONS = (
     Mutation(
@@ -312,7 +313,7 @@ MUTATIONS = (
     ),
     Mutation(
         "sink-ignores-uuid-pointer",
-        DATA_WRITER,
+        SINK_ROWS,
         "Framing.forContentType(ct, config.options.uuidPointer, config.options.uuidField)",
         "Framing.forContentType(ct)",
         "the sink writes UUIDs at /_meta/uuid whatever uuidPointer says: readers using it see no transactions",
