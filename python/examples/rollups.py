@@ -87,6 +87,15 @@ def publish_events(broker: str, total: int, stats: list, done: threading.Event, 
 LOG4J2 = Path(__file__).with_name("log4j2.properties").as_uri()
 
 
+def create_topics(cluster, **journals: int) -> None:
+    """Each topic's journals, labelled `topic=<name>`, 16 MiB fragments."""
+    for topic, n in journals.items():
+        cluster.apply(
+            journal_specs(f"{topic}/", [f"part-{i:03d}" for i in range(n)], labels={"topic": topic}, length=16 << 20)
+        )
+    print("topics: " + ", ".join(f"{topic}/ ({n} journals)" for topic, n in journals.items()))
+
+
 def run(events: int) -> bool:
     from pyspark.sql import SparkSession
     from pyspark.sql.functions import col, count, struct, to_json, window
@@ -97,13 +106,7 @@ def run(events: int) -> bool:
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as checkpoint:
         broker = cluster.broker
         print(f"cluster: etcd + broker at {broker}")
-        for topic, journals in (("events", EVENTS), ("rollups", ROLLUPS)):
-            cluster.apply(
-                journal_specs(
-                    f"{topic}/", [f"part-{i:03d}" for i in range(journals)], labels={"topic": topic}, length=16 << 20
-                )
-            )
-        print(f"topics: events/ ({EVENTS} journals), rollups/ ({ROLLUPS} journals)")
+        create_topics(cluster, events=EVENTS, rollups=ROLLUPS)
 
         spark = configure_spark_with_gazette(
             SparkSession.builder.master("local[2]")
@@ -218,13 +221,7 @@ def run_real_time(events: int) -> bool:
     with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as checkpoint:
         broker = cluster.broker
         print(f"cluster: etcd + broker at {broker}")
-        for topic, journals in (("events", EVENTS), ("receipts", RECEIPTS)):
-            cluster.apply(
-                journal_specs(
-                    f"{topic}/", [f"part-{i:03d}" for i in range(journals)], labels={"topic": topic}, length=16 << 20
-                )
-            )
-        print(f"topics: events/ ({EVENTS} journals), receipts/ ({RECEIPTS} journals)")
+        create_topics(cluster, events=EVENTS, receipts=RECEIPTS)
         # Every real-time task holds a task slot for the whole batch: local[N] counts threads.
         spark = configure_spark_with_gazette(
             SparkSession.builder.master(f"local[{REAL_TIME_PARTITIONS + 1}]")

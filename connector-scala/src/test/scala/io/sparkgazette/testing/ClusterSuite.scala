@@ -43,3 +43,18 @@ trait SparkClusterSuite extends ClusterSuite { this: Suite =>
     try { if (spark != null) spark.stop() }
     finally super.afterAll()
 }
+
+/** A [[SparkClusterSuite]] for real-time mode: three task slots (real-time tasks hold theirs for
+  * the whole batch), batches as short as a second, and the sink allowed (Spark's allowlist, and
+  * its asynchronous progress tracking, admit only its own sinks).
+  */
+trait RealTimeClusterSuite extends SparkClusterSuite { this: Suite =>
+  override protected def sparkMaster: String = "local[3]"
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.streaming.realTimeMode.minBatchDuration", "1s")
+    spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
+    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
+  }
+}

@@ -3,7 +3,7 @@ package sink
 
 import java.nio.file.Files
 
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{array, col, concat, explode, lit, struct, to_json}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
@@ -14,16 +14,7 @@ import org.scalatest.funsuite.AnyFunSuite
   * ReadCommittedIter on the output journals: each row visible while its batch still runs, and
   * every row exactly once although a batch stopped mid-way runs again from its start.
   */
-class RealTimeSinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
-  override protected def sparkMaster: String = "local[3]"
-
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    spark.conf.set("spark.sql.streaming.realTimeMode.minBatchDuration", "1s")
-    spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
-    spark.conf.set("spark.sql.streaming.realTimeMode.allowlistCheck", "false")
-  }
-
+class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite {
   private def await(what: String, timeoutMs: Long = 60000)(done: => Boolean): Unit = {
     val deadline = System.currentTimeMillis() + timeoutMs
     while (!done) {

@@ -8,7 +8,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.sql.{ForeachWriter, Row}
@@ -21,16 +21,8 @@ import org.scalatest.funsuite.AnyFunSuite
   * runs for a whole batch meets: journals suspended, deleted or whose head went back, large
   * messages, replays, and options that only micro-batches take.
   */
-class RealTimeSourceIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite {
   import RealTimeSourceIntegrationSuite._
-
-  override protected def sparkMaster: String = "local[3]"
-
-  override def beforeAll(): Unit = {
-    super.beforeAll()
-    spark.conf.set("spark.sql.streaming.realTimeMode.minBatchDuration", "1s")
-    spark.conf.set("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled", "false")
-  }
 
   private def start(options: Map[String, String], checkpoint: String, batch: String = "3 seconds"): StreamingQuery =
     spark.readStream.format("gazette").options(options).load()
