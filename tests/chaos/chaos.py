@@ -235,7 +235,7 @@ def run(
                 batch = query.batches() - 1
                 time.sleep(delay)
                 at = time.monotonic()  # before a killed driver's restart, which the kill cannot fail
-                what = _kill(kind, pick, query, spark, gazette, rng)
+                what = _kill(kind, pick, query, spark, gazette, rng, after_broker_kill=summary.kills["broker"] > 0)
                 summary.kills[kind] += what is not None
                 last_kill = (kind, at) if what else last_kill
                 summary.cycles = cycle
@@ -319,7 +319,9 @@ def _dump_threads(query: Query, spark: SparkStandalone, into: str) -> str:
     return into
 
 
-def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng) -> str | None:
+def _kill(
+    kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng, after_broker_kill: bool
+) -> str | None:
     if kind == "driver":
         query.kill()
         query.start()
@@ -333,6 +335,8 @@ def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: L
         return f"killed executor pid {pid} (of {len(pids)})"
     index = pick % len(gazette.state.brokers)
     down = rng.uniform(0, 2)
+    if after_broker_kill:  # before the first, every fragment is on two brokers
+        _await_persisted(gazette)
     gazette.kill_broker(index)
     time.sleep(down)
     gazette.start_broker(index)
@@ -378,15 +382,43 @@ def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float
         time.sleep(10)
 
 
+def _await_persisted(gazette: LocalCluster, timeout: float = 300.0) -> None:
+    """Until every journal is whole and every closed fragment is in the store. Until then a
+    fragment may live on one broker only (a killed broker's peer holds it, unlisted, until it has
+    persisted it), and killing that broker too would lose it for good: more than replication 2
+    promises to survive, and a gap the judge would count as lost messages."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pending = [
+            j for j, spans in _fragments(gazette).items() if _has_gap(spans) or not all(s for _, _, s in spans[:-1])
+        ]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fragments of {pending} still not persisted after {timeout:.0f}s")
+        time.sleep(0.5)
+
+
+def _fragments(gazette: LocalCluster, selector: str = "name:prefix=chaos/") -> dict[str, list[tuple[int, int, bool]]]:
+    """Each journal's fragments as (begin, end, persisted), in order."""
+    listed = gazette.gazctl_json("fragments", "--selector", selector)
+    spans: dict[str, list[tuple[int, int, bool]]] = {}
+    for f in map(json.loads, listed.splitlines()):
+        spec = f.get("spec")
+        if spec:
+            spans.setdefault(spec["journal"], []).append(
+                (int(spec.get("begin", 0)), int(spec.get("end", 0)), bool(spec.get("backing_store")))
+            )
+    return {j: sorted(fs) for j, fs in spans.items()}
+
+
 def _gap(gazette: LocalCluster, journal: str) -> bool:
-    listed = gazette.gazctl_json("fragments", "--selector", f"name={journal}")
-    spans = sorted(
-        (int(f["spec"].get("begin", 0)), int(f["spec"].get("end", 0)))
-        for f in map(json.loads, listed.splitlines())
-        if f.get("spec")
-    )
+    return _has_gap(_fragments(gazette, f"name={journal}").get(journal, []))
+
+
+def _has_gap(spans: list[tuple[int, int, bool]]) -> bool:
     reach = spans[0][1] if spans else 0
-    for begin, end in spans[1:]:
+    for begin, end, _ in spans[1:]:
         if begin > reach:
             return True
         reach = max(reach, end)
