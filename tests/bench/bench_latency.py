@@ -35,6 +35,7 @@ end to end p99 <= 250 ms. Numbers are printed, never asserted: the machine decid
 """
 
 import argparse
+import bisect
 import json
 import statistics
 import sys
@@ -43,6 +44,7 @@ import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
@@ -314,6 +316,7 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[l
         f"  append -> foreach: {traffic.sent} appended, {expected} committed, {len(rows)} read, {batches} batches ended"
     )
     between(progress, args.batch)
+    by_batch([(t, at - t) for t, at, _ in measured], progress)
     print(f"result real-time {journals} journals append->row p50: {percentile(foreach_lat, 50) * 1000:.0f} ms")
     print(
         f"result real-time {journals} journals append->row p99: {percentile(foreach_lat, 99) * 1000:.0f} ms "
@@ -389,11 +392,13 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path) -> list
         got = tail.snapshot()
     times = [(float(json.loads(r["payload"])["t"]), r["seen"]) for r in got]
     lat = [seen - t for t, seen in times if t >= started + args.warm_up]
+    appended = [(t, seen - t) for t, seen in times if t >= started + args.warm_up]
     print(
         f"  end to end: {traffic.sent} appended, {expected} committed, {len(got)} output rows read committed, "
         f"{batches} batches ended"
     )
     between(progress, args.batch)
+    by_batch(appended, progress)
     print(f"result real-time {journals} journals end-to-end p50: {percentile(lat, 50) * 1000:.0f} ms")
     print(
         f"result real-time {journals} journals end-to-end p99: {percentile(lat, 99) * 1000:.0f} ms "
@@ -419,6 +424,23 @@ def between(progress: list, batch: str) -> None:
         f"{statistics.median(late):.0f} ms (max {max(late):.0f}), driver's logs and planning median "
         f"{statistics.median(driver):.0f} ms (max {max(driver):.0f})"
     )
+
+
+def by_batch(appended: list[tuple[float, float]], progress: list) -> None:
+    """Where the tail is: p99 and the largest latency of the rows appended during each batch (by
+    their append time, measured ones only): a slow first batch is the query warming up, a slow
+    row at every batch's start is the batch boundary."""
+    starts = sorted(datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp() for p in progress)
+    if not starts or not appended:
+        return
+    groups: dict[int, list[float]] = {}
+    for t, lat in appended:
+        groups.setdefault(bisect.bisect_right(starts, t), []).append(lat)
+    cells = [
+        f"#{k} {len(v)} rows p99 {percentile(sorted(v), 99) * 1000:.0f} max {max(v) * 1000:.0f}"
+        for k, v in sorted(groups.items())
+    ]
+    print(f"    by the batch they were appended in (ms): {'; '.join(cells)}")
 
 
 def millis(duration: str) -> float:
