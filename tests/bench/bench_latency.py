@@ -427,17 +427,25 @@ def between(progress: list, batch: str) -> None:
 
 
 def by_batch(appended: list[tuple[float, float]], progress: list) -> None:
-    """Where the tail is: p99 and the largest latency of the rows appended during each batch (by
-    their append time, measured ones only): a slow first batch is the query warming up, a slow
-    row at every batch's start is the batch boundary."""
-    starts = sorted(datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp() for p in progress)
-    if not starts or not appended:
+    """Where the tail is: p99 and the largest latency of the rows appended during each batch the
+    query reported (#1 its first, by their append time, measured rows only), and of those
+    appended after the last reported batch ended (a batch still running, or more than one): a
+    slow first batch is the query warming up, a slow row at every batch's start a batch end."""
+    if not progress or not appended:
         return
+
+    def start(p) -> float:
+        return datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
+
+    starts = sorted(start(p) for p in progress)
+    last_end = max(start(p) + p["durationMs"].get("triggerExecution", 0) / 1000 for p in progress)
     groups: dict[int, list[float]] = {}
     for t, lat in appended:
-        groups.setdefault(bisect.bisect_right(starts, t), []).append(lat)
+        k = len(starts) + 1 if t >= last_end else bisect.bisect_right(starts, t)
+        groups.setdefault(k, []).append(lat)
     cells = [
-        f"#{k} {len(v)} rows p99 {percentile(sorted(v), 99) * 1000:.0f} max {max(v) * 1000:.0f}"
+        f"{'after them' if k > len(starts) else f'#{k}'} {len(v)} rows p99 {percentile(sorted(v), 99) * 1000:.0f} "
+        f"max {max(v) * 1000:.0f}"
         for k, v in sorted(groups.items())
     ]
     print(f"    by the batch they were appended in (ms): {'; '.join(cells)}")
