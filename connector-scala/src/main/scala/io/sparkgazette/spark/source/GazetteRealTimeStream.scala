@@ -41,21 +41,15 @@ private[spark] final class RealTimeReaderFactory(config: ReaderConfig) extends P
   }
 }
 
-/** Whether this Spark has real-time mode, and the stream for it. */
+/** The refusal of real-time options where Spark has no real-time mode. */
 private[spark] object RealTimeStreams {
-  lazy val available: Boolean =
-    try {
-      Class.forName("org.apache.spark.sql.connector.read.streaming.SupportsRealTimeMode", false,
-        classOf[MicroBatchStream].getClassLoader)
-      true
-    } catch { case _: ClassNotFoundException | _: LinkageError => false }
 
   /** Fails a stream given real-time options where Spark (`sparkVersion`) has no real-time mode. */
   def refuseWithout(options: SourceOptions, available: Boolean, sparkVersion: String): Unit =
     if (!available && options.realTimePartitions.isDefined) throw GazetteErrors.realTimeModeUnavailable(sparkVersion)
 }
 
-/** Made only where [[RealTimeStreams.available]]: loading it needs Spark's real-time interfaces. */
+/** Made only where [[RealTimeMode.available]]: loading it needs Spark's real-time interfaces. */
 private[spark] object RealTimeStreamFactory {
   def apply(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
       shape: RowShape): MicroBatchStream = new GazetteRealTimeStream(options, checkpointLocation, hadoopConf, shape)

@@ -52,8 +52,8 @@ private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, requir
   // micro-batches, and asking for real-time tasks is an error.
   override def toMicroBatchStream(checkpointLocation: String): MicroBatchStream = {
     val parsed = SourceOptions.parse(options, streaming = true)
-    RealTimeStreams.refuseWithout(parsed, RealTimeStreams.available, SparkSession.active.version)
-    if (RealTimeStreams.available) RealTimeStreamFactory(parsed, checkpointLocation, hadoopConf, shape)
+    RealTimeStreams.refuseWithout(parsed, RealTimeMode.available, SparkSession.active.version)
+    if (RealTimeMode.available) RealTimeStreamFactory(parsed, checkpointLocation, hadoopConf, shape)
     else new GazetteMicroBatchStream(parsed, checkpointLocation, hadoopConf, shape)
   }
 

@@ -129,7 +129,7 @@ class SourceOptionsSuite extends AnyFunSuite {
       intercept[GazetteUnsupportedOperationException](RealTimeStreams.refuseWithout(o, available = false, "4.0.1"))
     assert(e.getMessage.contains("'realTimePartitions'") && e.getMessage.contains("Spark 4.0.1 has no real-time mode"))
     assert(e.getCondition == "GAZETTE_UNSUPPORTED_TRIGGER")
-    assert(RealTimeStreams.available, "this build's Spark has real-time mode")
+    assert(RealTimeMode.available, "this build's Spark has real-time mode")
   }
 
   test("real-time offsets carry each journal's producers' states through JSON; others write none") {

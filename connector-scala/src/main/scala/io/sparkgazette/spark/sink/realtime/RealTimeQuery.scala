@@ -24,7 +24,7 @@ private[spark] object RealTimeQuery {
       case Success(t) => t.getClass.getSimpleName.startsWith("RealTimeTrigger")
       // Where Spark has real-time mode, a query whose trigger cannot be told is not written at
       // all: the micro-batch protocol would lose or repeat rows of a real-time batch.
-      case Failure(e) if realTimeSpark =>
+      case Failure(e) if RealTimeMode.available =>
         throw GazetteErrors.internal(s"the Gazette sink cannot tell whether query $queryId runs in real-time mode " +
           s"on this Spark (${spark.version}): $e")
       case Failure(_) => false
@@ -38,10 +38,6 @@ private[spark] object RealTimeQuery {
       .getOrElse(throw new NoSuchElementException(s"no active query $queryId"))
     execution.getClass.getMethod("trigger").invoke(execution)
   }
-
-  private lazy val realTimeSpark =
-    Try(Class.forName("org.apache.spark.sql.execution.streaming.RealTimeTrigger", false, getClass.getClassLoader))
-      .isSuccess
 
   /** The batch Spark is running on this thread (`MicroBatchExecution.BATCH_ID_KEY`). */
   def currentBatch(spark: SparkSession): Option[Long] =
