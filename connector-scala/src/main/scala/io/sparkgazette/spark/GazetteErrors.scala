@@ -88,8 +88,9 @@ object GazetteErrors {
     "GAZETTE_SINK_INVALID_ROW",
     "22000",
     "A row cannot be written to its journal: its value is null, or not a record of the journal's framing " +
-      "(JSON, CSV as wide as the journal's records); or, in real-time mode, its `origin` is not a UUID or comes out " +
-      "of its input order."
+      "(JSON, CSV as wide as the journal's records); or, in real-time mode, its `origin` is not a UUID, or names a " +
+      "journal that no Gazette source read in the row's task (a shuffle came between them) or that two sources read " +
+      "there."
   )
   private val UnsupportedOutputMode = Condition("GAZETTE_UNSUPPORTED_OUTPUT_MODE", "0A000",
     "Complete output mode, or an overwrite, was asked of the sink: journals are append-only.")
