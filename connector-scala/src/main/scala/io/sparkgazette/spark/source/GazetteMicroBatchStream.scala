@@ -47,6 +47,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
   @volatile private var skippedAtPlanning = 0L
+  // The last real-time batch's task metrics, summed over its tasks (see JournalsReached).
+  @volatile private var realTimeTaskMetrics = Map.empty[String, Long]
   // Read-committed ranges the last batch split, bytes and milliseconds their first pass took, and
   // ranges left whole because their pieces' states were too large.
   @volatile private var rangesSplit, rangesNotSplit = 0
@@ -402,6 +404,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   /** A real-time batch's end: where each task's journals stand, and their producers' states. */
   private[source] def mergeReached(reached: Seq[JournalsReached]): Offset = {
     val all = reached.foldLeft(JournalsReached(Map.empty, Map.empty))(_ ++ _)
+    realTimeTaskMetrics = all.metrics
     JournalOffsets(collection.immutable.SortedMap(all.positions.toSeq: _*), all.producers)
   }
 
@@ -453,7 +456,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
       "bytesPrescanned" -> prescannedBytes.toString,
       "prescanMs" -> prescanMs.toString,
       "rangesNotSplit" -> rangesNotSplit.toString
-    )).asJava
+    ) ++ realTimeTaskMetrics.map { case (name, value) => name -> value.toString }).asJava
   }
 
   override def stop(): Unit = {

@@ -123,7 +123,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     task.carried ++ JournalsReached(
       reached.map { case (j, (p, _)) => j -> p }.toMap,
       if (options.readCommitted) reached.map { case (j, (_, s)) => j -> s }.toMap
-      else tails.map(_.journal -> Seq.empty[ProducerState]).toMap
+      else tails.map(_.journal -> Seq.empty[ProducerState]).toMap,
+      // Spark (4.3) asks the reader it wraps for no task metrics: they reach the driver here.
+      SourceMetrics.Names.zip(metricValues()).filter(_._2 != 0).toMap
     )
   }
 
@@ -136,7 +138,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   /** Replays' Reads still open (for tests). */
   private[source] def openReplays: Int = tails.map(_.openReplays).sum
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = {
+  override def currentMetricsValues(): Array[CustomTaskMetric] = SourceMetrics.task(metricValues())
+
+  private def metricValues(): Array[Long] = {
     val values = new Array[Long](SourceMetrics.Names.size)
     tails.foreach { t =>
       values(0) += t.bytesRead.get()
@@ -147,7 +151,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       values(5) += (t.onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L })
       values(6) += t.lostBytes.get()
     }
-    SourceMetrics.task(values)
+    values
   }
 
   override def close(): Unit = {

@@ -22,11 +22,18 @@ private[spark] final case class RealTimeTask(journals: Seq[RealTimeJournal],
     extends InputPartition
 
 /** Where a real-time task's journals stand when its batch ends: the end of the last message it
-  * took from each, and the producers' states there (none read uncommitted).
+  * took from each, and the producers' states there (none read uncommitted); and the task's
+  * metrics by name (see [[SourceMetrics]]), which the driver reports with the batch's progress.
   */
 private[spark] final case class JournalsReached(positions: Map[String, JournalPosition],
-    producers: Map[String, Seq[ProducerState]])
+    producers: Map[String, Seq[ProducerState]], metrics: Map[String, Long] = Map.empty)
     extends PartitionOffset {
   def ++(other: JournalsReached): JournalsReached =
-    JournalsReached(positions ++ other.positions, producers ++ other.producers)
+    JournalsReached(
+      positions ++ other.positions,
+      producers ++ other.producers,
+      (metrics.keySet ++ other.metrics.keySet).map(k =>
+        k -> (metrics.getOrElse(k, 0L) + other.metrics.getOrElse(k, 0L)))
+        .toMap
+    )
 }

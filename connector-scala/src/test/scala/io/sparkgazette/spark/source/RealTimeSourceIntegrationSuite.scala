@@ -364,6 +364,33 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
     } finally reader.close()
   }
 
+  test("each real-time batch's progress reports its tasks' metrics (Spark shows none of a real-time reader's)") {
+    val journal = "source/real-time-metrics/part-000"
+    Journals.create(client, Journals.spec(journal))
+    Judge.publishEvents(cluster.broker, journal, 300, seed = 11L)
+    val expected = Judge.read(cluster.broker, journal).size
+    val head = client.writeHead(journal)
+    written.clear()
+    val q = start(
+      Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest"),
+      Files.createTempDirectory("gazette-rtm-metrics").toString,
+      batch = "1 second"
+    )
+    // Summed over the batches that ended: each batch's progress holds its own tasks' counts.
+    def metric(name: String): Long =
+      q.recentProgress.flatMap(_.sources.headOption).flatMap(s => Option(s.metrics.get(name))).map(_.toLong).sum
+    try {
+      await("every message") {
+        q.exception.foreach(e => fail(s"${collected.size} of $expected", e)); collected.size >= expected
+      }
+      await("the batches that emitted them to end", timeoutMs = 30000)(
+        metric(SourceMetrics.MessagesEmitted) >= expected)
+      assert(metric(SourceMetrics.MessagesEmitted) == expected)
+      // The read-ahead a batch's end leaves unread is read again by the next batch.
+      assert(metric(SourceMetrics.BytesRead) >= head)
+    } finally q.stop()
+  }
+
   test("a journal suspended during a real-time batch is waited for, and read again once an append resumes it") {
     val journal = "source/real-time-suspended/part-000"
     Journals.create(client, Journals.spec(journal))
