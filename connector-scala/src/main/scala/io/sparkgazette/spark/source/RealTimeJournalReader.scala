@@ -125,7 +125,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       if (options.readCommitted) reached.map { case (j, (_, s)) => j -> s }.toMap
       else tails.map(_.journal -> Seq.empty[ProducerState]).toMap,
       // Spark (4.3) asks the reader it wraps for no task metrics: they reach the driver here.
-      SourceMetrics.Names.zip(metricValues()).filter(_._2 != 0).toMap
+      SourceMetrics.Names.zip(metricValues()).toMap
     )
   }
 
