@@ -35,6 +35,7 @@ import argparse
 import functools
 import glob
 import json
+import math
 import os
 import random
 import shutil
@@ -234,7 +235,7 @@ def run(
                 kind, delay, pick = schedule.pop(), rng.uniform(0, 3), rng.randrange(1 << 30)
                 if kind == "broker" and summary.kills["broker"]:  # before the first, every fragment is on two brokers
                     # First, so that its wait is neither the pause nor the kill's window; exits as they come.
-                    _await_persisted(gazette, functools.partial(_restarted, query, summary, out, last_kill))
+                    _await_persisted(gazette, ins + outs, functools.partial(_restarted, query, summary, out, last_kill))
                 _await_progress(query, summary, out, spark, work, last_kill)
                 batch = query.batches() - 1
                 time.sleep(delay)
@@ -255,7 +256,7 @@ def run(
                 _note_exit(query, summary, out, last_kill, restart=False)
             query.kill()
             _await_whole(gazette, ins, out)
-            heads = _write_heads(gazette.broker, ins) if real_time else None
+            heads = {j: gazette.write_head(j) for j in ins} if real_time else None
             summary.failures += _drain(query, out, heads=heads)
             _await_whole(gazette, outs, out)
             _judge(gazette.broker, ins, outs, summary, real_time)
@@ -368,39 +369,32 @@ def _drain(query: Query, out, attempts: int = 5, heads: dict | None = None) -> i
     raise RuntimeError(f"the query did not drain in {attempts} runs; see {query.log}")
 
 
-def _write_heads(broker: str, journals: list[str]) -> dict:
-    """Each journal's write head once the traffic stopped: the end of its last message, as
-    Gazette's reader sees every message (uncommitted ones and ACKs too)."""
-    return {j: max((r["end"] for r in judge.read(broker, j, committed=False)), default=0) for j in journals}
-
-
 def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float = 300.0) -> None:
-    """Until every journal's fragments leave no gap. After a broker's SIGKILL, the fragment its
+    """Until every journal is readable to its write head. After a broker's SIGKILL, the fragment its
     surviving peer held is readable again only once that peer has persisted it (up to about a
-    minute); until then Gazette's readers stop at the gap as at a write head."""
+    minute); until then Gazette's readers stop there as at a write head: at a gap, or, when no byte
+    follows it, short of the journal's end, which no listing of fragments shows."""
     deadline = time.monotonic() + timeout
     while True:
-        gaps = [j for j in journals if _gap(gazette, j)]
-        if not gaps:
+        waiting = _unreadable(gazette, journals)
+        if not waiting:
             return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"journals {gaps} still have a gap after {timeout:.0f}s")
-        out(f"  waiting for the fragments of {', '.join(gaps)} to be persisted")
+            raise RuntimeError(f"journals {waiting} still not readable to their write heads after {timeout:.0f}s")
+        out(f"  waiting for the fragments of {', '.join(waiting)} to be persisted")
         time.sleep(10)
 
 
-def _await_persisted(gazette: LocalCluster, tick, timeout: float = 600.0) -> None:
-    """Until every journal is whole and every closed fragment is in the store, calling `tick`
-    meanwhile. A broker killed and started again at once may take its journals back as primary
-    with a new spool, leaving the fragment it was writing on its peer alone, as a replica's, which
-    persists it on a minute's timer. Killing that peer first would lose it for good (a gap the judge would count as
-    lost messages): more than replication 2 promises to survive. The check relies on traffic: a
-    fragment missing from the primary's listing shows as a gap only once bytes follow it."""
+def _await_persisted(gazette: LocalCluster, journals: list[str], tick, timeout: float = 600.0) -> None:
+    """Until every journal is readable to its write head and every closed fragment is in the
+    store, calling `tick` meanwhile. A broker killed and started again at once may take its
+    journals back as primary with a new spool, leaving the fragment it was writing on its peer
+    alone, as a replica's, which persists it on a minute's timer. Killing that peer first would
+    lose it for good (a gap the judge would count as lost messages): more than replication 2
+    promises to survive."""
     deadline = time.monotonic() + timeout
     while True:
-        pending = [
-            j for j, spans in _fragments(gazette).items() if _has_gap(spans) or not all(s for _, _, s in spans[:-1])
-        ]
+        pending = _unreadable(gazette, journals, persisted=True)
         if not pending:
             return
         if time.monotonic() > deadline:
@@ -408,6 +402,29 @@ def _await_persisted(gazette: LocalCluster, tick, timeout: float = 600.0) -> Non
         for _ in range(10):
             tick()
             time.sleep(0.2)
+
+
+def _unreadable(gazette: LocalCluster, journals: list[str], persisted: bool = False) -> list[str]:
+    """The journals whose listed fragments leave a gap, or end short of the write head (asked
+    first, so that appends after it cannot hide a short listing), or (`persisted`) hold a closed
+    fragment not yet in the store."""
+    heads = {j: _write_head(gazette, j) for j in journals}
+    listed = _fragments(gazette)
+    return [
+        j
+        for j in journals
+        if _has_gap(spans := listed.get(j, []))
+        or (spans[-1][1] if spans else 0) < heads[j]
+        or (persisted and not all(s for _, _, s in spans[:-1]))
+    ]
+
+
+def _write_head(gazette: LocalCluster, journal: str) -> float:
+    """The journal's write head; infinite while its primary takes no append (a pipeline starting)."""
+    try:
+        return gazette.write_head(journal)
+    except OSError:
+        return math.inf
 
 
 def _fragments(gazette: LocalCluster, selector: str = "name:prefix=chaos/") -> dict[str, list[tuple[int, int, bool]]]:
@@ -421,10 +438,6 @@ def _fragments(gazette: LocalCluster, selector: str = "name:prefix=chaos/") -> d
                 (int(spec.get("begin", 0)), int(spec.get("end", 0)), bool(spec.get("backing_store")))
             )
     return {j: sorted(fs) for j, fs in spans.items()}
-
-
-def _gap(gazette: LocalCluster, journal: str) -> bool:
-    return _has_gap(_fragments(gazette, f"name={journal}").get(journal, []))
 
 
 def _has_gap(spans: list[tuple[int, int, bool]]) -> bool:
@@ -456,7 +469,20 @@ def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary, real_
     summary.examples = (
         [f"lost {k} (uuid {want[k] or 'none'})" for k in lost[:4]]
         + [f"duplicated {k} x{got[k]} (uuid {want[k] or 'none'})" for k in dups[:4]]
-        + [f"phantom {k}" for k in phantoms[:4]]
+        + [f"phantom {k}: {_what_is_at(broker, k, want)}" for k in phantoms[:4]]
+    )
+
+
+def _what_is_at(broker: str, key: tuple[str, int], want: dict) -> str:
+    """What the input journal holds where a phantom's source message began, as Gazette's
+    ReadUncommittedIter sees it: which message, and whether a committed one shares its UUID."""
+    journal, begin = key
+    at = next((r for r in judge.read(broker, journal, committed=False) if r["begin"] == begin), None)
+    if at is None:
+        return "no message begins there"
+    copies = [k for k, u in want.items() if at["uuid"] and u == at["uuid"]]
+    return f"uuid {at['uuid'] or 'none'}, flags {at['flags']}, " + (
+        f"committed at {copies[0][1]} instead" if copies else "committed nowhere"
     )
 
 

@@ -502,6 +502,20 @@ class LocalCluster:
                 timeout,
             )
 
+    def write_head(self, journal: str) -> int:
+        """The journal's write head, as its primary's pipeline has it: what a zero-byte append
+        answers. Unlike a listing of fragments or a non-blocking read, which stop at the fragments
+        the primary has indexed, it counts bytes that a restarted primary has not listed yet."""
+        security = getattr(self, "security", None)
+        req = urllib.request.Request(
+            f"{self.broker}/{journal}",
+            method="PUT",
+            data=b"",
+            headers=security.http_headers() if security else {},
+        )
+        with urllib.request.urlopen(req, timeout=30, context=security.ssl_context() if security else None) as r:
+            return int(r.headers["X-Write-Head"])
+
     # -- helpers ---------------------------------------------------------------------------------
 
     def _flags(self, which: str) -> list[str]:
