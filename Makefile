@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -79,6 +79,15 @@ test-compat: setup
 	$(SBT) connector/assembly connector/publishM2
 	@$(MAKE) -s python-package PYTHON=.venv-compat/bin/python
 	.venv-compat/bin/python -m pytest -q tests --ignore=tests/chaos --ignore=tests/soak
+
+# The real-time suites of Python (helpers, demo, a short chaos run) on the oldest pyspark with
+# `trigger(realTime=...)` (python/requirements-compat-real-time.txt), in .venv-compat-real-time.
+test-compat-real-time: setup
+	@build/setup.sh --compat-real-time
+	$(SBT) connector/assembly
+	@$(MAKE) -s python-package PYTHON=.venv-compat-real-time/bin/python
+	.venv-compat-real-time/bin/python -m pytest -q tests/test_real_time.py tests/test_demo.py \
+		tests/chaos/test_chaos.py -k "real_time"
 
 # The Python suites inside docker-compose (etcd, broker, journals, Spark runner) through
 # testcontainers; installs Docker, Compose v2 and base images where they are missing. Not part of

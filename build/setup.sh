@@ -75,5 +75,7 @@ venv() {
 venv .venv python/requirements-dev.txt
 # `make test-compat` (setup.sh --compat): the oldest pyspark the connector supports, beside .venv.
 [ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
+# `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
+[ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
 
 say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
