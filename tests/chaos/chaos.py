@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import functools
 import glob
+import http.client
 import json
 import math
 import os
@@ -256,10 +257,10 @@ def run(
                 _note_exit(query, summary, out, last_kill, restart=False)
             query.kill()
             _await_whole(gazette, ins, out)
-            heads = {j: gazette.write_head(j) for j in ins} if real_time else None
+            heads = _heads(gazette, ins) if real_time else None
             summary.failures += _drain(query, out, heads=heads)
             _await_whole(gazette, outs, out)
-            _judge(gazette.broker, ins, outs, summary, real_time)
+            _judge(gazette, ins, outs, summary, real_time)
         finally:
             if query:
                 query.kill()
@@ -369,11 +370,13 @@ def _drain(query: Query, out, attempts: int = 5, heads: dict | None = None) -> i
     raise RuntimeError(f"the query did not drain in {attempts} runs; see {query.log}")
 
 
-def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float = 300.0) -> None:
-    """Until every journal is readable to its write head. After a broker's SIGKILL, the fragment its
-    surviving peer held is readable again only once that peer has persisted it (up to about a
-    minute); until then Gazette's readers stop there as at a write head: at a gap, or, when no byte
-    follows it, short of the journal's end, which no listing of fragments shows."""
+def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float = 600.0) -> None:
+    """Until every journal is readable to its write head through each broker of its route. After a
+    broker's SIGKILL, the fragment its surviving peer held is readable through the others only
+    once that peer has persisted it (a persister's rounds of a minute, then the primary's next
+    listing of the store: two to four minutes); until then their readers stop there as at a
+    write head: at a gap, or, when no byte follows it, short of the journal's end, which no
+    listing of theirs shows."""
     deadline = time.monotonic() + timeout
     while True:
         waiting = _unreadable(gazette, journals)
@@ -386,12 +389,12 @@ def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float
 
 
 def _await_persisted(gazette: LocalCluster, journals: list[str], tick, timeout: float = 600.0) -> None:
-    """Until every journal is readable to its write head and every closed fragment is in the
-    store, calling `tick` meanwhile. A broker killed and started again at once may take its
-    journals back as primary with a new spool, leaving the fragment it was writing on its peer
-    alone, as a replica's, which persists it on a minute's timer. Killing that peer first would
-    lose it for good (a gap the judge would count as lost messages): more than replication 2
-    promises to survive."""
+    """Until every journal is readable to its write head through each broker of its route and
+    every closed fragment is in the store, calling `tick` meanwhile. A broker killed and started
+    again at once may take its journals back as primary with a new spool, leaving the fragment it
+    was writing on its peer alone, as a replica's, which persists it minutes later. Killing that
+    peer first would lose it for good (a gap the judge would count as lost messages): more than
+    replication 2 promises to survive."""
     deadline = time.monotonic() + timeout
     while True:
         pending = _unreadable(gazette, journals, persisted=True)
@@ -405,31 +408,48 @@ def _await_persisted(gazette: LocalCluster, journals: list[str], tick, timeout: 
 
 
 def _unreadable(gazette: LocalCluster, journals: list[str], persisted: bool = False) -> list[str]:
-    """The journals whose listed fragments leave a gap, or end short of the write head (asked
-    first, so that appends after it cannot hide a short listing), or (`persisted`) hold a closed
-    fragment not yet in the store."""
-    heads = {j: _write_head(gazette, j) for j in journals}
-    listed = _fragments(gazette)
-    return [
-        j
-        for j in journals
-        if _has_gap(spans := listed.get(j, []))
-        or (spans[-1][1] if spans else 0) < heads[j]
-        or (persisted and not all(s for _, _, s in spans[:-1]))
-    ]
+    """The journals that some broker of their route cannot serve whole: a broker reads and lists
+    from its own index (Gazette serves reads from any replica), and a replica's index holds the
+    fragment its spool wrote, which the primary's lacks until it is persisted and listed. Whole
+    is no gap, from offset 0 to the write head (asked first, so that appends after it cannot
+    hide a short listing), and with `persisted` every closed fragment in the store."""
+    heads = _heads(gazette, journals)
+    routes = {j["spec"]["name"]: j.get("route", {}).get("endpoints", []) for j in gazette.journals()}
+    waiting = []
+    for j in journals:
+        for endpoint in routes.get(j) or [None]:
+            try:
+                spans = _fragments(gazette, f"name={j}", endpoint).get(j, [])
+            except subprocess.SubprocessError:  # a broker just started: its index is not loaded yet
+                spans = None
+            if (
+                endpoint is None
+                or spans is None
+                or _has_gap(spans)
+                or (spans[-1][1] if spans else 0) < heads[j]
+                or (persisted and not all(s for _, _, s in spans[:-1]))
+            ):
+                waiting.append(j)
+                break
+    return waiting
 
 
-def _write_head(gazette: LocalCluster, journal: str) -> float:
-    """The journal's write head; infinite while its primary takes no append (a pipeline starting)."""
-    try:
-        return gazette.write_head(journal)
-    except OSError:
-        return math.inf
+def _heads(gazette: LocalCluster, journals: list[str]) -> dict[str, float]:
+    """Each journal's write head; infinite while its primary takes no append (a pipeline starting)."""
+    heads: dict[str, float] = {}
+    for j in journals:
+        try:
+            heads[j] = gazette.write_head(j)
+        except (OSError, http.client.HTTPException):
+            heads[j] = math.inf
+    return heads
 
 
-def _fragments(gazette: LocalCluster, selector: str = "name:prefix=chaos/") -> dict[str, list[tuple[int, int, bool]]]:
-    """Each journal's fragments as (begin, end, persisted), in order."""
-    listed = gazette.gazctl_json("fragments", "--selector", selector)
+def _fragments(
+    gazette: LocalCluster, selector: str = "name:prefix=chaos/", broker: str | None = None
+) -> dict[str, list[tuple[int, int, bool]]]:
+    """Each journal's fragments as (begin, end, persisted), in order, as `broker` indexes them."""
+    listed = gazette.gazctl_json("fragments", "--selector", selector, broker=broker, timeout=60)
     spans: dict[str, list[tuple[int, int, bool]]] = {}
     for f in map(json.loads, listed.splitlines()):
         spec = f.get("spec")
@@ -441,15 +461,23 @@ def _fragments(gazette: LocalCluster, selector: str = "name:prefix=chaos/") -> d
 
 
 def _has_gap(spans: list[tuple[int, int, bool]]) -> bool:
-    reach = spans[0][1] if spans else 0
-    for begin, end, _ in spans[1:]:
+    """Whether the fragments leave bytes out, from offset 0 on (nothing is ever deleted here)."""
+    reach = 0
+    for begin, end, _ in spans:
         if begin > reach:
             return True
         reach = max(reach, end)
     return False
 
 
-def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary, real_time: bool = False) -> None:
+def _judge(gazette: LocalCluster, ins: list[str], outs: list[str], summary: Summary, real_time: bool = False) -> None:
+    broker, heads = gazette.broker, _heads(gazette, ins + outs)
+    # Every message, to the end of each journal: a read that stops short (at bytes its broker has
+    # not indexed) would count the output of what it missed as phantoms, or its outputs as lost.
+    every = {j: judge.read(broker, j, committed=False) for j in ins + outs}
+    for j, records in every.items():
+        if (end := max((r["end"] for r in records), default=0)) != heads[j]:
+            raise RuntimeError(f"the judge read {j} to offset {end}, short of its write head {heads[j]}")
     want = {(r["journal"], r["begin"]): r["uuid"] for j in ins for r in judge.read(broker, j)}
     got = Counter()
     for j in outs:
@@ -469,15 +497,15 @@ def _judge(broker: str, ins: list[str], outs: list[str], summary: Summary, real_
     summary.examples = (
         [f"lost {k} (uuid {want[k] or 'none'})" for k in lost[:4]]
         + [f"duplicated {k} x{got[k]} (uuid {want[k] or 'none'})" for k in dups[:4]]
-        + [f"phantom {k}: {_what_is_at(broker, k, want)}" for k in phantoms[:4]]
+        + [f"phantom {k}: {_what_is_at(every, k, want)}" for k in phantoms[:4]]
     )
 
 
-def _what_is_at(broker: str, key: tuple[str, int], want: dict) -> str:
+def _what_is_at(every: dict[str, list[dict]], key: tuple[str, int], want: dict) -> str:
     """What the input journal holds where a phantom's source message began, as Gazette's
     ReadUncommittedIter sees it: which message, and whether a committed one shares its UUID."""
     journal, begin = key
-    at = next((r for r in judge.read(broker, journal, committed=False) if r["begin"] == begin), None)
+    at = next((r for r in every.get(journal, []) if r["begin"] == begin), None)
     if at is None:
         return "no message begins there"
     copies = [k for k, u in want.items() if at["uuid"] and u == at["uuid"]]

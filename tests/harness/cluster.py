@@ -451,15 +451,16 @@ class LocalCluster:
             raise RuntimeError(f"gazctl journals apply failed: {out.stderr.strip()}")
         self.wait_writable()
 
-    def gazctl_json(self, *args: str) -> str:
-        """What `gazctl journals ARGS` prints as JSON against this cluster."""
+    def gazctl_json(self, *args: str, broker: str | None = None, timeout: float | None = None) -> str:
+        """What `gazctl journals ARGS` prints as JSON against this cluster (through `broker`, by
+        default the first one)."""
         return subprocess.run(
             [
                 self.gazctl_bin,
                 "journals",
                 *args,
                 "--broker.address",
-                self.broker,
+                broker or self.broker,
                 "--format",
                 "json",
                 "--log.level",
@@ -469,6 +470,7 @@ class LocalCluster:
             capture_output=True,
             text=True,
             check=True,
+            timeout=timeout,
         ).stdout
 
     def journals(self) -> list[dict]:
