@@ -16,11 +16,11 @@ import (
 // would) and waits until every append has committed. Appends retry through broker failures.
 //
 // With noRollbacks the mix has no rollbacks (the same random draws, the rollback not written).
-// A rollback re-appends an older ACK, and Gazette's readers then fall back to at least once for
-// that producer: a later re-send of a message committed after that ACK is committed again, at a
-// clock below the producer's messages already read (Sequencer: "unexpected ACK_TXN which is less
-// than lastACK (loss of exactly-once semantics)"). Real-time writes, which derive each row's UUID
-// from its input message's, write rows that come back out of clock order at least once.
+// A rollback re-appends an older ACK, and Gazette's readers then go back to it for that
+// producer (Sequencer: "unexpected ACK_TXN which is less than lastACK (loss of exactly-once
+// semantics)"): a later re-send of a message committed after that ACK is committed again, and
+// one of a message rolled back before is committed for the first time, both at clocks below the
+// producer's messages already read.
 func traffic(broker string, journals []string, seconds int, seed int64, rate int, noRollbacks bool) {
 	var stop = make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)

@@ -16,8 +16,13 @@ final case class Envelope[+M](
 /** Where a producer's sequence stands in a journal: the clock of its last acknowledged message,
   * and the offset where its open transaction began (-1 if none). Saved with a reader's offsets,
   * it lets a restored [[Sequencer]] emit exactly what an uninterrupted one would.
+  *
+  * `sequenceClock`, where it is above `lastAck`, is the sequence clock of the producer's last
+  * committed message (see [[Sequencer.sequenceClock]]): a rollback to an older ACK lowers
+  * `lastAck` below what was committed before it. `Long.MinValue` where it is `lastAck`.
   */
-final case class ProducerState(journal: String, producer: ProducerId, lastAck: Long, begin: Long)
+final case class ProducerState(journal: String, producer: ProducerId, lastAck: Long, begin: Long,
+    sequenceClock: Long = Long.MinValue)
 
 /** How [[Sequencer.queue]] classified a message. */
 sealed abstract class QueueOutcome(val commits: Boolean)

@@ -70,8 +70,9 @@ final class Sequencer[M](
   def discarded: Long = discardedCount
 
   states.foreach { s =>
-    partials.getOrElseUpdate(s.journal, new mutable.LongMap[Partial](states.size))(s.producer.value) =
-      new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
+    val p = new Partial(s.journal, s.producer, s.lastAck, s.lastAck, s.begin)
+    p.sequenceClock = math.max(s.lastAck, s.sequenceClock)
+    partials.getOrElseUpdate(s.journal, new mutable.LongMap[Partial](states.size))(s.producer.value) = p
   }
 
   /** Classifies the next message read from a journal. Not allowed while a commit is being stepped. */
@@ -156,7 +157,11 @@ final class Sequencer[M](
   def step(): Option[Envelope[M]] = {
     if (emit == null) return None
     if (replayNeeded) throw new IllegalStateException("startReplay() must be called before step()")
-    if (dequeued != null) emit.minClock = dequeued.clock
+    // The message stepped out last is processed: a checkpoint from now on is past it.
+    if (dequeued != null) {
+      emit.minClock = dequeued.clock
+      emit.sequenceClock = Sequencer.nextSequenceClock(emit.sequenceClock, dequeued.clock)
+    }
 
     while (replay != null && replay.hasNext) {
       val env = replay.next()
@@ -215,8 +220,19 @@ final class Sequencer[M](
 
   /** One producer's state, as [[checkpoint]] would give it (None: unknown), without pruning. */
   def state(journal: String, producer: ProducerId): Option[ProducerState] =
-    partials.get(journal).flatMap(_.get(producer.value)).map(p =>
-      ProducerState(journal, p.producer, p.minClock, p.begin))
+    partials.get(journal).flatMap(_.get(producer.value)).map(_.state)
+
+  /** The sequence clock of `producer`'s last committed message in `journal` processed (stepped
+    * out, then stepped past; Long.MinValue: none). A committed message's sequence clock is its
+    * clock, or one above its predecessor's where that is not above it (see
+    * [[Sequencer.nextSequenceClock]]): it grows with every message a producer commits, where
+    * their clocks go back after a rollback to an older ACK (an upstream producer restored an
+    * older checkpoint, and its messages committed since are committed again, or for the first
+    * time, at clocks below those committed before). It is kept in the producer's state, so that
+    * a reader restored from a checkpoint continues it.
+    */
+  def sequenceClock(journal: String, producer: ProducerId): Long =
+    partials.get(journal).flatMap(_.get(producer.value)).fold(Long.MinValue)(_.sequenceClock)
 
   /** Offsets read through and the states of producers to keep; producers whose newest clock is
     * older than their journal's newest acknowledged clock minus `pruneHorizonNanos` are dropped,
@@ -235,7 +251,7 @@ final class Sequencer[M](
       java.util.Arrays.sort(producers)
       producers.foreach { id =>
         val p = ps(id)
-        if (p.begin != -1 || p.maxClock >= bound) states += ProducerState(journal, p.producer, p.minClock, p.begin)
+        if (p.begin != -1 || p.maxClock >= bound) states += p.state
         else ps.remove(id)
       }
     }
@@ -299,6 +315,9 @@ final class Sequencer[M](
 
 object Sequencer {
 
+  /** The sequence clock of a committed message at `clock` after one at `previous`. */
+  def nextSequenceClock(previous: Long, clock: Long): Long = if (clock > previous) clock else previous + 1
+
   /** The sequence of one (journal, producer): clocks in (minClock, maxClock] are held. */
   private final class Partial(
       val journal: String,
@@ -309,6 +328,10 @@ object Sequencer {
   ) {
     var ringStart: Int = -1
     var ringStop: Int = -1
+    var sequenceClock: Long = minClock
+
+    def state: ProducerState =
+      ProducerState(journal, producer, minClock, begin, if (sequenceClock > minClock) sequenceClock else Long.MinValue)
   }
 }
 

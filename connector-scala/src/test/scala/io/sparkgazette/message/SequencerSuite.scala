@@ -307,6 +307,31 @@ class SequencerSuite extends AnyFunSuite {
     }
   }
 
+  test("sequence clocks grow with every commit, through rollbacks to older ACKs and restores") {
+    val rnd = new Random(11)
+    var wentBack = 0
+    for (_ <- 0 until 200) {
+      val log = script(rnd)
+      val whole = sequenced(new Sequencer[String](ringSize = 4), log, log.all.toSeq)
+      whole.groupBy(_._1).foreach { case (p, commits) =>
+        val clocks = commits.map(_._3)
+        assert(clocks.zip(clocks.drop(1)).forall { case (a, b) => a < b }, s"$p: $commits of ${log.all.map(_.message)}")
+        assert(commits.forall { case (_, clock, sequenced) => sequenced >= clock })
+      }
+      wentBack += whole.count { case (_, clock, sequenced) => sequenced > clock }
+      for (cut <- 0 to log.all.size) {
+        val first = new Sequencer[String](ringSize = 4)
+        val before = sequenced(first, log, log.all.take(cut).toSeq)
+        val (offsets, states) = first.checkpoint(0)
+        val resumeAt = offsets.getOrElse(J, 0L)
+        val after = sequenced(new Sequencer[String](offsets, states, ringSize = 4), log,
+          log.all.filter(_.begin >= resumeAt).toSeq)
+        assert(before ++ after == whole, s"cut at $cut of ${log.all.map(_.message)}")
+      }
+    }
+    assert(wentBack > 0, "no committed message's clock went back")
+  }
+
   test("a byte-bounded ring evicts its oldest entries and replays, emitting exactly what an unbounded one does") {
     val rnd = new Random(11)
     for (_ <- 0 until 200) {
@@ -319,6 +344,17 @@ class SequencerSuite extends AnyFunSuite {
 
   private def run(seq: Sequencer[String], log: Log, envs: Seq[Envelope[String]]): Seq[String] =
     envs.flatMap(e => feed(seq, log, e)._2)
+
+  /** Each commit: its producer, its last message's clock and the producer's sequence clock after it. */
+  private def sequenced(seq: Sequencer[String], log: Log,
+      envs: Seq[Envelope[String]]): Seq[(ProducerId, Long, Long)] = {
+    val out = mutable.ArrayBuffer[(ProducerId, Long, Long)]()
+    envs.foreach { e =>
+      val (_, emitted) = feed(seq, log, e)
+      if (emitted.nonEmpty && e.clock != 0) out += ((e.producer, e.clock, seq.sequenceClock(J, e.producer)))
+    }
+    out.toSeq
+  }
 
   /** Random interleavings of three producers' transactions, with re-sends and rollbacks. */
   private def script(rnd: Random): Log = {

@@ -14,9 +14,10 @@ import org.apache.spark.sql.connector.read.streaming.Offset
   * as offsets, the shape the `startingOffsets` option takes.
   *
   * In real-time mode, where batches end where the readers stand when time is up, the offset also
-  * carries each journal's producers' states there (`"producers": [[id, lastAck, begin], ...]`):
-  * the next batch continues read committed from them. Micro-batches keep states in files instead
-  * and never write this member.
+  * carries each journal's producers' states there (`"producers": [[id, lastAck, begin], ...]`,
+  * a fourth number where a producer's sequence clock is above its lastAck): the next batch
+  * continues read committed from them. Micro-batches keep states in files instead and never
+  * write this member.
   */
 private[spark] final case class JournalOffsets(positions: SortedMap[String, JournalPosition],
     producers: Map[String, Seq[ProducerState]] = Map.empty)
@@ -44,9 +45,15 @@ private[spark] object JournalOffsets {
         val ps = v.get("producers")
         if (!ps.isArray) throw GazetteErrors.offsetNotWhole(j, "producers", ps.toString)
         j -> ps.elements().asScala.map { p =>
-          if (!p.isArray || p.size() != 3) throw GazetteErrors.offsetNotWhole(j, "producers", p.toString)
-          ProducerState(j, ProducerId(whole(j, "producer", p.get(0))), whole(j, "lastAck", p.get(1)),
-            whole(j, "begin", p.get(2)))
+          if (!p.isArray || p.size() < 3 || p.size() > 4)
+            throw GazetteErrors.offsetNotWhole(j, "producers", p.toString)
+          ProducerState(
+            j,
+            ProducerId(whole(j, "producer", p.get(0))),
+            whole(j, "lastAck", p.get(1)),
+            whole(j, "begin", p.get(2)),
+            if (p.size() == 4) whole(j, "sequenceClock", p.get(3)) else Long.MinValue
+          )
         }.toSeq
     }.toMap
     new JournalOffsets(SortedMap(parsePositions(json).toSeq: _*), states)
@@ -73,7 +80,10 @@ private[spark] object JournalOffsets {
       val entry = node.putObject(j).put("offset", p.offset).put("revision", p.revision).put("origin", p.origin)
       producers.get(j).foreach { ps =>
         val array = entry.putArray("producers")
-        ps.foreach(s => array.addArray().add(s.producer.value).add(s.lastAck).add(s.begin))
+        ps.foreach { s =>
+          val state = array.addArray().add(s.producer.value).add(s.lastAck).add(s.begin)
+          if (s.sequenceClock > s.lastAck) state.add(s.sequenceClock)
+        }
       }
     }
     mapper.writeValueAsString(node)

@@ -44,7 +44,8 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val tails: IndexedSeq[Tail] =
     try task.journals.zipWithIndex.map { case (j, i) => new Tail(j, i) }.toIndexedSeq
     catch { case e: Throwable => close(); throw e }
-  RealTimeReads.register(config.stateDir.getOrElse(""), task.journals.map(_.range.journal), options.readCommitted)
+  RealTimeReads.register(config.stateDir.getOrElse(""), tails.map(t => t.journal -> t.startClocks),
+    options.readCommitted)
   // The journal whose commit is being stepped out, if any; the row to hand out.
   private var current: Tail = _
   private var row: InternalRow = _
@@ -175,6 +176,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     val onMalformed: OnMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
     private val permissive = config.shape.typed.exists(_.schema.permissive)
     private val start = startState()
+
+    /** Each producer's sequence clock where the task starts reading (see [[RealTimeReads]]). */
+    def startClocks: Map[Long, Long] =
+      start.producers.iterator.map(p => p.producer.value -> math.max(p.lastAck, p.sequenceClock)).toMap
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
     // How long the feed waits before it reads the journal, suspended, again (0: not suspended).
@@ -270,7 +275,12 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
           // again and takes only what follows.
           val p = committing.producer
           val state =
-            if (stepped == null) acking else Some(ProducerState(journal, p, stepped.clock, stepped.end))
+            if (stepped == null) acking
+            else {
+              val sequenced = Sequencer.nextSequenceClock(sequencer.sequenceClock(journal, p), stepped.clock)
+              Some(ProducerState(journal, p, stepped.clock, stepped.end,
+                  if (sequenced > stepped.clock) sequenced else Long.MinValue))
+            }
           (ackedFrom, (states().filterNot(_.producer == p) ++ state).sortBy(_.producer.value))
         }
       (JournalPosition(at, range.revision, range.origin), producers)

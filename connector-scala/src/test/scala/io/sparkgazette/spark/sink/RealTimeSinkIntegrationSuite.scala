@@ -93,6 +93,64 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     } finally w.close()
   }
 
+  // Producer 0 of the script: m0 committed by ACK a0; m1 left open and rolled back by a0 again; m2
+  // committed by ACK a1.
+  private def committedThenRolledBack(w: io.sparkgazette.testing.JudgeScript) =
+    w.continue(0).ack(0).continue(0).rollback(0, 0).continue(0).ack(0)
+
+  // a0 appended again, below the last ACK (an upstream producer restored an older checkpoint):
+  // Gazette's readers go back to it, so m1 and m2 re-sent, then m3, are committed by the next
+  // ACK, m1 and m2 at clocks below m2's: m1 for the first time, m2 for the second (at another
+  // offset).
+  private def backToAnOlderAck(w: io.sparkgazette.testing.JudgeScript) =
+    w.rollback(0, 0).dup(0, 1).dup(0, 2).continue(0).ack(0)
+
+  test("messages committed after a rollback to an older ACK, their clocks gone back, are written in a later batch") {
+    val input = "sink/rt-back-in/part-000"
+    val output = "sink/rt-back-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    def expected = Judge.read(cluster.broker, input).flatMap(r => Seq(0, 1).map((r.journal, r.begin, _)))
+    try {
+      committedThenRolledBack(w).sync()
+      val q = start("prefix=sink/rt-back-in/", "prefix=sink/rt-back-out/",
+        Files.createTempDirectory("gazette-rt-back").toString, "3 seconds")
+      try {
+        await("the rows of m0 and m2")(written(Seq(output)).size == expected.size)
+        val at = batchesDone(q)
+        await("a batch end")(batchesDone(q) > at)
+        backToAnOlderAck(w).sync()
+        assert(expected.size == 10, expected)
+        await("the rows of m1 and m2 committed again")(written(Seq(output)).size >= expected.size)
+      } finally q.stop()
+      val rows = written(Seq(output))
+      assert(rows.sorted == expected.sorted)
+    } finally w.close()
+  }
+
+  test("messages committed after a rollback to an older ACK are written once when their batch runs again") {
+    val input = "sink/rt-back-rerun-in/part-000"
+    val output = "sink/rt-back-rerun-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    try backToAnOlderAck(committedThenRolledBack(w)).sync()
+    finally w.close()
+    val expected = Judge.read(cluster.broker, input).flatMap(r => Seq(0, 1).map((r.journal, r.begin, _)))
+    assert(expected.size == 10, expected)
+    val checkpoint = Files.createTempDirectory("gazette-rt-back-rerun").toString
+    // The first batch is stopped before it ends: the second run writes its rows again.
+    val first = start("prefix=sink/rt-back-rerun-in/", "prefix=sink/rt-back-rerun-out/", checkpoint, "60 seconds")
+    try await("the first run's rows")(written(Seq(output)).size >= expected.size)
+    finally first.stop()
+    val second = start("prefix=sink/rt-back-rerun-in/", "prefix=sink/rt-back-rerun-out/", checkpoint, "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+    val rows = written(Seq(output))
+    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct)}")
+    assert(rows.sorted == expected.sorted)
+    assert(written(Seq(output), committed = false).size > rows.size, "no row was written again")
+  }
+
   test("an exactly-once real-time write without the rows' origin is refused, naming the column") {
     val input = "sink/rt-refused-in/part-000"
     val output = "sink/rt-refused-out/part-000"

@@ -134,10 +134,13 @@ class SourceOptionsSuite extends AnyFunSuite {
 
   test("real-time offsets carry each journal's producers' states through JSON; others write none") {
     val p = io.sparkgazette.message.ProducerState("a/2", io.sparkgazette.message.ProducerId(0x0102030405L), 77L, 12L)
+    // A producer rolled back to an older ACK: its sequence clock stays above its last ACK.
+    val back = io.sparkgazette.message.ProducerState("a/2", io.sparkgazette.message.ProducerId(9L), 50L, -1L, 90L)
     val o = JournalOffsets(
       scala.collection.immutable.SortedMap("a/2" -> JournalPosition(40L, 3L, 0L), "b/1" -> JournalPosition(5L)),
-      Map("a/2" -> Seq(p), "b/1" -> Nil))
-    assert(o.json() == """{"a/2":{"offset":40,"revision":3,"origin":0,"producers":[[4328719365,77,12]]},""" +
+      Map("a/2" -> Seq(p, back), "b/1" -> Nil))
+    assert(o.json() ==
+      """{"a/2":{"offset":40,"revision":3,"origin":0,"producers":[[4328719365,77,12],[9,50,-1,90]]},""" +
       """"b/1":{"offset":5,"revision":0,"origin":-1,"producers":[]}}""")
     assert(JournalOffsets.fromJson(o.json()) == o)
     assert(!JournalOffsets(Map("a" -> JournalPosition(7L))).json().contains("producers"))
