@@ -20,13 +20,15 @@ once, so their copies are counted apart (`repeated without a UUID`) and fail not
 also runs in real-time mode (a checkpoint last run in real time is refused by micro-batches):
 until a committed batch ends at the write heads the traffic left.
 
-Real-time mode's traffic has no rollbacks unless --with-rollbacks asks for them. A rollback
-re-appends an older ACK, after which Gazette's readers fall back to at least once for that
-producer: a later re-send of a message committed after that ACK is committed again, at a clock
-below the producer's rows already written, and the real-time sink refuses such a row (its UUID,
-derived from the input's, would collide), failing the query on it at every restart.
+The traffic has rollbacks in both modes (--no-rollbacks leaves them out). A rollback re-appends
+an older ACK, after which Gazette's readers go back to it for that producer: messages committed
+since, re-sent, are committed again at another offset (Gazette delivers them twice), and
+messages rolled back before, re-sent, are committed for the first time, at clocks below those
+already committed. Each committed input message, at its offset, must be in the output exactly
+once; inputs that Gazette delivers more than once (one UUID committed at several offsets) are
+counted apart (`committed again after a rollback`), each delivery written once.
 
-    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M] [--real-time [--with-rollbacks]]
+    python tests/chaos/chaos.py [--cycles N] [--seed S] [--rate R] [--minutes M] [--real-time] [--no-rollbacks]
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class Summary:
     duplicated: int = 0
     phantom: int = 0
     repeated_without_uuid: int = 0  # real-time: extra copies of input messages that had no UUID
+    recommitted: int = 0  # committed input messages whose UUID an earlier committed message has
     examples: list = field(default_factory=list)
 
     @property
@@ -115,7 +118,7 @@ class Summary:
                     else []
                 ),
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
-                f"{self.written} committed output messages",
+                f"{self.written} committed output messages; committed again after a rollback: {self.recommitted}",
                 *(
                     [f"repeated without a UUID (at least once by the sink's contract): {self.repeated_without_uuid}"]
                     if self.real_time
@@ -187,10 +190,9 @@ def run(
     minutes: float = 0,
     kinds=KINDS,
     real_time: bool = False,
-    rollbacks: bool | None = None,  # default: in micro-batches only
+    rollbacks: bool = True,
     keep: bool = False,
 ) -> Summary:
-    rollbacks = not real_time if rollbacks is None else rollbacks
     rng, summary, started = random.Random(seed), Summary(seed, real_time), time.monotonic()
     work = tempfile.mkdtemp(prefix="chaos-")
     mode = f" (real-time mode, traffic {'with' if rollbacks else 'without'} rollbacks)" if real_time else ""
@@ -479,6 +481,8 @@ def _judge(gazette: LocalCluster, ins: list[str], outs: list[str], summary: Summ
         if (end := max((r["end"] for r in records), default=0)) != heads[j]:
             raise RuntimeError(f"the judge read {j} to offset {end}, short of its write head {heads[j]}")
     want = {(r["journal"], r["begin"]): r["uuid"] for j in ins for r in judge.read(broker, j)}
+    deliveries = Counter(u for u in want.values() if u)
+    summary.recommitted = sum(n - 1 for n in deliveries.values())
     got = Counter()
     for j in outs:
         for r in judge.read(broker, j):
@@ -522,7 +526,8 @@ def main() -> None:
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     p.add_argument("--kinds", default=",".join(KINDS), help="what to kill, of " + ", ".join(KINDS))
     p.add_argument("--real-time", action="store_true", help="the query in Spark's real-time mode")
-    p.add_argument("--with-rollbacks", action="store_true", help="real-time: rollbacks in the traffic too")
+    p.add_argument("--no-rollbacks", action="store_true", help="leave rollbacks out of the traffic")
+    p.add_argument("--with-rollbacks", action="store_true", help=argparse.SUPPRESS)  # the default now
     p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
     args = p.parse_args()
     kinds = tuple(args.kinds.split(","))
@@ -537,7 +542,7 @@ def main() -> None:
         minutes=args.minutes,
         kinds=kinds,
         real_time=args.real_time,
-        rollbacks=True if args.with_rollbacks else None,
+        rollbacks=not args.no_rollbacks,
         keep=args.keep,
     )
     print(summary, flush=True)
