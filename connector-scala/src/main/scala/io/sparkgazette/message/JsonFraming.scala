@@ -94,17 +94,27 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
       case Right(breaks) => breaks
       case Left(p) => throw new MessageFormatException(s"invalid JSON: $p")
     }
-    val (depth, at, empty) = scanner.insertionPoint(payload, 0, payload.length) match {
-      case Right(point) => point
+    // Hex digits and dashes: nothing to escape.
+    val text = uuid.toString.getBytes(US_ASCII)
+    scanner.place(payload, 0, payload.length) match {
       case Left(problem) => throw new MessageFormatException(s"cannot set the UUID at $uuidPointer: $problem")
+      case Right(JsonPointerScanner.Insert(depth, at, empty)) =>
+        val (before, after) = members(depth)
+        write(payload, 0, at, out, lineBreaks)
+        out.write(before)
+        out.write(text)
+        out.write(after)
+        if (!empty) out.write(',')
+        write(payload, at, payload.length, out, lineBreaks)
+      // A copied message comes with its input's UUID; Gazette's Publisher, too, sets a message's
+      // UUID whatever it held.
+      case Right(JsonPointerScanner.Replace(start, end)) =>
+        write(payload, 0, start, out, lineBreaks)
+        out.write('"')
+        out.write(text)
+        out.write('"')
+        write(payload, end, payload.length, out, lineBreaks)
     }
-    val (before, after) = members(depth)
-    write(payload, 0, at, out, lineBreaks)
-    out.write(before)
-    out.write(uuid.toString.getBytes(US_ASCII)) // hex digits and dashes: nothing to escape
-    out.write(after)
-    if (!empty) out.write(',')
-    write(payload, at, payload.length, out, lineBreaks)
     out.write('\n')
   }
 

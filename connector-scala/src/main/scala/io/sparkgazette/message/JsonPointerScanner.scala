@@ -35,12 +35,11 @@ final class JsonPointerScanner(pointer: String) {
     try new Scan(doc, from, until).bounds()
     catch { case _: MalformedJson => JsonPointerScanner.AskFind }
 
-  /** Where the pointer's string would be inserted into the object `doc[from, until)`: the
-    * deepest object on the pointer's path that exists, as (its depth, the index just after its
-    * `{`, whether it is empty). Left when the document is not an object, a value on the path is
-    * not an object or its key is repeated, or the pointer's member is already present.
+  /** Where a value set at the pointer goes in the object `doc[from, until)`: in place of the
+    * value there, or inserted into the deepest object of the pointer's path that exists. Left when
+    * the document is not an object, or a value on the path is not an object or its key is repeated.
     */
-  def insertionPoint(doc: Array[Byte], from: Int, until: Int): Either[String, (Int, Int, Boolean)] =
+  def place(doc: Array[Byte], from: Int, until: Int): Either[String, JsonPointerScanner.Place] =
     try new Scan(doc, from, until).locate()
     catch { case e: MalformedJson => Left(e.getMessage) }
 
@@ -96,7 +95,7 @@ final class JsonPointerScanner(pointer: String) {
       false
     }
 
-    def locate(): Either[String, (Int, Int, Boolean)] = {
+    def locate(): Either[String, JsonPointerScanner.Place] = {
       if (path.isEmpty) return Left("the empty pointer names the whole document")
       var depth = 0
       while (true) {
@@ -108,14 +107,16 @@ final class JsonPointerScanner(pointer: String) {
         val open = i
         ws()
         val empty = peek == '}'
-        if (!member(path(depth))) return Right((depth, open, empty))
+        if (!member(path(depth))) return Right(JsonPointerScanner.Insert(depth, open, empty))
+        val start = i
+        value()
+        val end = i
         // Go's decoder keeps a key's last occurrence: a UUID set into the first would be lost.
-        val at = i
         if (repeats(path(depth)))
           return Left(s"duplicate key ${pointerPrefix(depth + 1)} (readers take its last occurrence)")
-        i = at
         depth += 1
-        if (depth == path.length) return Left(s"${pointerPrefix(depth)} is already present")
+        if (depth == path.length) return Right(JsonPointerScanner.Replace(start, end))
+        i = start
       }
       Left("unreachable")
     }
@@ -139,9 +140,9 @@ final class JsonPointerScanner(pointer: String) {
       false
     }
 
-    // Whether `key` occurs again in the current object, after the value the scan is at.
+    // Whether `key` occurs again in the current object, after the member the scan has passed.
     private def repeats(key: Array[Byte]): Boolean = {
-      value(); ws()
+      ws()
       while (peek != '}') {
         expect(','); ws()
         val matched = keyEquals(key)
@@ -251,6 +252,17 @@ final class JsonPointerScanner(pointer: String) {
 }
 
 object JsonPointerScanner {
+
+  /** Where [[JsonPointerScanner.place]] puts a value set at the pointer. */
+  sealed trait Place
+
+  /** The pointer's member is absent: the first `depth` members of its path exist, the deepest
+    * an object whose members begin at `at` (just after its `{`), `empty` or not.
+    */
+  final case class Insert(depth: Int, at: Int, empty: Boolean) extends Place
+
+  /** The pointer's value, whatever it is, is `[start, end)`. */
+  final case class Replace(start: Int, end: Int) extends Place
 
   /** [[JsonPointerScanner.stringBounds]]: no string at the pointer. */
   val Absent: Long = -1L

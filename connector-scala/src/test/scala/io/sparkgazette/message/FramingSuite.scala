@@ -4,7 +4,7 @@ import java.io.ByteArrayOutputStream
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
-import org.scalacheck.Gen
+import org.scalacheck.{Gen, Shrink}
 import org.scalatest.funsuite.AnyFunSuite
 import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks
 
@@ -88,12 +88,76 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     assert(msgs.size == 5 && msgs.forall(m => m.clock == 0 && m.flags == 0 && m.message.uuid == Uuid.Zero))
   }
 
-  test("ndjson: framing refuses a payload that is not an object, is invalid, or already has a UUID") {
+  test("ndjson: framing refuses a payload that is not an object or is invalid") {
     def refuse(p: String) = intercept[MessageFormatException](framed(Json, Seq(p -> uuid(1)))).getMessage
     assert(refuse("[1]").contains("not a JSON object"))
     assert(refuse("""{"a":""").contains("invalid JSON"))
-    assert(refuse(s"""{"_meta":{"uuid":"x"}}""").contains("/_meta/uuid is already present"))
     assert(refuse("""{"_meta":5}""").contains("/_meta is not an object"))
+  }
+
+  test("ndjson: a value already at the pointer, whatever it is, is replaced by the UUID; the rest is kept byte for " +
+    "byte") {
+    // A copied document arrives with its input's UUID, as Gazette's Publisher overwrites a message's.
+    val u = uuid(9)
+    val q = JsonPointerScanner.quote(u.toString)
+    val cases = Seq(
+      Json -> s"""{"_meta":{"uuid":"${uuid(1)}"},"a":1}""" -> s"""{"_meta":{"uuid":$q},"a":1}""",
+      Json -> """{"a":[1],"_meta":{"op":"c","uuid":null,"z":{}}}""" ->
+        s"""{"a":[1],"_meta":{"op":"c","uuid":$q,"z":{}}}""",
+      Json -> """{"_meta":{"uuid":-12.5e3}}""" -> s"""{"_meta":{"uuid":$q}}""",
+      Json -> """{"_meta":{"uuid":true,"n":0}}""" -> s"""{"_meta":{"uuid":$q,"n":0}}""",
+      Json -> """{"_meta":{"uuid":{"x":[1,{"y":"}]"}]},"n":0}}""" -> s"""{"_meta":{"uuid":$q,"n":0}}""",
+      Json -> """{"_meta":{"uuid":[{"uuid":1}]}}""" -> s"""{"_meta":{"uuid":$q}}""",
+      Json -> """{"_meta":{"uuid":""}}""" -> s"""{"_meta":{"uuid":$q}}""",
+      Json -> "{\"_meta\":{\"uuid\":\"not \\\"a\\\" uuid\\u0021\\\\\"}}" -> s"""{"_meta":{"uuid":$q}}""",
+      // Keys written with escapes are the same keys to any JSON reader.
+      Json -> "{\"_m\\u0065ta\":{\"u\\u0075id\":\"x\",\"v\":\"\\u0075\"}}" ->
+        ("{\"_m\\u0065ta\":{\"u\\u0075id\":" + q + ",\"v\":\"\\u0075\"}}"),
+      Json -> "{ \"_meta\" :\t{ \"uuid\"  :  7 ,\"op\":\"c\" } , \"b\" : 2 }" ->
+        ("{ \"_meta\" :\t{ \"uuid\"  :  " + q + " ,\"op\":\"c\" } , \"b\" : 2 }"),
+      // A pretty document is written on one line, its line breaks made spaces, as when inserting.
+      Json -> "{\n  \"_meta\": {\n    \"uuid\": \"x\"\n  }\n}" -> s"""{   "_meta": {     "uuid": $q   } }""",
+      new JsonFraming("/UUID") -> """{"Word":"w","UUID":"x"}""" -> s"""{"Word":"w","UUID":$q}""",
+      new JsonFraming("/m/n/uuid") -> """{"m":{"a":{"uuid":1},"n":{"uuid":{}},"uuid":2}}""" ->
+        s"""{"m":{"a":{"uuid":1},"n":{"uuid":$q},"uuid":2}}"""
+    )
+    for (((framing, payload), expected) <- cases) {
+      val bytes = framed(framing, Seq(payload -> u))
+      assert(new String(bytes, UTF_8) == expected + "\n", payload)
+      val back = read(framing, bytes).map(_.toOption.get)
+      assert(back.map(_.message.uuid) == Seq(u), payload)
+      assert(back.map(_.clock) == Seq(Uuid.clock(u)) && back.map(_.flags) == Seq(Flags.ContinueTxn), payload)
+    }
+  }
+
+  test("ndjson: any value at the pointer, among any members, is replaced by the UUID framed, which reads back") {
+    val texts = Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf('"', '\\', '{', '}', ',', ' ', 'é'))).map(_.mkString)
+    val values: Gen[String] = Gen.oneOf(
+      texts.map(JsonPointerScanner.quote),
+      Gen.const("null"),
+      Gen.const("false"),
+      Gen.choose(-1e9, 1e9).map(_.toString),
+      texts.map(t => s"""{"uuid":${JsonPointerScanner.quote(t)},"k":[1,"]"]}"""),
+      Gen.const("[]")
+    )
+    val docs = for {
+      others <- Gen.listOf(texts); value <- values; at <- Gen.choose(0, 8); space <- Gen.oneOf("", " ", "\t ")
+      clock <- Gen.choose(1L, 1L << 40)
+    } yield {
+      val members = others.zipWithIndex.map { case (t, i) => s""""k$i":$space${JsonPointerScanner.quote(t)}""" }
+      def doc(v: String) =
+        members.patch(math.min(at, members.size), Seq(s""""_meta":$space{"uuid":$space$v$space}"""), 0)
+          .mkString("{", ",", "}")
+      val u = uuid(clock)
+      (doc(value), u, doc(JsonPointerScanner.quote(u.toString)))
+    }
+    // Shrunk, a failing document loses the member the test is about.
+    implicit val whole: Shrink[(String, java.util.UUID, String)] = Shrink.shrinkAny
+    forAll(docs) { case (doc, u, expected) =>
+      val bytes = framed(Json, Seq(doc -> u))
+      assert(new String(bytes, UTF_8) == expected + "\n")
+      assert(read(Json, bytes).map(_.toOption.get.message.uuid) == Seq(u))
+    }
   }
 
   test("ndjson: framing refuses a payload whose UUID's path has a duplicate key, as Go would read the last one") {
@@ -103,6 +167,9 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     assert(intercept[MessageFormatException](framed(new JsonFraming("/m/n/uuid"),
           Seq("""{"m":{"n":{},"n":{}}}""" -> uuid(1))))
         .getMessage.contains("duplicate key /m/n"))
+    // Nor is a repeated key at the pointer replaced: readers would take the last of its values.
+    assert(refuse("""{"_meta":{"uuid":"a","op":"c","uuid":"b"}}""").contains("duplicate key /_meta/uuid"))
+    assert(refuse("{\"_meta\":{\"uuid\":1,\"u\\u0075id\":2}}").contains("duplicate key /_meta/uuid"))
     // Duplicates off the path are the document's own business.
     assert(new String(framed(Json, Seq("""{"a":1,"a":2,"_meta":{}}""" -> uuid(1))), UTF_8).contains(
         """"_meta":{"uuid""""))

@@ -62,4 +62,26 @@ class JsonPointerScannerSuite extends AnyFunSuite {
       }
     }
   }
+
+  test("place: the bounds of the value at the pointer, whatever it is, or where its member would be inserted") {
+    def place(pointer: String, doc: String) = {
+      val bytes = ("xx" + doc + "yy").getBytes(UTF_8)
+      new JsonPointerScanner(pointer).place(bytes, 2, bytes.length - 2).map {
+        case JsonPointerScanner.Replace(start, end) => new String(bytes, start, end - start, UTF_8)
+        case JsonPointerScanner.Insert(depth, at, empty) => (depth, new String(bytes, 2, at - 2, UTF_8), empty)
+      }
+    }
+    assert(place("/_meta/uuid", """{"_meta":{"uuid":"old","x":1}}""") == Right("\"old\""))
+    assert(place("/_meta/uuid", """{ "_meta" : { "uuid" : [1, {"a":"]"}] } }""") == Right("""[1, {"a":"]"}]"""))
+    assert(place("/_meta/uuid", """{"_meta":{"uuid":-1.5e3}}""") == Right("-1.5e3"))
+    assert(place("/_meta/uuid", """{"_meta":{"uuid":null }}""") == Right("null"))
+    assert(place("/_meta/uuid", """{"a":1}""") == Right((0, "{", false)))
+    assert(place("/_meta/uuid", """{"_meta": { }}""") == Right((1, "{\"_meta\": {", true)))
+    assert(place("/_meta/uuid", """{"_meta":{"uuid":1},"_meta":{}}""").left.exists(
+        _.startsWith("duplicate key /_meta")))
+    assert(place("/_meta/uuid", """{"_meta":{"uuid":1,"uuid":1}}""").left.exists(
+        _.startsWith("duplicate key /_meta/uuid")))
+    assert(place("/_meta/uuid", """{"_meta":[]}""") == Left("/_meta is not an object"))
+    assert(place("", "{}").isLeft)
+  }
 }
