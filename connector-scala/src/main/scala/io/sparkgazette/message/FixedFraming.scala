@@ -59,15 +59,15 @@ final class FixedFraming(val uuidField: Int) extends Framing {
   }
 
   override def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit = {
-    ProtoWire.lastBytesField(payload, 0, payload.length, uuidField) match {
+    // A copied message comes with its input's UUID; Gazette's Publisher, too, sets a message's
+    // UUID whatever it held.
+    val rest = ProtoWire.withoutBytesField(payload, 0, payload.length, uuidField) match {
       case Left(problem) => throw new MessageFormatException(s"invalid protobuf payload: $problem")
-      case Right(Some((s, e))) if e > s =>
-        throw new MessageFormatException(s"the message already has a UUID in field $uuidField")
-      case _ =>
+      case Right(rest) => rest
     }
     val field = uuidBytesField(uuid)
-    writeHeader(payload.length + field.length, out)
-    out.write(payload)
+    writeHeader(rest.length + field.length, out)
+    out.write(rest)
     out.write(field)
   }
 

@@ -27,8 +27,10 @@ trait Framing {
     */
   private[message] def newUnpacker(validate: Boolean): Unpacker = newUnpacker()
 
-  /** Appends `payload`, framed, with `uuid` set into it, to `out`.
-    * @throws MessageFormatException if `payload` cannot be framed or already has a UUID
+  /** Appends `payload`, framed, with `uuid` set into it, to `out`. A UUID the payload holds is
+    * replaced, as Gazette's Publisher sets a message's UUID whatever it held (a CSV payload is the
+    * fields after the UUID column: it holds none).
+    * @throws MessageFormatException if `payload` cannot be framed
     */
   def frame(payload: Array[Byte], uuid: UUID, out: ByteArrayOutputStream): Unit
 

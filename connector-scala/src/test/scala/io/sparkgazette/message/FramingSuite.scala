@@ -239,6 +239,35 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     assert(read(Fixed, noUuid.toByteArray :+ '\n'.toByte).map(_.toOption.get.clock) == Seq(0L))
   }
 
+  test("protobuf-fixed: a payload that has the UUID field loses every occurrence of it; the new UUID is appended") {
+    def bytesField(number: Int, value: Array[Byte]) = {
+      val key = new ByteArrayOutputStream()
+      ProtoWire.writeVarint(key, (number.toLong << 3) | 2)
+      key.toByteArray ++ (value.length.toByte +: value)
+    }
+    val u = uuid(9)
+    val other = bytesField(2, "hi".getBytes(UTF_8))
+    val varint = Array[Byte](0x20, 0x05) // field 4
+    // Field 3 as a group: a field 1 inside it is the group's, not the message's UUID.
+    val group = (0x1b.toByte +: bytesField(1, "in a group".getBytes(UTF_8))) :+ 0x1c.toByte
+    for (framing <- Seq(Fixed, new FixedFraming(300))) {
+      val number = framing.uuidField
+      val payload = bytesField(number, Uuid.toBytes(uuid(1))) ++ other ++ bytesField(number, Array.emptyByteArray) ++
+        group ++ varint ++ bytesField(number, Uuid.toBytes(uuid(2)))
+      val kept = other ++ group ++ varint
+      val out = new ByteArrayOutputStream()
+      framing.frame(payload, u, out)
+      val back = read(framing, out.toByteArray).map(_.toOption.get)
+      assert(back.map(_.message.uuid) == Seq(u), framing)
+      assert(back.head.message.bytes.toSeq == (kept ++ bytesField(number, Uuid.toBytes(u))).toSeq, framing)
+      // An empty UUID field alone is replaced too.
+      val empty = new ByteArrayOutputStream()
+      framing.frame(other ++ bytesField(number, Array.emptyByteArray), u, empty)
+      assert(read(framing, empty.toByteArray).map(_.toOption.get.message.bytes.toSeq) ==
+          Seq((other ++ bytesField(number, Uuid.toBytes(u))).toSeq), framing)
+    }
+  }
+
   test("protobuf-fixed: desync skips to the next magic word; bad UUID lengths and truncation are malformed") {
     val good = new ByteArrayOutputStream()
     Fixed.frame(Array.emptyByteArray, uuid(1), good)
