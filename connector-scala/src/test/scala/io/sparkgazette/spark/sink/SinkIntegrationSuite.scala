@@ -6,8 +6,8 @@ import java.nio.file.Files
 
 import io.sparkgazette.message.Flags
 import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns, StagingLocation}
-import io.sparkgazette.testing.{Journals, Judge, MovedUuids, SparkClusterSuite}
-import org.apache.spark.sql.functions.col
+import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, MovedUuids, SparkClusterSuite}
+import org.apache.spark.sql.functions.{col, struct}
 import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -416,6 +416,50 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       moved.sync()
     } finally moved.close()
     assert(committedNumbers(scratch).sorted == (0L until 60L))
+  }
+
+  test("copies of documents Gazette's Publisher wrote, by a batch write and a stream: each committed document " +
+    "once, its /_meta/uuid replaced by a new UUID and the rest as it was") {
+    val inputs = Seq("sink/copy-in/events", "sink/copy-in/duplicates")
+    Journals.create(client, inputs.map(Journals.spec(_)): _*)
+    // Transactions, rollbacks and re-sent duplicates, each document with its UUID at /_meta/uuid.
+    Judge.publishEvents(cluster.broker, inputs(0), 300, seed = 11L)
+    Judge.publishScenario(cluster.broker, inputs(1), "duplicates")
+    val committed = inputs.flatMap(j => Judge.read(cluster.broker, j))
+    assert(committed.nonEmpty && committed.forall(_.uuid.nonEmpty))
+    // A document as Gazette's reader sees it, the UUID it found at /_meta/uuid cut out of its text.
+    def withoutUuid(r: JudgeRecord): String = {
+      assert(MovedUuids.at(r.payload, Seq("_meta", "uuid")) == r.uuid, r)
+      r.payload.replace(r.uuid, "")
+    }
+    val expected = committed.map(withoutUuid).sorted
+    def copies(reader: org.apache.spark.sql.DataFrame) =
+      reader.select(col("value"), struct(col("journal"), col("uuid")).as("origin"))
+
+    val batch = "sink/out/copies-batch/part-000"
+    val stream = "sink/out/copies-stream/part-000"
+    Journals.create(client, Journals.spec(batch), Journals.spec(stream))
+    copies(spark.read.format("gazette").option("broker", cluster.broker).option("selector", "prefix=sink/copy-in/")
+        .load()).write.format("gazette").option("broker", cluster.broker).option("journal", batch).mode("append").save()
+    val query = copies(spark.readStream.format("gazette").option("broker", cluster.broker)
+        .option("selector", "prefix=sink/copy-in/").option("startingOffsets", "earliest")
+        .option("maxBytesPerTrigger", "8000").load())
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", stream)
+      .option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.AvailableNow()).start()
+    assert(query.awaitTermination(600000), "the query did not end within 10 minutes")
+    assert(query.recentProgress.count(_.numInputRows > 0) > 1, "the stream copied in one batch")
+
+    for (out <- Seq(batch, stream)) {
+      val written = Judge.read(cluster.broker, out)
+      val copied = written.map(withoutUuid).sorted
+      assert(copied == expected,
+        s"$out: of ${expected.size}, missing ${expected.diff(copied).take(2)}, " +
+          s"unexpected ${copied.diff(expected).take(2)}")
+      val uuids = written.map(_.uuid)
+      assert(uuids.forall(_.nonEmpty) && uuids.distinct.size == uuids.size, s"$out: UUIDs missing or repeated")
+      assert(uuids.toSet.intersect(committed.map(_.uuid).toSet).isEmpty, s"$out: an input's UUID was kept")
+    }
   }
 
   test("protobuf-fixed journals: each row's message framed once, with its UUID, as Gazette's reader reads them") {
