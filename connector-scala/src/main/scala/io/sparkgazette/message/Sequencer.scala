@@ -251,7 +251,8 @@ final class Sequencer[M](
       java.util.Arrays.sort(producers)
       producers.foreach { id =>
         val p = ps(id)
-        if (p.begin != -1 || p.maxClock >= bound) states += p.state
+        // A rollback to an older ACK lowers maxClock, not what the producer committed before it.
+        if (p.begin != -1 || math.max(p.maxClock, p.sequenceClock) >= bound) states += p.state
         else ps.remove(id)
       }
     }

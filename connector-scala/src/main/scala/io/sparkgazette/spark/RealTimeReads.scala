@@ -14,25 +14,18 @@ import org.apache.spark.TaskContext
 private[spark] object RealTimeReads {
 
   /** How the current task reads a journal: by which source (its state directory, stable across
-    * runs), read committed or not, and where its producers' sequence clocks stood when the task
-    * began (see [[io.sparkgazette.message.Sequencer.sequenceClock]]; by producer, absent for a
-    * producer the source had not seen); `source` None where two of the task's sources read it.
+    * runs), read committed or not, and the sequence clocks of the messages it emitted last;
+    * `source` None where two of the task's sources read it.
     */
-  final case class Read(source: Option[String], committed: Boolean, startClocks: Map[Long, Long] = Map.empty) {
-
-    /** Where `producer`'s sequence clock stood when the task began (Long.MinValue: nowhere). */
-    def startClock(producer: Long): Long = startClocks.getOrElse(producer, Long.MinValue)
-  }
+  final case class Read(source: Option[String], committed: Boolean, sequenced: SequencedMessages = null)
 
   private val reads = new ConcurrentHashMap[Long, Map[String, Read]]()
 
-  /** Records that the current task reads `journals` (with their producers' sequence clocks) for
-    * `source` until it completes.
-    */
-  def register(source: String, journals: Seq[(String, Map[Long, Long])], committed: Boolean): Unit =
+  /** Records that the current task reads `journals` for `source` until it completes. */
+  def register(source: String, journals: Seq[String], committed: Boolean, sequenced: SequencedMessages): Unit =
     Option(TaskContext.get()).foreach { task =>
       val id = task.taskAttemptId()
-      val mine = journals.map { case (j, clocks) => j -> Read(Some(source), committed, clocks) }.toMap
+      val mine = journals.map(_ -> Read(Some(source), committed, sequenced)).toMap
       reads.merge(id, mine,
         (a, b) =>
           a ++ b.map { case (j, r) =>

@@ -264,6 +264,19 @@ class SequencerSuite extends AnyFunSuite {
     assert(all.size == 1)
   }
 
+  test("a producer rolled back to an ACK older than the horizon keeps its sequence clock through checkpoints") {
+    val log = new Log; val seq = new Sequencer[String]()
+    val hour = Clock.ofNanos(3600L * 1000000000L)
+    feed(seq, log, log.write(A, 10 * hour, ack, "a-old-ack"))
+    feed(seq, log, log.write(A, 12 * hour, ack, "a-new-ack"))
+    feed(seq, log, log.write(B, 12 * hour, ack, "b"))
+    // A's first ACK again: its last ACK is now two hours behind B's, what it committed is not.
+    assert(feed(seq, log, log.write(A, 10 * hour, ack, "a-rollback"))._1 == AckRollback)
+    val (_, kept) = seq.checkpoint(3600L * 1000000000L)
+    assert(kept.find(_.producer == A).map(s => (s.lastAck, s.sequenceClock)) == Some((10 * hour, 12 * hour)))
+    assert(new Sequencer[String](states = kept).sequenceClock(J, A) == 12 * hour)
+  }
+
   test("a producer with an open transaction is kept however old, also once restored at every checkpoint") {
     val log = new Log
     val hour = Clock.ofNanos(3600L * 1000000000L)

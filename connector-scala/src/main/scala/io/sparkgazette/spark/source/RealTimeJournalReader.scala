@@ -44,8 +44,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private val tails: IndexedSeq[Tail] =
     try task.journals.zipWithIndex.map { case (j, i) => new Tail(j, i) }.toIndexedSeq
     catch { case e: Throwable => close(); throw e }
-  RealTimeReads.register(config.stateDir.getOrElse(""), tails.map(t => t.journal -> t.startClocks),
-    options.readCommitted)
+  // The sequence clocks of the committed messages emitted last, for real-time writes.
+  private val sequenced = new SequencedMessages()
+  RealTimeReads.register(config.stateDir.getOrElse(""), task.journals.map(_.range.journal), options.readCommitted,
+    sequenced)
   // The journal whose commit is being stepped out, if any; the row to hand out.
   private var current: Tail = _
   private var row: InternalRow = _
@@ -80,7 +82,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
           case Some(env) =>
             val t = current
             t.stepped = env
-            val out = !MessageToRow.isAck(env) && t.emit(env)
+            val out = !MessageToRow.isAck(env) && { t.sequence(env); t.emit(env) }
             // The message that commits is the last one out: the commit is completed at once, so
             // that where the journal stands never depends on whether Spark asks for a row again.
             if (t.commits(env)) {
@@ -176,10 +178,6 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     val onMalformed: OnMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
     private val permissive = config.shape.typed.exists(_.schema.permissive)
     private val start = startState()
-
-    /** Each producer's sequence clock where the task starts reading (see [[RealTimeReads]]). */
-    def startClocks: Map[Long, Long] =
-      start.producers.iterator.map(p => p.producer.value -> math.max(p.lastAck, p.sequenceClock)).toMap
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
     // How long the feed waits before it reads the journal, suspended, again (0: not suspended).
@@ -215,6 +213,12 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     }
 
     def emit(env: Envelope[RawMessage]): Boolean = { clock = env.clock; build(env) }
+
+    /** Records the sequence clock of `env`, just stepped out of a commit (see [[SequencedMessages]]). */
+    def sequence(env: Envelope[RawMessage]): Unit =
+      if (env.clock != 0)
+        sequenced.add(journal, env.producer.value, env.clock,
+          Sequencer.nextSequenceClock(sequencer.sequenceClock(journal, env.producer), env.clock))
 
     private def build(env: Envelope[RawMessage]): Boolean = typedRows match {
       case None => row = toRow(env); emitted += 1; true
@@ -277,9 +281,9 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
           val state =
             if (stepped == null) acking
             else {
-              val sequenced = Sequencer.nextSequenceClock(sequencer.sequenceClock(journal, p), stepped.clock)
+              val at = Sequencer.nextSequenceClock(sequencer.sequenceClock(journal, p), stepped.clock)
               Some(ProducerState(journal, p, stepped.clock, stepped.end,
-                  if (sequenced > stepped.clock) sequenced else Long.MinValue))
+                  if (at > stepped.clock) at else Long.MinValue))
             }
           (ackedFrom, (states().filterNot(_.producer == p) ++ state).sortBy(_.producer.value))
         }

@@ -151,6 +151,68 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assert(written(Seq(output), committed = false).size > rows.size, "no row was written again")
   }
 
+  test("rows a failed run wrote past where its rerun ends keep their UUIDs in the batch after, rollbacks or not") {
+    val input = "sink/rt-past-in/part-000"
+    val output = "sink/rt-past-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    try {
+      // Producer 0 commits m0, m1, m2, each with its ACK; producer 1 then 1,500 messages; then
+      // producer 0 goes back to its first ACK, and m1 re-sent is committed by its third ACK
+      // appended again: m1's second row, at a clock below m2's, is producer 0's last.
+      (0 until 3).foreach(_ => w.continue(0).ack(0))
+      (0 until 1500).foreach(_ => w.commit(1))
+      w.rollback(0, 0).dup(0, 1).rollback(0, 2).sync()
+    } finally w.close()
+    val read = Judge.read(cluster.broker, input)
+    val expected = read.map(r => (r.journal, r.begin, 0))
+    val slow = org.apache.spark.sql.functions.udf((b: Long) => { Thread.sleep(4); b })
+    val checkpoint = Files.createTempDirectory("gazette-rt-past").toString
+    // The first run writes every row in its one batch, which is stopped before it ends; the second
+    // runs it again, slowly, in batches too short to reach the end of the input in one.
+    val first = plain(input, s"name=$output", checkpoint, "10 minutes")
+    try await("the first run's rows")(written(Seq(output)).size >= expected.size)
+    finally first.stop()
+    val second = plain(input, s"name=$output", checkpoint, "1 second", _.withColumn("begin", slow(col("begin"))))
+    try await("the second run's rows", 120000)(
+        Judge.read(cluster.broker, output, committed = false).size >= 2 * expected.size)
+    finally second.stop()
+    val firstEnd =
+      second.recentProgress.find(_.batchId == 0).map(p => source.JournalOffsets.fromJson(p.sources.head.endOffset))
+    assert(firstEnd.exists(_(input) < read.last.end), s"the rerun's first batch read the whole input: $firstEnd")
+    val rows = written(Seq(output))
+    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct).take(5)}")
+    assert(rows.sorted == expected.sorted)
+  }
+
+  test("documents copied in real-time mode carry the sink's UUIDs in place of their own, each once") {
+    val input = "sink/rt-copy-in/part-000"
+    val output = "sink/rt-copy-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    Judge.publishScenario(cluster.broker, input, "rollback")
+    Judge.publishEvents(cluster.broker, input, 40)
+    val inputs = Judge.read(cluster.broker, input)
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", s"name=$input")
+      .option("startingOffsets", "earliest").option("realTimePartitions", "1").load()
+      .select(col("value"), struct(col("journal"), col("uuid")).as("origin"))
+      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", output)
+      .option("checkpointLocation", Files.createTempDirectory("gazette-rt-copy").toString).outputMode("update")
+      .trigger(Trigger.RealTime("3 seconds")).start()
+    try await("the copies")(Judge.read(cluster.broker, output).size >= inputs.size)
+    finally q.stop()
+    val outputs = Judge.read(cluster.broker, output)
+    // The documents, their UUIDs left out: what each output holds at /_meta/uuid is its own UUID.
+    def document(payload: String): (String, String) = {
+      val doc = com.google.gson.JsonParser.parseString(payload).getAsJsonObject
+      val meta = doc.getAsJsonObject("_meta")
+      val uuid = meta.remove("uuid").getAsString
+      (doc.toString, uuid)
+    }
+    assert(outputs.map(o => document(o.payload)._1).sorted == inputs.map(i => document(i.payload)._1).sorted)
+    assert(outputs.forall(o => document(o.payload)._2 == o.uuid))
+    assert(outputs.map(_.uuid).toSet.intersect(inputs.map(_.uuid).toSet).isEmpty)
+  }
+
   test("an exactly-once real-time write without the rows' origin is refused, naming the column") {
     val input = "sink/rt-refused-in/part-000"
     val output = "sink/rt-refused-out/part-000"

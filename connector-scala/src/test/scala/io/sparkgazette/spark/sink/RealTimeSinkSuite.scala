@@ -11,50 +11,48 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The pure parts of real-time writes: UUIDs from origins, and batches recorded as they start. */
 class RealTimeSinkSuite extends AnyFunSuite {
   private def origin(producer: Long, clock: Long) = Uuid.build(ProducerId(producer), clock, Flags.ContinueTxn)
-  private val none: Long => Long = _ => Long.MinValue
+  private val asIs: (String, Long, Long) => Long = (_, _, clock) => clock
 
   test("a row's UUID follows from its origin alone, and rows from one message take a producer each") {
     val (a, b) = (new OriginUuids(7L), new OriginUuids(7L))
-    val first = Seq(("j1", origin(1, 100)), ("j1", origin(1, 100)), ("j2", origin(1, 100)), ("j1", origin(1, 200)))
-      .map { case (j, o) => a.next(j, o, "", none).get }
+    val origins = Seq(("j1", origin(1, 100)), ("j1", origin(1, 100)), ("j2", origin(1, 100)), ("j1", origin(1, 200)))
+    val first = origins.map { case (j, o) => a.next(j, o, "", asIs).toOption.get }
     // A run again of the same input: the same UUIDs, whatever ran before.
-    b.next("j9", origin(5, 5), "", none)
-    assert(first == Seq(("j1", origin(1, 100)), ("j1", origin(1, 100)), ("j2", origin(1, 100)), ("j1", origin(1, 200)))
-      .map { case (j, o) => b.next(j, o, "", none).get })
+    b.next("j9", origin(5, 5), "", asIs)
+    assert(first == origins.map { case (j, o) => b.next(j, o, "", asIs).toOption.get })
     assert(first.map(Uuid.flags).toSet == Set(Flags.OutsideTxn))
     assert(first.map(Uuid.clock) == Seq(100L, 100L, 100L, 200L))
     // k = 0 and 1 of one message differ; so do the same producer's messages in two journals.
     assert(first.map(Uuid.producer).distinct.size == 3)
     assert(Uuid.producer(first(0)) == Uuid.producer(first(3)))
     // Another query's seed, other producers.
-    assert(Uuid.producer(new OriginUuids(8L).next("j1", origin(1, 100), "", none).get) !=
+    assert(Uuid.producer(new OriginUuids(8L).next("j1", origin(1, 100), "", asIs).toOption.get) !=
       Uuid.producer(first(0)))
   }
 
-  test("rows of messages whose clocks went back (after a rollback to an older ACK) take clocks above the last") {
+  test("a row's clock is its origin's sequence clock; a message committed again right after itself is another") {
     val u = new OriginUuids(1L)
-    def clocks(j: String, os: (Long, Long)*) = os.map { case (p, c) =>
-      Uuid.clock(u.next(j, origin(p, c), "", none).get)
-    }
-    assert(clocks("j", 1L -> 200L, 2L -> 100L) == Seq(200L, 100L))
-    // Producer 1 goes back to 100, then 150 (both at or below 201), then ahead again; each row of
-    // one message (k = 0, 1) keeps its message's clock, each under a producer of its own.
-    assert(clocks("j", 1L -> 100L, 1L -> 100L, 1L -> 150L, 1L -> 300L) == Seq(201L, 201L, 202L, 300L))
-    // A re-committed message (its UUID again, just after itself) gives rows under further producers.
-    val again = Seq(u.next("j", origin(1, 300), "", none).get, u.next("j", origin(1, 300), "", none).get)
-    assert(again.map(Uuid.clock) == Seq(300L, 300L) && again.map(Uuid.producer).distinct.size == 2)
-    // Other journals and producers are their own.
-    assert(clocks("other", 1L -> 100L) == Seq(100L))
-    // An origin without a clock is read at least once: it gives no UUID of its own.
-    assert(u.next("j", origin(1, 0), "", none).isEmpty)
+    // Producer 1 went back to an older ACK: its next messages, at clocks 100 and 100 again (a
+    // message committed twice), have sequence clocks 201 and 202.
+    def row(clock: Long, seq: Long) = u.next("j", origin(1, clock), "", (_, _, _) => seq).toOption.get
+    val rows = Seq(row(200, 200), row(100, 201), row(100, 201), row(100, 202))
+    assert(rows.map(Uuid.clock) == Seq(200L, 201L, 201L, 202L))
+    // k: the second row of the message at 201 takes the next producer; the message at 202 starts again.
+    assert(rows.map(Uuid.producer) == Seq(0, 0, 1, 0).map(k => OriginUuids.producer(1L, "", "j", 1L, k)))
+    // Without a clock, or not among the messages the source emitted lately: no UUID from the origin.
+    assert(u.next("j", origin(1, 0), "", asIs) == Left(OriginUuids.NoClock))
+    assert(u.next("j", origin(1, 300), "", (_, _, _) => Long.MinValue) == Left(OriginUuids.NotFound))
   }
 
-  test("a task takes up each producer's clocks where the source's sequence clock stood when it began") {
-    val u = new OriginUuids(1L)
-    val start: Long => Long = p => if (p == 1L) 500L else Long.MinValue
-    assert(Uuid.clock(u.next("j", origin(1, 400), "", start).get) == 501L)
-    assert(Uuid.clock(u.next("j", origin(1, 600), "", start).get) == 600L)
-    assert(Uuid.clock(u.next("j", origin(2, 400), "", start).get) == 400L)
+  test("a task's writer finds each row's sequence clock among the messages its source emitted last") {
+    val s = new SequencedMessages(capacity = 4)
+    assert(s.find("j", 1L, 10L) == Long.MinValue)
+    s.add("j", 1L, 10L, 10L); s.add("k", 1L, 10L, 11L); s.add("j", 1L, 10L, 12L)
+    // The newest message of that journal, producer and clock.
+    assert(s.find("j", 1L, 10L) == 12L && s.find("k", 1L, 10L) == 11L && s.find("j", 2L, 10L) == Long.MinValue)
+    (1 to 4).foreach(i => s.add("j", 2L, i.toLong, i.toLong))
+    // Older than the last `capacity`: forgotten.
+    assert(s.find("j", 1L, 10L) == Long.MinValue && s.find("j", 2L, 1L) == 1L)
   }
 
   test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {

@@ -18,58 +18,60 @@ import io.sparkgazette.message.{Flags, ProducerId, Uuid}
   *    (`explode`), and each takes a producer of its own at the same clock. An input producer
   *    writing several input journals takes a producer per journal, since those are read by
   *    different tasks in no fixed order between them.
-  *  - The clock is the origin's clock, raised to one above the clock of the producer's previous
-  *    row where it is not above it: the clocks of one producer's committed messages go back
-  *    after a rollback to an older ACK (its messages committed since are committed again, or for
-  *    the first time, below clocks already committed), and a row at or below its producer's
-  *    last clock would be dropped by readers. So every output producer's clocks grow in the order
-  *    its rows are written, and read as the time their input was published.
+  *  - The clock is the origin's sequence clock, as the source gives it (see
+  *    [[io.sparkgazette.message.Sequencer.sequenceClock]]): the origin's clock, raised above
+  *    the previous committed message's of its producer where a rollback to an older ACK took the
+  *    producer's clocks back. It follows from the messages before the origin in its journal
+  *    alone, so every run of every batch gives a message the same one, and it grows with each
+  *    message a producer commits, so every output producer's clocks grow in the order its rows
+  *    are written.
   *
-  * Where the clock stood before the task's first row of a producer comes from the source, which
-  * keeps each producer's sequence clock in its offsets (see [[RealTimeReads]]). A replayed run
-  * interleaved with the first one (a zombie task still appending) loses nothing: each copy of a
-  * row comes before any later row of either run under its producer. This holds while the query
-  * keeps, for every input message, the same rows in the same order (a deterministic, stateless
-  * query between source and sink, in one task, which the writer checks).
+  * A replayed run interleaved with the first one (a zombie task still appending) loses nothing:
+  * each copy of a row comes before any later row of either run under its producer. This holds
+  * while the query keeps, for every input message, the same rows in the same order (a
+  * deterministic, stateless query between source and sink, in one task, which the writer
+  * checks).
   */
 private[spark] final class OriginUuids(seed: Long) {
-  // Per (origin journal, origin producer): the last origin clock, the clock its rows were given
-  // and how many rows it gave. The least recently seen are forgotten past a bound (UUIDs that are
-  // not Gazette's would make one producer a message), and a producer seen again after that takes
-  // up above every clock forgotten in its journal.
-  private val last = new java.util.LinkedHashMap[(String, Long), OriginUuids.Last](256, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), OriginUuids.Last]): Boolean =
-      if (size() <= OriginUuids.Remembered) false
-      else {
-        forgotten(e.getKey._1) = math.max(forgotten.getOrElse(e.getKey._1, Long.MinValue), e.getValue.out)
-        true
-      }
+  // Per (origin journal, origin producer): the sequence clock of the last row's origin and how
+  // many rows it gave, which numbers the next row of the same message. Rows of one message come
+  // one after the other, so the least recently seen are forgotten past a bound.
+  private val last = new java.util.LinkedHashMap[(String, Long), (Long, Int)](256, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), (Long, Int)]): Boolean =
+      size() > OriginUuids.Remembered
   }
-  private val forgotten = scala.collection.mutable.Map[String, Long]()
 
-  /** The UUID of the next row made from the message `origin` of `journal`, read by `source`
-    * with its producer's sequence clock at `startClock` (Long.MinValue: none) when the task
-    * began; None where the origin has no clock (Gazette reads such a message outside any
-    * transaction, at least once).
+  /** The UUID of the next row made from the message `origin` of `journal`, read by `source`,
+    * whose sequence clock `sequenced` finds (Long.MinValue: not found); Left with why the row
+    * gets none (its input is then delivered at least once).
     */
-  def next(journal: String, origin: UUID, source: String, startClock: Long => Long): Option[UUID] = {
+  def next(journal: String, origin: UUID, source: String,
+      sequenced: (String, Long, Long) => Long): Either[OriginUuids.Unsequenced, UUID] = {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
-    if (clock == 0L) return None
+    if (clock == 0L) return Left(OriginUuids.NoClock)
+    val at = sequenced(journal, producer, clock)
+    if (at == Long.MinValue) return Left(OriginUuids.NotFound)
     val key = (journal, producer)
-    val prior = Option(last.get(key)).getOrElse(
-      OriginUuids.Last(0L, math.max(startClock(producer), forgotten.getOrElse(journal, Long.MinValue)), 0))
-    val now =
-      if (prior.rows > 0 && prior.in == clock) prior.copy(rows = prior.rows + 1)
-      else OriginUuids.Last(clock, if (clock > prior.out) clock else prior.out + 1, 1)
-    last.put(key, now)
-    Some(Uuid.build(OriginUuids.producer(seed, source, journal, producer, now.rows - 1), now.out, Flags.OutsideTxn))
+    val k = Option(last.get(key)) match {
+      case Some((c, n)) if c == at => n
+      case _ => 0
+    }
+    last.put(key, (at, k + 1))
+    Right(Uuid.build(OriginUuids.producer(seed, source, journal, producer, k), at, Flags.OutsideTxn))
   }
 }
 
 private[spark] object OriginUuids {
   private val Remembered = 65536
 
-  private final case class Last(in: Long, out: Long, rows: Int)
+  /** Why a row's origin gives it no UUID. */
+  sealed trait Unsequenced
+
+  /** The origin has no clock: Gazette reads such a message outside any transaction. */
+  case object NoClock extends Unsequenced
+
+  /** The source did not emit the origin lately (an operator between them holds rows back). */
+  case object NotFound extends Unsequenced
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as
     * read by `source` (a union of two sources reading one journal writes both's rows).

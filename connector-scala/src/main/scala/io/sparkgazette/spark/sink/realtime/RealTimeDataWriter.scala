@@ -9,19 +9,22 @@ import java.util.UUID
 import io.sparkgazette.message._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
+import org.slf4j.LoggerFactory
 
 /** Publishes one real-time task's rows as they come: each row a committed OUTSIDE_TXN message,
   * appended within milliseconds (see [[RealTimeAppender]]), so read-committed readers see it
   * long before the batch ends. Exactly once, its UUID follows from its `origin` (see
   * [[OriginUuids]]): a batch run again after a failure writes the rows it writes again under the
   * same UUIDs, and readers drop them. Rows whose input Gazette delivers at least once (no UUID,
-  * no clock, read uncommitted) and every row of an at-least-once write take a producer of this
-  * writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
+  * no clock, read uncommitted), rows that reach the writer long after the source emitted their
+  * origin (see [[SequencedMessages]]) and every row of an at-least-once write take a producer of
+  * this writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
   * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
     epoch: Long, seed: Long, run: Long = 0L, clockFloor: Long = 0L)
     extends DataWriter[InternalRow] {
+  import RealTimeDataWriter._
 
   private val sinkRows = new SinkRows(config, targets, partitionId, realTime = true)
   private val cols = config.columns
@@ -36,6 +39,7 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
   private val checked = scala.collection.mutable.Map[String, RealTimeReads.Read]()
+  private var unsequenced = 0L
   private var rows = 0L
 
   override def write(row: InternalRow): Unit = {
@@ -86,7 +90,16 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     if (!read.committed) None
     else {
       val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
-      origins.next(journal, uuid, source, read.startClock)
+      origins.next(journal, uuid, source, read.sequenced.find) match {
+        case Right(u) => Some(u)
+        case Left(OriginUuids.NoClock) => None
+        case Left(OriginUuids.NotFound) =>
+          if (unsequenced == 0) log.warn(s"partition $partitionId of batch $epoch: a row reached the sink after its " +
+            s"source had emitted ${SequencedMessages.Capacity} messages since its origin in $journal (an operator " +
+            "between them holds rows back): such rows are written at least once")
+          unsequenced += 1
+          None
+      }
     }
   }
 
@@ -100,4 +113,8 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   override def abort(): Unit = ()
 
   override def close(): Unit = appender.close()
+}
+
+private object RealTimeDataWriter {
+  private val log = LoggerFactory.getLogger(classOf[RealTimeDataWriter])
 }
