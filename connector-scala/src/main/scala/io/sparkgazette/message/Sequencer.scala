@@ -239,9 +239,12 @@ final class Sequencer[M](
     * unless their transaction is open: its ACK may still come, and would find nothing to commit.
     * (Gazette prunes those too, but restores state only when a shard restarts; a reader that
     * restores at every batch sees a restored producer's newest clock as its last ACK, and would
-    * prune a producer that commits once a day while its transaction is open.)
+    * prune a producer that commits once a day while its transaction is open.) With
+    * `bySequenceClock`, a producer's newest clock is the larger of its newest and its sequence
+    * clock: a rollback to an ACK older than the horizon then keeps the sequence clock of what it
+    * committed before (a reader whose states carry sequence clocks, everywhere, asks for this).
     */
-  def checkpoint(pruneHorizonNanos: Long): (Map[String, Long], Seq[ProducerState]) = {
+  def checkpoint(pruneHorizonNanos: Long, bySequenceClock: Boolean = false): (Map[String, Long], Seq[ProducerState]) = {
     val horizon = if (pruneHorizonNanos > 0) Clock.ofNanos(pruneHorizonNanos) else 0L
     val states = mutable.ArrayBuffer[ProducerState]()
     for (journal <- partials.keys.toSeq.sorted) {
@@ -251,8 +254,8 @@ final class Sequencer[M](
       java.util.Arrays.sort(producers)
       producers.foreach { id =>
         val p = ps(id)
-        // A rollback to an older ACK lowers maxClock, not what the producer committed before it.
-        if (p.begin != -1 || math.max(p.maxClock, p.sequenceClock) >= bound) states += p.state
+        val newest = if (bySequenceClock) math.max(p.maxClock, p.sequenceClock) else p.maxClock
+        if (p.begin != -1 || newest >= bound) states += p.state
         else ps.remove(id)
       }
     }

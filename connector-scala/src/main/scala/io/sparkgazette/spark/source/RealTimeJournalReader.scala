@@ -299,7 +299,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     private def states(): Seq[ProducerState] = {
       snapshots += 1
-      sequencer.checkpoint(options.producerPruneHorizon.toNanos)._2
+      sequencer.checkpoint(options.producerPruneHorizon.toNanos, bySequenceClock = true)._2
     }
 
     private def messages(bytes: Iterator[JournalBytes]): MessageIterator =
