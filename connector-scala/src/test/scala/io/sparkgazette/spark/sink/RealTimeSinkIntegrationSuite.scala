@@ -41,6 +41,12 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
       .option("checkpointLocation", checkpoint).outputMode("update").trigger(Trigger.RealTime(duration)).start()
   }
 
+  /** Every expected row read once, and nothing else. */
+  private def assertEachOnce(rows: Seq[(String, Long, Int)], expected: Seq[(String, Long, Int)]): Unit = {
+    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct).take(5)}")
+    assert(rows.sorted == expected.sorted)
+  }
+
   private val Row = """"journal":"([^"]+)","begin":(\d+),"k":(\d)""".r.unanchored
 
   private def written(outputs: Seq[String], committed: Boolean = true): Seq[(String, Long, Int)] =
@@ -145,10 +151,8 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     val second = start("prefix=sink/rt-back-rerun-in/", "prefix=sink/rt-back-rerun-out/", checkpoint, "2 seconds")
     try await("a batch end after the restart")(batchesDone(second) >= 1)
     finally second.stop()
-    val rows = written(Seq(output))
-    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct)}")
-    assert(rows.sorted == expected.sorted)
-    assert(written(Seq(output), committed = false).size > rows.size, "no row was written again")
+    assertEachOnce(written(Seq(output)), expected)
+    assert(written(Seq(output), committed = false).size > expected.size, "no row was written again")
   }
 
   test("rows a failed run wrote past where its rerun ends keep their UUIDs in the batch after, rollbacks or not") {
@@ -180,9 +184,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     val firstEnd =
       second.recentProgress.find(_.batchId == 0).map(p => source.JournalOffsets.fromJson(p.sources.head.endOffset))
     assert(firstEnd.exists(_(input) < read.last.end), s"the rerun's first batch read the whole input: $firstEnd")
-    val rows = written(Seq(output))
-    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct).take(5)}")
-    assert(rows.sorted == expected.sorted)
+    assertEachOnce(written(Seq(output)), expected)
   }
 
   test("documents copied in real-time mode carry the sink's UUIDs in place of their own, each once") {
@@ -246,10 +248,8 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     val second = plain(input, "prefix=sink/rt-nokey-out/", checkpoint, "2 seconds")
     try await("a batch end after the restart")(batchesDone(second) >= 1)
     finally second.stop()
-    val rows = written(outputs)
     assert(outputs.forall(j => Judge.read(cluster.broker, j).nonEmpty), "rows were not spread")
-    if (rows.size != rows.distinct.size) fail(s"rows visible twice: ${rows.diff(rows.distinct).take(5)}")
-    assert(rows.sorted == expected.sorted)
+    assertEachOnce(written(outputs), expected)
   }
 
   test("a shuffle between the source and an exactly-once real-time write is refused, naming the origin journal") {
