@@ -1,16 +1,14 @@
 package io.sparkgazette.spark
 
 /** The sequence clocks (see [[io.sparkgazette.message.Sequencer.sequenceClock]]) of the last
-  * committed messages a real-time task's source emitted, newest last, for the task's writer to
-  * find each row's: a row reaches the writer before its source reads on (Spark pipelines a
-  * task's operators one row at a time), so its message is the last emitted, or close to it.
-  * Only the task's thread uses it.
+  * committed messages a real-time task's source emitted, numbered in the order it emitted them,
+  * for the task's writer to find each row's (see [[sink.realtime.OriginUuids]]). Only the task's
+  * thread uses it.
   */
 private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.Capacity) {
   private var journals: Array[String] = _
   private var producers, clocks, sequenceClocks: Array[Long] = _
-  private var next = 0
-  private var count = 0
+  private var added = 0L
 
   /** Records that `journal`'s message at `clock` of `producer` was emitted, at `sequenceClock`. */
   def add(journal: String, producer: Long, clock: Long, sequenceClock: Long): Unit = {
@@ -20,28 +18,41 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
       clocks = new Array[Long](capacity)
       sequenceClocks = new Array[Long](capacity)
     }
-    journals(next) = journal
-    producers(next) = producer
-    clocks(next) = clock
-    sequenceClocks(next) = sequenceClock
-    next = (next + 1) % capacity
-    count = math.min(count + 1, capacity)
+    val at = (added % capacity).toInt
+    journals(at) = journal
+    producers(at) = producer
+    clocks(at) = clock
+    sequenceClocks(at) = sequenceClock
+    added += 1
   }
 
-  /** The sequence clock of the newest message of `producer` at `clock` in `journal` among the
-    * last `capacity` emitted; Long.MinValue where there is none.
-    */
-  def find(journal: String, producer: Long, clock: Long): Long = {
-    var i = 0
-    while (i < count) {
-      val at = Math.floorMod(next - 1 - i, capacity)
-      if (producers(at) == producer && clocks(at) == clock && journals(at) == journal) return sequenceClocks(at)
-      i += 1
-    }
-    Long.MinValue
+  /** The number of the message emitted last (-1: none). */
+  def newest: Long = added - 1
+
+  /** The number of the oldest message still held. */
+  def oldest: Long = math.max(0L, added - capacity)
+
+  /** Whether message `n`, still held, is `journal`'s at `clock` of `producer`. */
+  def is(n: Long, journal: String, producer: Long, clock: Long): Boolean = n >= oldest && n <= newest && {
+    val at = (n % capacity).toInt
+    producers(at) == producer && clocks(at) == clock && journals(at) == journal
   }
+
+  /** The first message from number `from` on that is `journal`'s at `clock` of `producer`; -1
+    * where none is, or where messages from `from` on are no longer held.
+    */
+  def first(from: Long, journal: String, producer: Long, clock: Long): Long =
+    if (from < oldest) -1L
+    else {
+      var n = from
+      while (n <= newest && !is(n, journal, producer, clock)) n += 1
+      if (n <= newest) n else -1L
+    }
+
+  /** The sequence clock of message `n`, still held. */
+  def sequenceClock(n: Long): Long = sequenceClocks((n % capacity).toInt)
 }
 
 private[spark] object SequencedMessages {
-  val Capacity = 65536
+  val Capacity = 16384
 }

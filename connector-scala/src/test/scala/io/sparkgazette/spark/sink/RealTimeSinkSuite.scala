@@ -11,48 +11,55 @@ import org.scalatest.funsuite.AnyFunSuite
 /** The pure parts of real-time writes: UUIDs from origins, and batches recorded as they start. */
 class RealTimeSinkSuite extends AnyFunSuite {
   private def origin(producer: Long, clock: Long) = Uuid.build(ProducerId(producer), clock, Flags.ContinueTxn)
-  private val asIs: (String, Long, Long) => Long = (_, _, clock) => clock
+
+  /** Each (journal, producer, clock, sequence clock, rows) emitted, its rows written before the next. */
+  private def inStep(u: OriginUuids, messages: (String, Long, Long, Long, Int)*): Seq[java.util.UUID] = {
+    val emitted = new SequencedMessages()
+    messages.flatMap { case (j, p, c, s, rows) =>
+      emitted.add(j, p, c, s)
+      (0 until rows).map(_ => u.next(j, origin(p, c), "", emitted).toOption.get)
+    }
+  }
 
   test("a row's UUID follows from its origin alone, and rows from one message take a producer each") {
-    val (a, b) = (new OriginUuids(7L), new OriginUuids(7L))
-    val origins = Seq(("j1", origin(1, 100)), ("j1", origin(1, 100)), ("j2", origin(1, 100)), ("j1", origin(1, 200)))
-    val first = origins.map { case (j, o) => a.next(j, o, "", asIs).toOption.get }
-    // A run again of the same input: the same UUIDs, whatever ran before.
-    b.next("j9", origin(5, 5), "", asIs)
-    assert(first == origins.map { case (j, o) => b.next(j, o, "", asIs).toOption.get })
+    val messages = Seq(("j1", 1L, 100L, 100L, 2), ("j2", 1L, 100L, 100L, 1), ("j1", 1L, 200L, 200L, 1))
+    val first = inStep(new OriginUuids(7L), messages: _*)
+    // A run again of the same input: the same UUIDs.
+    assert(first == inStep(new OriginUuids(7L), messages: _*))
     assert(first.map(Uuid.flags).toSet == Set(Flags.OutsideTxn))
     assert(first.map(Uuid.clock) == Seq(100L, 100L, 100L, 200L))
     // k = 0 and 1 of one message differ; so do the same producer's messages in two journals.
     assert(first.map(Uuid.producer).distinct.size == 3)
     assert(Uuid.producer(first(0)) == Uuid.producer(first(3)))
     // Another query's seed, other producers.
-    assert(Uuid.producer(new OriginUuids(8L).next("j1", origin(1, 100), "", asIs).toOption.get) !=
-      Uuid.producer(first(0)))
+    assert(Uuid.producer(inStep(new OriginUuids(8L), messages: _*).head) != Uuid.producer(first(0)))
   }
 
   test("a row's clock is its origin's sequence clock; a message committed again right after itself is another") {
-    val u = new OriginUuids(1L)
-    // Producer 1 went back to an older ACK: its next messages, at clocks 100 and 100 again (a
-    // message committed twice), have sequence clocks 201 and 202.
-    def row(clock: Long, seq: Long) = u.next("j", origin(1, clock), "", (_, _, _) => seq).toOption.get
-    val rows = Seq(row(200, 200), row(100, 201), row(100, 201), row(100, 202))
+    // Producer 1 went back to an older ACK: its messages at clocks 100 and 100 again (committed
+    // twice) have sequence clocks 201 and 202.
+    val rows = inStep(new OriginUuids(1L), ("j", 1L, 200L, 200L, 1), ("j", 1L, 100L, 201L, 2), ("j", 1L, 100L, 202L, 1))
     assert(rows.map(Uuid.clock) == Seq(200L, 201L, 201L, 202L))
-    // k: the second row of the message at 201 takes the next producer; the message at 202 starts again.
     assert(rows.map(Uuid.producer) == Seq(0, 0, 1, 0).map(k => OriginUuids.producer(1L, "", "j", 1L, k)))
-    // Without a clock, or not among the messages the source emitted lately: no UUID from the origin.
-    assert(u.next("j", origin(1, 0), "", asIs) == Left(OriginUuids.NoClock))
-    assert(u.next("j", origin(1, 300), "", (_, _, _) => Long.MinValue) == Left(OriginUuids.NotFound))
   }
 
-  test("a task's writer finds each row's sequence clock among the messages its source emitted last") {
-    val s = new SequencedMessages(capacity = 4)
-    assert(s.find("j", 1L, 10L) == Long.MinValue)
-    s.add("j", 1L, 10L, 10L); s.add("k", 1L, 10L, 11L); s.add("j", 1L, 10L, 12L)
-    // The newest message of that journal, producer and clock.
-    assert(s.find("j", 1L, 10L) == 12L && s.find("k", 1L, 10L) == 11L && s.find("j", 2L, 10L) == Long.MinValue)
-    (1 to 4).foreach(i => s.add("j", 2L, i.toLong, i.toLong))
-    // Older than the last `capacity`: forgotten.
-    assert(s.find("j", 1L, 10L) == Long.MinValue && s.find("j", 2L, 1L) == 1L)
+  test("rows held back take their messages in order; rows not told apart or not found get no UUID from them") {
+    val emitted = new SequencedMessages(capacity = 8)
+    Seq((1L, 100L, 100L), (2L, 50L, 50L), (1L, 90L, 101L), (1L, 100L, 102L), (4L, 7L, 7L)).foreach {
+      case (p, c, s) => emitted.add("j", p, c, s)
+    }
+    val u = new OriginUuids(1L)
+    def clockOf(p: Long, c: Long) = u.next("j", origin(p, c), "", emitted).map(Uuid.clock)
+    // The source read on: the rows come after all five messages, in order, two filtered out.
+    assert(Seq(clockOf(1, 100), clockOf(1, 90), clockOf(1, 100)) == Seq(Right(100L), Right(101L), Right(102L)))
+    // Producer 1 at 100 once more: another row of the last row's message, or of this one?
+    emitted.add("j", 1L, 100L, 103L)
+    assert(clockOf(1, 100) == Left(OriginUuids.Ambiguous))
+    // Messages after the last row's no longer held: not found.
+    (1 to 9).foreach(i => emitted.add("j", 3L, i.toLong, i.toLong))
+    assert(clockOf(3, 9) == Left(OriginUuids.NotFound))
+    // Without a clock: none.
+    assert(u.next("j", origin(1, 0), "", emitted) == Left(OriginUuids.NoClock))
   }
 
   test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {

@@ -33,36 +33,46 @@ import io.sparkgazette.message.{Flags, ProducerId, Uuid}
   * checks).
   */
 private[spark] final class OriginUuids(seed: Long) {
-  // Per (origin journal, origin producer): the sequence clock of the last row's origin and how
-  // many rows it gave, which numbers the next row of the same message. Rows of one message come
-  // one after the other, so the least recently seen are forgotten past a bound.
-  private val last = new java.util.LinkedHashMap[(String, Long), (Long, Int)](256, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), (Long, Int)]): Boolean =
-      size() > OriginUuids.Remembered
-  }
+  // The number of the message the last row was made from, and how many rows it gave: rows of
+  // one message come one after the other, in the order the source emitted the messages.
+  private var cursor = -1L
+  private var rows = 0
+  // Whether rows come later than their message's emission (an operator between the source and
+  // the sink holds rows back): then a row's message is no longer the last one emitted.
+  private var heldBack = false
 
   /** The UUID of the next row made from the message `origin` of `journal`, read by `source`,
-    * whose sequence clock `sequenced` finds (Long.MinValue: not found); Left with why the row
-    * gets none (its input is then delivered at least once).
+    * whose source emitted the `messages`; Left with why the row gets none (its input is then
+    * delivered at least once).
     */
   def next(journal: String, origin: UUID, source: String,
-      sequenced: (String, Long, Long) => Long): Either[OriginUuids.Unsequenced, UUID] = {
+      messages: SequencedMessages): Either[OriginUuids.Unsequenced, UUID] = {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
     if (clock == 0L) return Left(OriginUuids.NoClock)
-    val at = sequenced(journal, producer, clock)
-    if (at == Long.MinValue) return Left(OriginUuids.NotFound)
-    val key = (journal, producer)
-    val k = Option(last.get(key)) match {
-      case Some((c, n)) if c == at => n
-      case _ => 0
-    }
-    last.put(key, (at, k + 1))
-    Right(Uuid.build(OriginUuids.producer(seed, source, journal, producer, k), at, Flags.OutsideTxn))
+    val newest = messages.newest
+    val at =
+      // Spark's operators hand a row on before the source reads on, so its message is the last
+      // one emitted; another row of that message continues it.
+      if (!heldBack && messages.is(newest, journal, producer, clock)) newest
+      else {
+        heldBack = true
+        // Rows held back keep their order: a row continues the last row's message, or comes
+        // from the first message after it. A message committed again just after itself (the
+        // same UUID) makes both possible: such a row is not told apart.
+        val continues = messages.is(cursor, journal, producer, clock)
+        val after = messages.first(math.max(cursor + 1, 0L), journal, producer, clock)
+        if (continues && after >= 0) return Left(OriginUuids.Ambiguous)
+        if (continues) cursor else if (after >= 0) after else return Left(OriginUuids.NotFound)
+      }
+    val k = if (at == cursor) rows else 0
+    cursor = at
+    rows = k + 1
+    Right(Uuid.build(OriginUuids.producer(seed, source, journal, producer, k), messages.sequenceClock(at),
+        Flags.OutsideTxn))
   }
 }
 
 private[spark] object OriginUuids {
-  private val Remembered = 65536
 
   /** Why a row's origin gives it no UUID. */
   sealed trait Unsequenced
@@ -72,6 +82,9 @@ private[spark] object OriginUuids {
 
   /** The source did not emit the origin lately (an operator between them holds rows back). */
   case object NotFound extends Unsequenced
+
+  /** Rows held back, of a message committed again just after itself: which copy is not told. */
+  case object Ambiguous extends Unsequenced
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as
     * read by `source` (a union of two sources reading one journal writes both's rows).

@@ -90,13 +90,19 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     if (!read.committed) None
     else {
       val uuid = Uuid.parse(text).getOrElse(throw GazetteErrors.invalidOrigin(rows, partitionId, text))
-      origins.next(journal, uuid, source, read.sequenced.find) match {
+      origins.next(journal, uuid, source, read.sequenced) match {
         case Right(u) => Some(u)
         case Left(OriginUuids.NoClock) => None
-        case Left(OriginUuids.NotFound) =>
-          if (unsequenced == 0) log.warn(s"partition $partitionId of batch $epoch: a row reached the sink after its " +
-            s"source had emitted ${SequencedMessages.Capacity} messages since its origin in $journal (an operator " +
-            "between them holds rows back): such rows are written at least once")
+        case Left(why) =>
+          if (unsequenced == 0) log.warn(s"partition $partitionId of batch $epoch: " +
+            (why match {
+              case OriginUuids.Ambiguous =>
+                s"an operator between the source and the sink holds rows back, and a message of $journal was " +
+                  "committed again just after itself: rows that could come from either copy"
+              case _ =>
+                s"a row reached the sink after its source had emitted ${SequencedMessages.Capacity} messages since its " +
+                  s"origin in $journal (an operator between them holds rows back): such rows"
+            }) + " are written at least once")
           unsequenced += 1
           None
       }
