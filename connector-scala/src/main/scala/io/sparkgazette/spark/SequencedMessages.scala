@@ -1,5 +1,7 @@
 package io.sparkgazette.spark
 
+import scala.collection.mutable
+
 /** The sequence clocks (see [[io.sparkgazette.message.Sequencer.sequenceClock]]) of the last
   * committed messages a real-time task's source emitted, numbered in the order it emitted them,
   * for the task's writer to find each row's (see [[sink.realtime.OriginUuids]]). Only the task's
@@ -9,6 +11,9 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
   private var journals: Array[String] = _
   private var producers, clocks, sequenceClocks: Array[Long] = _
   private var added = 0L
+  // The numbers of the messages held, by a hash of their producer and clock: mostly one each; more
+  // where a producer committed a message again after a rollback to an older ACK.
+  private val numbers = mutable.LongMap[List[Long]]()
 
   /** Records that `journal`'s message at `clock` of `producer` was emitted, at `sequenceClock`. */
   def add(journal: String, producer: Long, clock: Long, sequenceClock: Long): Unit = {
@@ -19,34 +24,30 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
       sequenceClocks = new Array[Long](capacity)
     }
     val at = (added % capacity).toInt
+    if (added >= capacity) {
+      val key = SequencedMessages.key(producers(at), clocks(at))
+      numbers(key).filterNot(_ == added - capacity) match {
+        case Nil => numbers.remove(key)
+        case rest => numbers(key) = rest
+      }
+    }
     journals(at) = journal
     producers(at) = producer
     clocks(at) = clock
     sequenceClocks(at) = sequenceClock
+    val key = SequencedMessages.key(producer, clock)
+    numbers(key) = added :: numbers.getOrElse(key, Nil)
     added += 1
   }
 
   /** The number of the message emitted last (-1: none). */
   def newest: Long = added - 1
 
-  /** The number of the oldest message still held. */
-  def oldest: Long = math.max(0L, added - capacity)
-
-  /** Whether message `n`, still held, is `journal`'s at `clock` of `producer`. */
-  def is(n: Long, journal: String, producer: Long, clock: Long): Boolean = n >= oldest && n <= newest && {
-    val at = (n % capacity).toInt
-    producers(at) == producer && clocks(at) == clock && journals(at) == journal
-  }
-
-  /** The first message from number `from` on that is `journal`'s at `clock` of `producer`; -1
-    * where none is, or where messages from `from` on are no longer held.
-    */
-  def first(from: Long, journal: String, producer: Long, clock: Long): Long =
-    if (from < oldest) -1L
-    else {
-      var n = from
-      while (n <= newest && !is(n, journal, producer, clock)) n += 1
-      if (n <= newest) n else -1L
+  /** The numbers of the messages held that are `journal`'s at `clock` of `producer`, newest first. */
+  def find(journal: String, producer: Long, clock: Long): List[Long] =
+    numbers.getOrElse(SequencedMessages.key(producer, clock), Nil).filter { n =>
+      val at = (n % capacity).toInt
+      producers(at) == producer && clocks(at) == clock && journals(at) == journal
     }
 
   /** The sequence clock of message `n`, still held. */
@@ -55,4 +56,6 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
 
 private[spark] object SequencedMessages {
   val Capacity = 16384
+
+  private def key(producer: Long, clock: Long): Long = producer * 0x9e3779b97f4a7c15L ^ clock
 }

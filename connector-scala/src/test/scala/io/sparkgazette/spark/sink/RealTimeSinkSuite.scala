@@ -36,6 +36,9 @@ class RealTimeSinkSuite extends AnyFunSuite {
   }
 
   test("a row's clock is its origin's sequence clock; a message committed again right after itself is another") {
+    // In step, whatever came between: the copy emitted since the last row's message.
+    val between = inStep(new OriginUuids(1L), ("j", 1L, 100L, 100L, 1), ("j", 2L, 5L, 5L, 1), ("j", 1L, 100L, 101L, 1))
+    assert(between.map(Uuid.clock) == Seq(100L, 5L, 101L))
     // Producer 1 went back to an older ACK: its messages at clocks 100 and 100 again (committed
     // twice) have sequence clocks 201 and 202.
     val rows = inStep(new OriginUuids(1L), ("j", 1L, 200L, 200L, 1), ("j", 1L, 100L, 201L, 2), ("j", 1L, 100L, 202L, 1))
@@ -55,9 +58,16 @@ class RealTimeSinkSuite extends AnyFunSuite {
     // Producer 1 at 100 once more: another row of the last row's message, or of this one?
     emitted.add("j", 1L, 100L, 103L)
     assert(clockOf(1, 100) == Left(OriginUuids.Ambiguous))
-    // Messages after the last row's no longer held: not found.
+    // A message no longer held: not found; the rows after it are.
     (1 to 9).foreach(i => emitted.add("j", 3L, i.toLong, i.toLong))
-    assert(clockOf(3, 9) == Left(OriginUuids.NotFound))
+    assert(clockOf(3, 1) == Left(OriginUuids.NotFound))
+    assert((2 to 9).map(i => clockOf(3, i.toLong)) == (2 to 9).map(i => Right(i.toLong)))
+    // Held back, the first row's UUID also the newest message's: the rows still take their own.
+    val again = new SequencedMessages()
+    Seq((100L, 100L), (90L, 101L), (100L, 102L)).foreach { case (c, s) => again.add("j", 1L, c, s) }
+    val v = new OriginUuids(1L)
+    assert(Seq(100L, 90L, 100L).map(c => v.next("j", origin(1, c), "", again).map(Uuid.clock)) ==
+      Seq(Right(100L), Right(101L), Right(102L)))
     // Without a clock: none.
     assert(u.next("j", origin(1, 0), "", emitted) == Left(OriginUuids.NoClock))
   }

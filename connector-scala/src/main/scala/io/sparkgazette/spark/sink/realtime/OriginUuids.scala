@@ -34,11 +34,11 @@ import io.sparkgazette.message.{Flags, ProducerId, Uuid}
   */
 private[spark] final class OriginUuids(seed: Long) {
   // The number of the message the last row was made from, and how many rows it gave: rows of
-  // one message come one after the other, in the order the source emitted the messages.
+  // one message come one after the other.
   private var cursor = -1L
   private var rows = 0
   // Whether rows come later than their message's emission (an operator between the source and
-  // the sink holds rows back): then a row's message is no longer the last one emitted.
+  // the sink holds rows back): then a row's message is not always the last one emitted.
   private var heldBack = false
 
   /** The UUID of the next row made from the message `origin` of `journal`, read by `source`,
@@ -50,20 +50,22 @@ private[spark] final class OriginUuids(seed: Long) {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
     if (clock == 0L) return Left(OriginUuids.NoClock)
     val newest = messages.newest
-    val at =
-      // Spark's operators hand a row on before the source reads on, so its message is the last
-      // one emitted; another row of that message continues it.
-      if (!heldBack && messages.is(newest, journal, producer, clock)) newest
-      else {
-        heldBack = true
-        // Rows held back keep their order: a row continues the last row's message, or comes
-        // from the first message after it. A message committed again just after itself (the
-        // same UUID) makes both possible: such a row is not told apart.
-        val continues = messages.is(cursor, journal, producer, clock)
-        val after = messages.first(math.max(cursor + 1, 0L), journal, producer, clock)
-        if (continues && after >= 0) return Left(OriginUuids.Ambiguous)
-        if (continues) cursor else if (after >= 0) after else return Left(OriginUuids.NotFound)
-      }
+    val at = messages.find(journal, producer, clock).reverse match {
+      case Nil => return Left(OriginUuids.NotFound)
+      case only :: Nil => only
+      case copies =>
+        // The UUID was committed more than once lately (after a rollback to an older ACK). Rows
+        // keep the order of their messages: a row continues the last row's message, or comes
+        // from a later one. Spark's operators hand a row on before the source reads on, so where
+        // rows are not held back a copy emitted since the last row's is the row's message.
+        val later = copies.filter(_ > cursor)
+        if (copies.contains(cursor)) {
+          if (later.isEmpty) cursor
+          else if (!heldBack && later == List(newest)) newest
+          else return Left(OriginUuids.Ambiguous)
+        } else later.headOption.getOrElse(return Left(OriginUuids.Ambiguous))
+    }
+    if (at != newest) heldBack = true
     val k = if (at == cursor) rows else 0
     cursor = at
     rows = k + 1
@@ -83,7 +85,9 @@ private[spark] object OriginUuids {
   /** The source did not emit the origin lately (an operator between them holds rows back). */
   case object NotFound extends Unsequenced
 
-  /** Rows held back, of a message committed again just after itself: which copy is not told. */
+  /** A row held back, of a message whose UUID was committed more than once lately: which copy
+    * it comes from is not told.
+    */
   case object Ambiguous extends Unsequenced
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as

@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory
   * long before the batch ends. Exactly once, its UUID follows from its `origin` (see
   * [[OriginUuids]]): a batch run again after a failure writes the rows it writes again under the
   * same UUIDs, and readers drop them. Rows whose input Gazette delivers at least once (no UUID,
-  * no clock, read uncommitted), rows that reach the writer long after the source emitted their
-  * origin (see [[SequencedMessages]]) and every row of an at-least-once write take a producer of
-  * this writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
+  * no clock, read uncommitted), rows an operator holds back whose message the writer cannot tell
+  * (see [[OriginUuids]]) and every row of an at-least-once write take a producer of this
+  * writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
   * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
@@ -98,10 +98,10 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
             (why match {
               case OriginUuids.Ambiguous =>
                 s"an operator between the source and the sink holds rows back, and a message of $journal was " +
-                  "committed again just after itself: rows that could come from either copy"
+                  "committed more than once lately (after a rollback to an older ACK): rows of such messages"
               case _ =>
-                s"a row reached the sink after its source had emitted ${SequencedMessages.Capacity} messages since its " +
-                  s"origin in $journal (an operator between them holds rows back): such rows"
+                s"an operator between the source and the sink holds rows back past the last " +
+                  s"${SequencedMessages.Capacity} messages its source emitted, in $journal: such rows"
             }) + " are written at least once")
           unsequenced += 1
           None
