@@ -82,8 +82,8 @@ MUTATIONS = (
     Mutation(
         "sequencer-prunes-open-producer",
         SEQUENCER,
-        "if (p.begin != -1 || p.maxClock >= bound)",
-        "if (p.maxClock >= bound)",
+        "if (p.begin != -1 || newest >= bound)",
+        "if (newest >= bound)",
         "a checkpoint prunes an old producer whose transaction is open: its ACK later finds nothing to commit",
         (suite("SequencerSuite"),),
     ),
@@ -334,6 +334,24 @@ MUTATIONS = (
         "else if (c == ',' && !quoted) { n += 1; if (n == columns - 1) return i }",
         "a typed CSV read hands its parser the record cut before the last column it reads",
         (suite("PayloadParsersSuite"),),
+    ),
+    Mutation(
+        "sequence-clock-follows-clocks-back",
+        SEQUENCER,
+        "if (clock > previous) clock else previous + 1",
+        "clock",
+        "a message committed after a rollback to an older ACK keeps its clock, below ones its producer committed "
+        "before: real-time rows of it are dropped by readers",
+        (suite("SequencerSuite", "sequence clocks grow"),),
+    ),
+    Mutation(
+        "real-time-row-takes-its-origins-clock",
+        "spark/sink/realtime/OriginUuids.scala",
+        "messages.sequenceClock(at),",
+        "clock,",
+        "a real-time row takes its origin's clock, not its sequence clock: after a rollback to an older ACK, rows "
+        "below clocks already written are dropped",
+        (suite("RealTimeSinkSuite"), suite("RealTimeSinkIntegrationSuite", "rollback to an older ACK")),
     ),
     Mutation(
         "staging-late-task-leaves-its-directory",
