@@ -111,6 +111,14 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
   private def backToAnOlderAck(w: io.sparkgazette.testing.JudgeScript) =
     w.rollback(0, 0).dup(0, 1).dup(0, 2).continue(0).ack(0)
 
+  /** `input` written by both scripts above, and an empty `output`. */
+  private def rolledBackToAnOlderAck(input: String, output: String): Unit = {
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    try backToAnOlderAck(committedThenRolledBack(w)).sync()
+    finally w.close()
+  }
+
   test("messages committed after a rollback to an older ACK, their clocks gone back, are written in a later batch") {
     val input = "sink/rt-back-in/part-000"
     val output = "sink/rt-back-out/part-000"
@@ -137,10 +145,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
   test("messages committed after a rollback to an older ACK are written once when their batch runs again") {
     val input = "sink/rt-back-rerun-in/part-000"
     val output = "sink/rt-back-rerun-out/part-000"
-    Journals.create(client, Journals.spec(input), Journals.spec(output))
-    val w = Judge.script(cluster.broker, input)
-    try backToAnOlderAck(committedThenRolledBack(w)).sync()
-    finally w.close()
+    rolledBackToAnOlderAck(input, output)
     val expected = Judge.read(cluster.broker, input).flatMap(r => Seq(0, 1).map((r.journal, r.begin, _)))
     assert(expected.size == 10, expected)
     val checkpoint = Files.createTempDirectory("gazette-rt-back-rerun").toString
@@ -158,10 +163,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
   test("a query that holds rows back loses none of the rows of messages committed after a rollback") {
     val input = "sink/rt-held-in/part-000"
     val output = "sink/rt-held-out/part-000"
-    Journals.create(client, Journals.spec(input), Journals.spec(output))
-    val w = Judge.script(cluster.broker, input)
-    try backToAnOlderAck(committedThenRolledBack(w)).sync()
-    finally w.close()
+    rolledBackToAnOlderAck(input, output)
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     // Rows go on in fours: the source reads ahead of the rows the sink is given.
     val q = plain(
