@@ -1,11 +1,11 @@
 // The Gazette connector for Spark Structured Streaming.
 //
-// One module, `connector-scala`, whose packages are layered:
+// One source tree, `connector-scala`, whose packages are layered:
 //   io.sparkgazette.client  -> Gazette's broker protocol over gRPC (no Spark)
 //   io.sparkgazette.message -> message semantics: UUIDs, framings, sequencing (no gRPC, no Spark)
 //   io.sparkgazette.spark   -> the DataSource V2 source and sink
-// Spark and Scala come from the runtime (pyspark); gRPC, protobuf and ScalaPB are bundled
-// and relocated into the assembly jar.
+// built once per Spark line (see `SparkLine` below). Spark and Scala come from the runtime;
+// gRPC, protobuf and ScalaPB are bundled and relocated into each assembly jar.
 
 ThisBuild / organization := "io.sparkgazette"
 // The one version number of a release, jar and wheel alike: the Python package's, in python/pyproject.toml.
@@ -15,6 +15,7 @@ ThisBuild / version := {
     .getOrElse(sys.error("python/pyproject.toml has no version = \"...\" line"))
 }
 ThisBuild / scalaVersion := "2.13.18"
+val Scala212 = "2.12.18" // Spark 3.5's own
 ThisBuild / versionScheme := Some("early-semver")
 // What Maven Central requires of a POM besides coordinates.
 ThisBuild / description := "Spark Structured Streaming source and sink for Gazette journals, exactly-once"
@@ -30,8 +31,6 @@ ThisBuild / scalacOptions ++= Seq(
   "-feature",
   "-unchecked",
   "-Xlint:-unused,_",
-  "-release:17",
-  "-Wunused:imports",
   "-Wconf:cat=unused-imports&src=src_managed/.*:s,cat=unused-imports:e"
 )
 
@@ -60,18 +59,46 @@ val sparkJavaOptions = Seq(
   "-Dio.netty.tryReflectionSetAccessible=true"
 )
 
-// Spark itself comes from the pyspark in .venv (made by `make setup`): the very jars the
-// Python tests and users run on, downloaded once, and never bundled.
-def pysparkJars(base: File): Seq[File] =
-  ((base / ".venv" / "lib") * "python3*" / "site-packages" / "pyspark" / "jars" * "*.jar").get
+def pysparkJars(base: File, venv: String): Seq[File] =
+  ((base / venv / "lib") * "python3*" / "site-packages" / "pyspark" / "jars" * "*.jar").get
 
 lazy val root = (project in file("."))
   .aggregate(connector)
   .settings(publish / skip := true)
 
+// Spark 4.0 to 4.3, Scala 2.13: `make test` runs every suite on it.
 lazy val connector = (project in file("connector-scala"))
+  .settings(connectorSettings("spark-gazette", "2.13.18", "spark-4", jvmRelease = "17", venv = Some(".venv")))
+
+// Spark 3.5, Scala 2.12 and 2.13: the same sources but the 3.5 shims, built into their own target
+// folders; `make test` runs the Go-judged suites on 2.12.
+lazy val connectorSpark35 = (project in file("connector-scala"))
   .settings(
-    name := "spark-gazette",
+    connectorSettings("spark-gazette-3.5", Scala212, "spark-3.5", jvmRelease = "11", venv = Some(".venv-spark3.5")),
+    target := baseDirectory.value / "target" / "spark-3.5_2.12"
+  )
+lazy val connectorSpark35Scala213 = (project in file("connector-scala"))
+  .settings(
+    connectorSettings("spark-gazette-3.5", "2.13.18", "spark-3.5", jvmRelease = "11", sparkFromMaven = Some("3.5.9")),
+    target := baseDirectory.value / "target" / "spark-3.5_2.13"
+  )
+
+/** The connector for one Spark line: its artifact, its Scala, the folder of the sources that
+  * differ in it (`src/main/<shims>`, `src/test/<shims>`: a few lines each, all else shared), the
+  * JVM bytecode it targets, and where its Spark comes from: the jars of a pyspark in a virtualenv
+  * (made by `make setup`: the very jars the Python tests run on, downloaded once) or, for a line
+  * no pyspark wheel carries, Maven. Spark is never bundled.
+  */
+def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease: String,
+    venv: Option[String] = None, sparkFromMaven: Option[String] = None): Seq[Setting[_]] =
+  addArtifact(Compile / assembly / artifact, assembly) ++ Seq(
+    name := module,
+    scalaVersion := scalaV,
+    scalacOptions ++= Seq("-release", jvmRelease,
+      if (scalaBinaryVersion.value == "2.12") "-Ywarn-unused:imports" else "-Wunused:imports"),
+    javacOptions ++= Seq("--release", jvmRelease),
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / shims,
+    Test / unmanagedSourceDirectories += baseDirectory.value / "src" / "test" / shims,
     Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
     Compile / PB.targets := Seq(
       scalapb.gen(grpc = true, flatPackage = true) -> (Compile / sourceManaged).value / "scalapb"
@@ -91,8 +118,9 @@ lazy val connector = (project in file("connector-scala"))
       "org.scalatest" %% "scalatest" % "3.2.20" % Test,
       "org.scalatestplus" %% "scalacheck-1-18" % "3.2.19.0" % Test,
       "org.slf4j" % "slf4j-simple" % "2.0.17" % Test
-    ),
-    Compile / unmanagedJars ++= Attributed.blankSeq(pysparkJars((ThisBuild / baseDirectory).value)),
+    ) ++ sparkFromMaven.toSeq.map(v => "org.apache.spark" %% "spark-sql" % v % Provided),
+    Compile / unmanagedJars ++= Attributed.blankSeq(
+      venv.toSeq.flatMap(v => pysparkJars((ThisBuild / baseDirectory).value, v))),
     assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter(
       _.data.getPath.contains("/pyspark/jars/")),
     Test / fork := true,
@@ -124,7 +152,6 @@ lazy val connector = (project in file("connector-scala"))
     publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
     publishConfiguration := publishConfiguration.value.withOverwrite(true),
     Compile / assembly / artifact := (Compile / assembly / artifact).value.withClassifier(None),
-    addArtifact(Compile / assembly / artifact, assembly),
     pomPostProcess := { node =>
       import scala.xml.{Node => XNode, NodeSeq}
       import scala.xml.transform.{RewriteRule, RuleTransformer}
@@ -136,34 +163,37 @@ lazy val connector = (project in file("connector-scala"))
     assembly / test := {},
     // Everything bundled that Spark or a user's other jars might also carry moves under our
     // own package, so that no version of theirs meets a version of ours.
-    assembly / assemblyShadeRules := Seq(
-      "io.grpc",
-      "com.google.protobuf",
-      "scalapb",
-      "com.google.common",
-      "com.google.thirdparty",
-      "com.google.gson",
-      "io.perfmark",
-      "com.google.api",
-      "com.google.rpc",
-      "com.google.type",
-      "com.google.longrunning",
-      "com.google.cloud",
-      "com.google.geo",
-      "com.google.logging",
-      "com.google.apps",
-      "com.google.shopping",
-      "android.annotation",
-      "org.codehaus.mojo.animal_sniffer",
-      "scala.collection.compat",
-      "com.google.errorprone",
-      "com.google.j2objc",
-      "javax.annotation",
-      "org.checkerframework",
-      "org.jspecify",
-      "scala.util.control.compat",
-      "scala.util.matching.compat"
-    ).map(p => ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll),
+    assembly / assemblyShadeRules :=
+      (Seq(
+        "io.grpc",
+        "com.google.protobuf",
+        "scalapb",
+        "com.google.common",
+        "com.google.thirdparty",
+        "com.google.gson",
+        "io.perfmark",
+        "com.google.api",
+        "com.google.rpc",
+        "com.google.type",
+        "com.google.longrunning",
+        "com.google.cloud",
+        "com.google.geo",
+        "com.google.logging",
+        "com.google.apps",
+        "com.google.shopping",
+        "android.annotation",
+        "org.codehaus.mojo.animal_sniffer",
+        "scala.collection.compat",
+        "com.google.errorprone",
+        "com.google.j2objc",
+        "javax.annotation",
+        "org.checkerframework",
+        "org.jspecify",
+        "scala.util.control.compat",
+        "scala.util.matching.compat"
+        // On Scala 2.12 scala-collection-compat brings scala.jdk (2.13's own library has it).
+      ) ++ (if (scalaBinaryVersion.value == "2.12") Seq("scala.jdk") else Nil)).map(p =>
+        ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll),
     assembly / assemblyMergeStrategy := {
       case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
       case x if x.endsWith("module-info.class") => MergeStrategy.discard

@@ -4,6 +4,8 @@ import java.io.InputStream
 import java.net.{HttpURLConnection, URI}
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.util.Try
+
 import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
 
 /** A GET of a persisted fragment through the signed URL a broker handed out, as Gazette's own
@@ -71,7 +73,7 @@ private[client] object FragmentUrl {
 
   private def rangeStart(conn: HttpURLConnection): Option[Long] =
     Option(conn.getHeaderField("Content-Range")).collect {
-      case s if s.startsWith("bytes ") => s.drop(6).takeWhile(_ != '-').trim.toLongOption
+      case s if s.startsWith("bytes ") => Try(s.drop(6).takeWhile(_ != '-').trim.toLong).toOption
     }.flatten
 
   private def drain(conn: HttpURLConnection): String =

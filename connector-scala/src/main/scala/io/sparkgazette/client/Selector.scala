@@ -160,7 +160,7 @@ object Selector {
 /** A label selector that does not parse; `position` is the 0-based index of the bad character. */
 final class MalformedSelectorException(val selector: String, val position: Int, expected: String)
     extends IllegalArgumentException(
-      s"malformed label selector \"$selector\" at character ${position + 1}" +
+      s"""malformed label selector "$selector" at character ${position + 1}""" +
         (if (position < selector.length) s" ('${selector(position)}')" else " (the end)") +
         s": expected $expected"
     )

@@ -2,6 +2,8 @@ package io.sparkgazette.message
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.util.Try
+
 /** Finds the string at a JSON pointer (RFC 6901, e.g. `/_meta/uuid`) in one JSON document by
   * scanning its bytes: values off the pointer's path are skipped, never materialized. This is
   * the per-message hot path of reading ndjson journals.
@@ -241,7 +243,7 @@ final class JsonPointerScanner(pointer: String) {
 
     private def parseIndex(token: Array[Byte]): Option[Int] = {
       val s = new String(token, UTF_8)
-      if (s.nonEmpty && s.forall(_.isDigit) && (s == "0" || s.head != '0')) s.toIntOption else None
+      if (s.nonEmpty && s.forall(_.isDigit) && (s == "0" || s.head != '0')) Try(s.toInt).toOption else None
     }
 
     private def ws(): Unit = while (i < until && (b(i) == ' ' || b(i) == '\t' || b(i) == '\r' || b(i) == '\n')) i += 1

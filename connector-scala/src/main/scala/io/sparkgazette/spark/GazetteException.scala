@@ -2,8 +2,6 @@ package io.sparkgazette.spark
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.SparkThrowable
-
 /** An error the connector raises to users, made by [[GazetteErrors]]: a stable condition to
   * match on, its SQLSTATE, and the named parts of the message (option, value, journal, offset,
   * ...). The message reads as Spark's own, `[CONDITION] text`.
@@ -15,14 +13,11 @@ import org.apache.spark.SparkThrowable
   * To match any of the connector's errors, protobuf decoding's included, match
   * `org.apache.spark.SparkThrowable` and its condition's `GAZETTE_` prefix.
   */
-sealed trait GazetteThrowable extends SparkThrowable {
+sealed trait GazetteThrowable extends ConditionedThrowable {
   protected def condition: String
   protected def sqlState: String
   protected def parameters: Map[String, String]
 
-  override def getCondition: String = condition
-  // Deprecated since Spark 4.0, and still what callers written for earlier versions ask.
-  override def getErrorClass: String = condition
   override def getSqlState: String = sqlState
   override def getMessageParameters: java.util.Map[String, String] = parameters.asJava
   override def isInternalError: Boolean = condition == GazetteErrors.InternalErrorCondition

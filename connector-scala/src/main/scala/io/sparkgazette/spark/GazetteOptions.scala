@@ -496,16 +496,16 @@ private[spark] object GazetteOptions {
 
   private[spark] def uuidField(o: Reader): Int =
     o.get(UuidField).map { v =>
-      v.toIntOption.filter(n => n >= 1 && n <= (1 << 29) - 1)
+      Try(v.toInt).toOption.filter(n => n >= 1 && n <= (1 << 29) - 1)
         .getOrElse(throw GazetteErrors.invalidOption(UuidField, v, "a protobuf field number from 1 to 536870911"))
     }.getOrElse(Framing.DefaultUuidField)
 
   private[spark] def positiveLong(option: String, value: String): Long =
-    value.trim.toLongOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
+    Try(value.trim.toLong).toOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
         "a positive whole number"))
 
   private[spark] def nonNegativeInt(option: String, value: String): Int =
-    value.trim.toIntOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
+    Try(value.trim.toInt).toOption.filter(_ >= 0).getOrElse(throw GazetteErrors.invalidOption(option, value,
         "a whole number >= 0"))
 
   /** `250ms`, `30s`, `15m`, `24h`, `7d`, or a number of milliseconds. */

@@ -208,7 +208,7 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
 
   test("csv: wrong field counts, stray quotes, bad UUIDs and truncation are malformed; empty UUID is outside") {
     val u = uuid(1).toString
-    val input = s"$u,a,b\n$u,a\n$u,a\"b,c\n$u,\"a\"b,c\nnope,a,b\n,a,b\n$u,\"open"
+    val input = s"""$u,a,b\n$u,a\n$u,a"b,c\n$u,"a"b,c\nnope,a,b\n,a,b\n$u,"open"""
     val out = read(CsvFraming, input.getBytes(UTF_8))
     val reasons = out.collect { case Left(m) => m.reason }
     assert(reasons.size == 5, out)

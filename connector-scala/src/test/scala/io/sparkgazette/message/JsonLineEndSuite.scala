@@ -57,7 +57,8 @@ class JsonLineEndSuite extends AnyFunSuite {
     case 2 => Seq("true", "false", "null")(rnd.nextInt(3))
     case 3 => "\"" + "y" * rnd.nextInt(200) + "\""
     case 4 => (0 until rnd.nextInt(4)).map(_ => ws(rnd) + value(rnd, depth + 1) + ws(rnd)).mkString("[", ",", "]")
-    case _ => (0 until rnd.nextInt(4)).map(k => ws(rnd) + s"\"k$k\"" + ws(rnd) + ":" + value(rnd, depth + 1)).mkString(
+    case _ =>
+      (0 until rnd.nextInt(4)).map(k => ws(rnd) + s""""k$k"""" + ws(rnd) + ":" + value(rnd, depth + 1)).mkString(
         "{", ",", "}")
   }
 

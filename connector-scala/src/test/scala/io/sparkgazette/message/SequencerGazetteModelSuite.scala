@@ -109,7 +109,7 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
       val states = saved.get(startOffset) match {
         case Some(s) => s
         case None => // rebuild from the newest earlier state, without replays
-          val (at, base) = saved.maxBefore(startOffset).get
+          val (at, base) = saved.range(Long.MinValue, startOffset).last
           val seq = sequencer(at, base)
           log.all.filter(e => e.begin >= at && e.end <= startOffset).foreach(feed(seq, log, _, replay = false))
           seq.checkpoint(0)._2

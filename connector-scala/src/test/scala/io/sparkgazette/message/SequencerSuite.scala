@@ -43,7 +43,7 @@ class SequencerSuite extends AnyFunSuite {
   private def out = Flags.OutsideTxn
 
   test("(a) duplicates inside a sequence are served once from the ring") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     val results = Seq(log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 1, cont, "a1Dup"),
       log.write(A, 2, cont, "a2Dup"), log.write(A, 3, ack, "a3ACK")).map(feed(seq, log, _))
     assert(results.map(_._1) == Seq(ContinueBeginSpan, ContinueExtendSpan, ContinueTxnClockLarger,
@@ -52,7 +52,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(b) an ACK with nothing open emits only itself; (c) a partial ACK drops later clocks") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     assert(feed(seq, log, log.write(A, 4, ack, "a4ACK")) == (AckEmpty, Seq("a4ACK")))
     feed(seq, log, log.write(A, 5, cont, "a5"))
     feed(seq, log, log.write(A, 7, cont, "a7"))
@@ -62,7 +62,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(d) an ACK at the last acknowledged clock rolls back, while another producer stays open") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 1, ack, "a1ACK"))
     feed(seq, log, log.write(A, 2, cont, "a2"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
@@ -74,7 +74,7 @@ class SequencerSuite extends AnyFunSuite {
 
   test(
     "ring add and evict: evicting a producer's first entries moves its replay range; offsets follow every CONTINUE") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 5)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 5)
     Seq(log.write(A, 1, cont, "a1"), log.write(B, 1, cont, "b1"), log.write(A, 2, cont, "a2"),
       log.write(B, 2, cont, "b2"), log.write(A, 3, cont, "a3")).foreach { e =>
       seq.queue(e)
@@ -95,7 +95,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(f) a replay holding duplicates from before and within the sequence emits each message once") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 1, ack, "a1ACK"))
     assert(feed(seq, log, log.write(A, 2, cont, "a2"))._1 == ContinueBeginSpan)
     assert(feed(seq, log, log.write(A, 1, cont, "a1Dup"))._1 == ContinueAlreadyAcked)
@@ -108,7 +108,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(g) a partial rollback: every ring entry is beyond the ACK's clock") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 1, ack, "a1ACK"))
     feed(seq, log, log.write(A, 3, cont, "a3"))
     feed(seq, log, log.write(A, 4, cont, "a4"))
@@ -117,7 +117,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(e, h) transactions evicted from the ring are replayed, each its own range, skipping other producers") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 1, cont, "a1"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
     feed(seq, log, log.write(A, 2, cont, "a2"))
@@ -130,7 +130,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("(i) an ACK below the last acknowledged clock resets the producer, whose clocks are then reused") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     feed(seq, log, log.write(A, 5, ack, "a5ACK"))
     assert(feed(seq, log, log.write(A, 2, ack, "a2ACK")) == (AckRollback, Nil))
     assert(feed(seq, log, log.write(A, 3, cont, "a3"))._1 == ContinueBeginSpan)
@@ -138,7 +138,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("without a ring buffer every commit replays, and other producers stay pending") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 0)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 0)
     feed(seq, log, log.write(A, 1, cont, "a1"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
     feed(seq, log, log.write(A, 2, cont, "a2"))
@@ -147,7 +147,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("OUTSIDE_TXN commits at once, drops duplicates, discards an open sequence; zero UUIDs always pass") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 3)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 3)
     assert(feed(seq, log, log.write(A, 1, out, "a1")) == (OutsideCommit, Seq("a1")))
     assert(feed(seq, log, log.write(A, 1, out, "a1Dup")) == (OutsideAlreadyAcked, Nil))
     feed(seq, log, log.write(A, 2, cont, "a2"))
@@ -165,7 +165,7 @@ class SequencerSuite extends AnyFunSuite {
     // A message without a UUID has producer 0 and clock 0: it is outside every sequence, even of
     // a producer whose id is 0, whose transaction stays open (and pending, for a batch's look-ahead).
     val Zero = ProducerId(0L)
-    val log = new Log; val seq = new Sequencer[String](ringSize = 10)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 10)
     assert(feed(seq, log, log.write(Zero, 16, cont, "z1")) == (ContinueBeginSpan, Nil))
     assert(feed(seq, log, log.write(Zero, 0, out, "plain")) == (OutsideCommit, Seq("plain")))
     assert(seq.hasPending && seq.pendingProducers == Set((J, Zero)))
@@ -174,7 +174,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("producer states round-trip: checkpoint clears pending, and a restored sequencer emits the same") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 10)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 10)
     feed(seq, log, log.write(A, 1, cont, "a1"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
     feed(seq, log, log.write(C, 1, out, "c1"))
@@ -200,7 +200,7 @@ class SequencerSuite extends AnyFunSuite {
     // then an ACK between the two: Gazette's sequencer drops the re-send (ContinueTxnClockLarger)
     // and the ACK rolls the sequence back. A restored sequencer must know the sequence's newest
     // clock to do the same.
-    val log = new Log; val seq = new Sequencer[String](ringSize = 12)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 12)
     Seq(log.write(A, 10, out, "a10"), log.write(A, 40, cont, "a40")).foreach(feed(seq, log, _))
     val (offsets, states) = seq.checkpoint(0)
     val restored = new Sequencer[String](offsets, states, 12)
@@ -212,7 +212,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("a checkpoint taken mid-dequeue excludes the ACK and is tightened to the messages consumed") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 12)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 12)
     Seq(
       log.write(
         A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, ack, "a3ACK")).foreach(feed(seq, log, _))
@@ -236,7 +236,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("duplicates straddling a checkpoint extend the restored span, yet each message is emitted once") {
-    val log = new Log; val seq1 = new Sequencer[String](ringSize = 12)
+    val log = new Log; val seq1: Sequencer[String] = new Sequencer[String](ringSize = 12)
     Seq(
       log.write(A, 1, cont, "a1"), log.write(A, 2, cont, "a2"), log.write(A, 3, cont, "a3")).foreach(feed(seq1, log, _))
     val (offsets, states) = seq1.checkpoint(0)
@@ -253,7 +253,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("producers older than the horizon are pruned at checkpoint") {
-    val log = new Log; val seq = new Sequencer[String]()
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String]()
     val hour = Clock.ofNanos(3600L * 1000000000L)
     feed(seq, log, log.write(A, 10 * hour, ack, "old"))
     feed(seq, log, log.write(B, 12 * hour, ack, "new"))
@@ -267,7 +267,7 @@ class SequencerSuite extends AnyFunSuite {
   test("a producer rolled back to an ACK older than the horizon keeps its sequence clock where states carry it") {
     val hour = Clock.ofNanos(3600L * 1000000000L)
     def rolledBack(): Sequencer[String] = {
-      val log = new Log; val seq = new Sequencer[String]()
+      val log = new Log; val seq: Sequencer[String] = new Sequencer[String]()
       feed(seq, log, log.write(A, 10 * hour, ack, "a-old-ack"))
       feed(seq, log, log.write(A, 12 * hour, ack, "a-new-ack"))
       feed(seq, log, log.write(B, 12 * hour, ack, "b"))
@@ -299,7 +299,7 @@ class SequencerSuite extends AnyFunSuite {
   }
 
   test("replayed messages outside the range, or of another journal, are errors") {
-    val log = new Log; val seq = new Sequencer[String](ringSize = 1)
+    val log = new Log; val seq: Sequencer[String] = new Sequencer[String](ringSize = 1)
     feed(seq, log, log.write(A, 1, cont, "a1"))
     feed(seq, log, log.write(B, 1, cont, "b1"))
     assert(seq.queue(log.write(A, 2, ack, "a2ACK")) == AckCommitReplay)
@@ -314,7 +314,7 @@ class SequencerSuite extends AnyFunSuite {
       val log = script(rnd)
       val whole = run(new Sequencer[String](ringSize = 4), log, log.all.toSeq)
       for (cut <- 0 to log.all.size) {
-        val first = new Sequencer[String](ringSize = 4)
+        val first: Sequencer[String] = new Sequencer[String](ringSize = 4)
         val before = run(first, log, log.all.take(cut).toSeq)
         val (offsets, states) = first.checkpoint(0)
         val resumeAt = offsets.getOrElse(J, 0L)
@@ -338,7 +338,7 @@ class SequencerSuite extends AnyFunSuite {
       }
       wentBack += whole.count { case (_, clock, sequenced) => sequenced > clock }
       for (cut <- 0 to log.all.size) {
-        val first = new Sequencer[String](ringSize = 4)
+        val first: Sequencer[String] = new Sequencer[String](ringSize = 4)
         val before = sequenced(first, log, log.all.take(cut).toSeq)
         val (offsets, states) = first.checkpoint(0)
         val resumeAt = offsets.getOrElse(J, 0L)

@@ -10,6 +10,7 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException}
 import io.sparkgazette.spark.protobuf.ProtobufErrors
+import io.sparkgazette.spark.testing.SparkThrowables._
 import org.apache.spark.SparkThrowable
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -133,19 +134,18 @@ class GazetteErrorsSuite extends AnyFunSuite {
     val listed = GazetteErrors.conditions.map(_._1).toSet
     for ((name, e) <- built) {
       val t = throwable(e)
-      assert(listed.contains(t.getCondition), s"$name: ${t.getCondition}")
-      assert(errorClass(t) == t.getCondition, name)
-      assert(e.getMessage.startsWith(s"[${t.getCondition}] "), s"$name: ${e.getMessage}")
+      assert(listed.contains(condition(t)), s"$name: ${condition(t)}")
+      assert(errorClass(t) == condition(t), name)
+      assert(e.getMessage.startsWith(s"[${condition(t)}] "), s"$name: ${e.getMessage}")
       assert(t.getSqlState.matches("[0-9A-Z]{5}"), s"$name: ${t.getSqlState}")
-      assert(!t.getMessageParameters.isEmpty || t.getCondition == "GAZETTE_INTERNAL_ERROR", name)
+      assert(!t.getMessageParameters.isEmpty || condition(t) == "GAZETTE_INTERNAL_ERROR", name)
       assert(t.getMessageParameters.asScala.forall { case (k, v) => k.nonEmpty && v != null }, name)
-      assert(t.isInternalError == (t.getCondition == "GAZETTE_INTERNAL_ERROR"), name)
+      assert(t.isInternalError == (condition(t) == "GAZETTE_INTERNAL_ERROR"), name)
       // What Spark asks of any SparkThrowable, for conditions it does not know.
       assert(t.getQueryContext.isEmpty)
-      t.getDefaultMessageTemplate
-      t.getBreakingChangeInfo
+      askAsSparkDoes(t)
     }
-    assert(built.map(b => throwable(b._2).getCondition).toSet == listed, "a listed condition no error carries")
+    assert(built.map(b => condition(throwable(b._2))).toSet == listed, "a listed condition no error carries")
   }
 
   test("errors stay the JDK exceptions they were, which code and PySpark match on") {
@@ -168,7 +168,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
     val unknown = GazetteErrors.unknownOption("typo", Seq("selector", "broker"))
     assert(
       unknown.getMessage == "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'typo'. Known options: broker, selector")
-    assert(unknown.getCondition == "GAZETTE_UNKNOWN_OPTION" && unknown.getMessageParameters.get("option") == "typo")
+    assert(condition(unknown) == "GAZETTE_UNKNOWN_OPTION" && unknown.getMessageParameters.get("option") == "typo")
     // The sink's spelling given to the source, a typo, another case: the likely option is named.
     val known = Seq("journals", "maxBytesPerTrigger", "minBytesPerTrigger", "broker")
     assert(GazetteErrors.unknownOption("journal", known).getMessage.contains("Did you mean 'journals'?"))
@@ -177,11 +177,11 @@ class GazetteErrorsSuite extends AnyFunSuite {
     assert(GazetteErrors.closest("selector", known).isEmpty)
     val loss = GazetteErrors.dataLoss("a/b", "bytes [0, 100) were removed")
     assert(
-      loss.getCondition == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
+      condition(loss) == "GAZETTE_DATA_LOSS" && loss.getMessage.contains("Data loss in journal a/b: bytes [0, 100)"))
     assert(loss.getMessage.contains("'failOnDataLoss'") && loss.getMessageParameters.get("journal") == "a/b")
     val head = GazetteErrors.startPastWriteHead("a/b", 500, 400)
     assert(head.getMessage.contains("'startingOffsets' starts journal a/b at offset 500, past its write head 400"))
-    assert(head.getMessageParameters.asScala.toMap.view.filterKeys(Set("option", "journal", "offset")).toMap ==
+    assert(head.getMessageParameters.asScala.toMap.filter(p => Set("option", "journal", "offset")(p._1)) ==
       Map("option" -> "startingOffsets", "journal" -> "a/b", "offset" -> "500"))
     val state = GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")
     assert(
@@ -198,7 +198,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
         "authToken" -> GazetteErrors.invalidSecret("authToken", "a JWT without spaces"),
         "AuthToken" -> GazetteErrors.invalidOption("AuthToken", "s3cr3t with spaces", "a JWT without spaces")
       )) {
-      assert(e.getCondition == "GAZETTE_INVALID_OPTION" && e.getMessage.contains(s"'$option'"), e.getMessage)
+      assert(condition(e) == "GAZETTE_INVALID_OPTION" && e.getMessage.contains(s"'$option'"), e.getMessage)
       assert(!e.getMessage.contains("s3cr3t") && !e.getMessageParameters.asScala.values.exists(_.contains("s3cr3t")))
       assert(e.getMessageParameters.get("value") == "*********(redacted)")
     }
@@ -210,7 +210,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
       new ObjectOutputStream(out).writeObject(e)
       val back = new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject().asInstanceOf[Throwable]
       assert(back.getClass == e.getClass && back.getMessage == e.getMessage, name)
-      assert(throwable(back).getCondition == throwable(e).getCondition, name)
+      assert(condition(throwable(back)) == condition(throwable(e)), name)
       assert(throwable(back).getMessageParameters == throwable(e).getMessageParameters, name)
     }
   }

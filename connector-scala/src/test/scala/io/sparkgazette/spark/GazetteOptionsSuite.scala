@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.testing.SparkThrowables.condition
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -23,16 +24,16 @@ class GazetteOptionsSuite extends AnyFunSuite {
   test("a save(journal) path is the sink's journal; a source has no path, and paths are no option") {
     load(broker, "path" -> "out/a")
     val path = refused(broker, "journals" -> "in/a", "path" -> "in/b")
-    assert(path.getCondition == "GAZETTE_UNKNOWN_OPTION" && path.getMessageParameters.get("option") == "path")
+    assert(condition(path) == "GAZETTE_UNKNOWN_OPTION" && path.getMessageParameters.get("option") == "path")
     val paths = refused(broker, "selector" -> "prefix=in/", "paths" -> """["in/b"]""")
-    assert(paths.getCondition == "GAZETTE_UNKNOWN_OPTION" && paths.getMessageParameters.get("option") == "paths")
+    assert(condition(paths) == "GAZETTE_UNKNOWN_OPTION" && paths.getMessageParameters.get("option") == "paths")
   }
 
   test("options naming no journals say what a read and a write each take, after unknown names") {
     val none = refused(broker)
-    assert(none.getCondition == "GAZETTE_MISSING_OPTION")
+    assert(condition(none) == "GAZETTE_MISSING_OPTION")
     assert(none.getMessage.contains("'selector' or 'journals' to read, or 'journal' (or save(journal)) or 'selector'"))
-    assert(refused(broker, "brokr" -> "x").getCondition == "GAZETTE_UNKNOWN_OPTION")
+    assert(condition(refused(broker, "brokr" -> "x")) == "GAZETTE_UNKNOWN_OPTION")
   }
 
   test("a source's own option makes the options a read's, a sink's own option a write's") {
@@ -44,7 +45,7 @@ class GazetteOptionsSuite extends AnyFunSuite {
 
   test("test hooks pass under their prefix, in any case, and only there") {
     load(broker, "journal" -> "out/a", "TEST.SINKFAULT" -> "driver-after-persist:1")
-    assert(refused(broker, "journal" -> "out/a", "testFault" -> "driver-after-persist:1").getCondition ==
+    assert(condition(refused(broker, "journal" -> "out/a", "testFault" -> "driver-after-persist:1")) ==
       "GAZETTE_UNKNOWN_OPTION")
   }
 }

@@ -32,7 +32,7 @@ object Journals {
       name, labels, replication, JournalSpecs.Fragment(fragmentLength, codec, Seq(store), refreshSeconds), flags)
     spec.copy(fragment = spec.fragment.map(_.copy(
         pathPostfixTemplate = pathPostfixTemplate,
-        flushInterval = Option.when(flushIntervalSeconds > 0)(PbDuration(seconds = flushIntervalSeconds))
+        flushInterval = if (flushIntervalSeconds > 0) Some(PbDuration(seconds = flushIntervalSeconds)) else None
       )))
   }
 

@@ -4,8 +4,6 @@ import java.nio.file.{Files, Paths}
 
 import scala.sys.process._
 
-import com.google.gson.JsonParser
-
 /** One message as the Go judge prints it. `uuid` is empty for a message without one. */
 final case class JudgeRecord(journal: String, begin: Long, end: Long, uuid: String, flags: Int, payload: String)
 
@@ -39,7 +37,7 @@ object Judge {
       (if (skipMalformed) Seq("--skip-malformed") else Nil) ++ (if (direct) Seq("--direct") else Nil) ++
       (if (committed) Seq("--committed") ++ (if (acks) Seq("--acks") else Nil)
        else Seq("--uncommitted", "--acks"))).linesIterator.filter(_.nonEmpty).map { line =>
-      val o = JsonParser.parseString(line).getAsJsonObject
+      val o = Json.parse(line).getAsJsonObject
       JudgeRecord(
         o.get("journal").getAsString,
         o.get("begin").getAsLong,

@@ -1,6 +1,6 @@
 package io.sparkgazette.testing
 
-import com.google.gson.{JsonObject, JsonParser}
+import com.google.gson.JsonObject
 
 /** ndjson documents with their UUID moved between Gazette's place (`/_meta/uuid`, where the
   * judge's Publisher writes it) and another (`path`), for tests of `uuidPointer`: Gazette's
@@ -26,14 +26,14 @@ object MovedUuids {
 
   /** The string at `path`, or "" when there is none. */
   def at(doc: String, path: Seq[String]): String = {
-    val leaf = path.init.foldLeft(Option(JsonParser.parseString(doc).getAsJsonObject)) { (at, name) =>
+    val leaf = path.init.foldLeft(Option(Json.parse(doc).getAsJsonObject)) { (at, name) =>
       at.filter(_.has(name)).map(_.getAsJsonObject(name))
     }
     leaf.filter(_.has(path.last)).map(_.get(path.last).getAsString).getOrElse("")
   }
 
   private def stripped(doc: String, path: Seq[String]): JsonObject = {
-    val o = JsonParser.parseString(doc).getAsJsonObject
+    val o = Json.parse(doc).getAsJsonObject
     o.remove("_meta")
     o.remove(path.head)
     o

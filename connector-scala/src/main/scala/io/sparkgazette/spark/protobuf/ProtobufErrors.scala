@@ -2,8 +2,6 @@ package io.sparkgazette.spark.protobuf
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.SparkThrowable
-
 /** The errors of protobuf decoding, worded as the connector's others (`[CONDITION] text`, a
   * stable condition, its SQLSTATE and the named parts of the message), but made here: the
   * connector's front uses this package, so this package does not use the front.
@@ -82,14 +80,11 @@ private[spark] object ProtobufErrors {
 }
 
 /** A protobuf decoding error: what `GazetteThrowable` is to the connector's other errors. */
-private[spark] sealed trait ProtobufThrowable extends SparkThrowable {
+private[spark] sealed trait ProtobufThrowable extends io.sparkgazette.spark.ConditionedThrowable {
   protected def condition: String
   protected def sqlState: String
   protected def parameters: Map[String, String]
 
-  override def getCondition: String = condition
-  // Deprecated since Spark 4.0, and still what callers written for earlier versions ask.
-  override def getErrorClass: String = condition
   override def getSqlState: String = sqlState
   override def getMessageParameters: java.util.Map[String, String] = parameters.asJava
 }

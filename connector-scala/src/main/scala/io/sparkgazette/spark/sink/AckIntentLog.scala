@@ -5,6 +5,7 @@ import java.nio.file.{FileAlreadyExistsException, Files}
 import java.util.{Base64, UUID}
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.message.{AckIntent, ProducerId}
@@ -37,7 +38,8 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   /** The record of the latest epoch: where the stream's producers stand. */
   def latest(): Option[IntentRecord] =
     if (!fs.exists(dir)) None
-    else fs.listStatus(dir).flatMap(s => s.getPath.getName.stripSuffix(".json").toLongOption).maxOption.flatMap(e =>
+    else fs.listStatus(dir).flatMap(s => Try(s.getPath.getName.stripSuffix(".json").toLong).toOption).reduceOption(
+      _ max _).flatMap(e =>
       read(e.toString))
 
   private def parse(node: JsonNode): IntentRecord = {
@@ -142,7 +144,7 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   def prune(epoch: Long, keep: Int = 100): Unit =
     if (fs.exists(dir))
       fs.listStatus(dir).map(_.getPath).foreach { p =>
-        p.getName.stripSuffix(".json").stripSuffix(".published").stripSuffix(".retired").toLongOption.filter(
+        Try(p.getName.stripSuffix(".json").stripSuffix(".published").stripSuffix(".retired").toLong).toOption.filter(
           _ < epoch - keep).foreach(_ =>
           fs.delete(p, false))
       }

@@ -7,7 +7,10 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
 /** The sink's protocol, shared by streaming epochs and batch jobs. */
 private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
-  private val options = scala.jdk.CollectionConverters.MapHasAsScala(info.options().asCaseSensitiveMap()).asScala.toMap
+  private val options = {
+    import scala.jdk.CollectionConverters._
+    info.options().asCaseSensitiveMap().asScala.toMap
+  }
   private val columns = SinkColumns(info.schema())
   // The session's Hadoop configuration: credentials set with spark.conf.set apply.
   private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())

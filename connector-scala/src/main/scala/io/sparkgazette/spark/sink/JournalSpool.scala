@@ -36,7 +36,7 @@ private[spark] final class JournalSpool(memoryBytes: Int, dir: Path) extends Aut
     val fromFile =
       if (channel == null) Nil
       else
-        Iterator.range(0L, spilled, JournalSpool.MapBytes).map { at =>
+        (0L until spilled by JournalSpool.MapBytes).iterator.map { at =>
           UnsafeByteOperations.unsafeWrap(channel.map(FileChannel.MapMode.READ_ONLY, at,
               math.min(JournalSpool.MapBytes, spilled - at)))
         }.toList

@@ -211,7 +211,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
 
   private def refuseUnwritable(messages: Array[WriterCommitMessage]): Unit = {
     val held = messages.toSeq.collect { case m: GazetteCommitMessage => m.unwritable }.flatten
-      .groupMapReduce(_._1)(_._2)(_ + _)
+      .groupBy(_._1).map { case (j, held) => j -> held.map(_._2).sum }
     if (held.nonEmpty) {
       val why = targets().unwritable
       throw GazetteErrors.unwritableJournals(held.toSeq.sorted.map { case (j, n) =>

@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 package sink
 
+import scala.util.Try
+
 /** A failure the tests inject at a chosen point of the sink's protocol (test-only option
   * `test.sinkFault`, `point:epoch`): `task-after-half` fails the first attempt of partition 0's
   * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
@@ -22,7 +24,7 @@ private[spark] object SinkFault {
   private val Every = "([0-9]+)/([1-9][0-9]*)".r
 
   def parse(value: String): SinkFault = value.split(':') match {
-    case Array(point, epoch) if Points.contains(point) && epoch.toLongOption.isDefined => SinkFault(point, epoch.toLong)
+    case Array(point, epoch) if Points.contains(point) && Try(epoch.toLong).isSuccess => SinkFault(point, epoch.toLong)
     case Array(point, Every(first, period)) if TaskPoints.contains(point) =>
       SinkFault(point, first.toLong, period.toLong)
     case _ =>

@@ -250,7 +250,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     */
   private def writtenAgainFrom(journal: String, lowest: Long, offset: Long): Option[Long] =
     client.listFragments(journal).flatMap(_.spec)
-      .filter(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest).map(_.begin).minOption
+      .filter(f => f.backingStore.isEmpty && f.begin < offset && f.end > lowest).map(_.begin).reduceOption(_ min _)
       .map(math.min(_, lowest))
 
   private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =

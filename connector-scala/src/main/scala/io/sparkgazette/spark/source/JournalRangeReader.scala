@@ -43,7 +43,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private val typedRows = config.shape.typed.filter(_ => !firstPass).map { t =>
     val parse = t.parser(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem),
       identity)
-    new TypedRows(parse, Option.when(config.columns.nonEmpty)(toRow))
+    new TypedRows(parse, if (config.columns.nonEmpty) Some(toRow) else None)
   }
   private var row: InternalRow = _
   private val readers = mutable.ArrayBuffer[JournalReader]()
@@ -358,7 +358,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       private def holeEnd(at: Long): Option[Long] = {
         val fragments = client.listFragments(journal).flatMap(_.spec)
         if (fragments.exists(f => f.begin <= at && at < f.end)) None
-        else fragments.iterator.map(_.begin).filter(_ > at).minOption
+        else fragments.iterator.map(_.begin).filter(_ > at).reduceOption(_ min _)
       }
 
       private def skip(from: Long, to: Long, why: String = ""): Unit = {

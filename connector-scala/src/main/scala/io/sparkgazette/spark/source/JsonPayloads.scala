@@ -8,7 +8,7 @@ import scala.util.control.NonFatal
 import com.fasterxml.jackson.core.{JsonFactory, JsonParser, StreamReadConstraints}
 import io.sparkgazette.message.{JsonSyntax, RawMessage}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.json.{JSONOptions, JacksonParser}
+import org.apache.spark.sql.catalyst.json.JacksonParser
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -18,16 +18,19 @@ import org.apache.spark.unsafe.types.UTF8String
   */
 private[spark] object JsonPayloads {
 
-  def parser(required: StructType, corrupt: Option[String], options: JSONOptions): PayloadParser = {
+  /** A parser of `required`'s fields, with Spark's JSON options `options` (`timeZone` and
+    * `corruptColumn` where they name none).
+    */
+  def parser(required: StructType, corrupt: Option[String], options: Map[String, String], timeZone: String,
+      corruptColumn: String): PayloadParser = {
     val parsed = StructType(required.filterNot(f => corrupt.contains(f.name)))
-    val jackson = new JacksonParser(parsed, options, false, Nil)
+    val (jackson, limits) = SparkJson.parser(parsed, options, timeZone, corruptColumn)
     val open = (factory: JsonFactory, payload: Array[Byte]) => factory.createParser(payload): JsonParser
     val text = (payload: Array[Byte]) => UTF8String.fromBytes(payload)
     val whole = PayloadParser.failureSafe(payload => jackson.parse(payload, open, text), required, corrupt)
     if (corrupt.isDefined) whole
     else
-      new Selective(whole, jackson, open, text, parsed.fieldNames.map(_.getBytes(UTF_8)),
-        Limits(options.buildJsonFactory().streamReadConstraints()))
+      new Selective(whole, jackson, open, text, parsed.fieldNames.map(_.getBytes(UTF_8)), limits)
   }
 
   /** What Spark's parser (Jackson, as Spark's JSON options set it up) refuses in any member of a
@@ -37,10 +40,7 @@ private[spark] object JsonPayloads {
   private[source] final case class Limits(depth: Int, number: Int, name: Int, string: Int)
 
   private[source] object Limits {
-    def apply(c: StreamReadConstraints): Limits =
-      Limits(c.getMaxNestingDepth, c.getMaxNumberLength, c.getMaxNameLength, c.getMaxStringLength)
-
-    val Default: Limits = Limits(StreamReadConstraints.defaults())
+    val Default: Limits = SparkJson.limits(StreamReadConstraints.defaults())
   }
 
   /** Hands Spark's parser only the members of a message the query reads, where the framing says

@@ -51,6 +51,7 @@ private[spark] object PayloadParser {
     case lazyCause: Product if lazyCause.productArity == 1 && lazyCause.productElement(0).isInstanceOf[Function0[_]] =>
       reason(lazyCause.productElement(0).asInstanceOf[() => Throwable]())
     case _ =>
-      Option(e.getMessage).flatMap(_.linesIterator.nextOption()).filter(_.nonEmpty).getOrElse(e.getClass.getSimpleName)
+      Option(e.getMessage).flatMap(_.linesIterator.take(1).toList.headOption).filter(_.nonEmpty).getOrElse(
+        e.getClass.getSimpleName)
   }
 }

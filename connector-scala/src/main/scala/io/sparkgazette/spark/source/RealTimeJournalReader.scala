@@ -13,8 +13,8 @@ import io.sparkgazette.message._
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
-import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
-import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
+import org.apache.spark.sql.connector.read.PartitionReader
+import org.apache.spark.sql.connector.read.streaming.PartitionOffset
 import org.slf4j.LoggerFactory
 
 /** Reads a [[RealTimeTask]] for a whole real-time batch: one Read kept open per journal (each on
@@ -28,9 +28,12 @@ import org.slf4j.LoggerFactory
   * that commit's ACK, with the committing producer's state moved past the rows already emitted
   * (its last clock taken for acknowledged, its transaction beginning after them), so the next
   * batch reads the ACK again and emits only the rest.
+  *
+  * Spark's real-time interface (4.1 and newer) reaches it through `RealTimePartitionReader`, in
+  * the 4.x build's own sources, so this compiles on every Spark line.
   */
 private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: ReaderConfig)
-    extends SupportsRealTimeRead[InternalRow] {
+    extends PartitionReader[InternalRow] {
   import RealTimeJournalReader._
 
   private val options = config.options
@@ -55,17 +58,13 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private var clock = 0L
 
   // Spark asks a real-time reader through nextWithTimeout only; this waits for a row without end.
-  override def next(): Boolean = nextWithTimeout(System.currentTimeMillis(), Long.MaxValue / 4).hasRecord
+  override def next(): Boolean = nextWithin(System.currentTimeMillis(), Long.MaxValue / 4)
 
-  override def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus =
-    nextWithTimeout(System.currentTimeMillis(), timeoutMs)
-
-  override def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
+  /** Whether a row is ready within `timeoutMs` of `startTimeMs`. */
+  def nextWithin(startTimeMs: Long, timeoutMs: Long): Boolean =
     try {
       if (!started) { started = true; tails.foreach(_.feed.start()) }
-      if (!advance(startTimeMs + timeoutMs)) RecordStatus.newStatusWithoutArrivalTime(false)
-      else if (clock == 0) RecordStatus.newStatusWithoutArrivalTime(true)
-      else RecordStatus.newStatusWithArrivalTimeMs(Clock.toInstant(clock).toEpochMilli)
+      advance(startTimeMs + timeoutMs)
     } catch {
       case e: MalformedMessageException =>
         val m = e.malformed
@@ -121,7 +120,11 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
   override def get(): InternalRow = row
 
-  override def getOffset: PartitionOffset = {
+  /** When the row's message was published, in epoch milliseconds, where its UUID tells. */
+  def arrivalTimeMs: Option[Long] = if (clock == 0) None else Some(Clock.toInstant(clock).toEpochMilli)
+
+  /** Where each journal stands: what the batch read, for its next one to start from. */
+  def getOffset: PartitionOffset = {
     val reached = tails.map(t => t.journal -> t.reached)
     task.carried ++ JournalsReached(
       reached.map { case (j, (p, _)) => j -> p }.toMap,
@@ -173,7 +176,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     private val typedRows = config.shape.typed.map { t =>
       val parse = t.parser(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem),
         identity)
-      new TypedRows(parse, Option.when(config.columns.nonEmpty)(toRow))
+      new TypedRows(parse, if (config.columns.nonEmpty) Some(toRow) else None)
     }
     val onMalformed: OnMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
     private val permissive = config.shape.typed.exists(_.schema.permissive)

@@ -159,12 +159,12 @@ private[spark] object SourceOptions {
       bytesPerPartition = o.get(BytesPerPartition).map(positiveLong(BytesPerPartition, _)).getOrElse(
         DefaultBytesPerPartition),
       minPartitions = o.get(MinPartitions).map { v =>
-        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
+        Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(MinPartitions, v,
             "a whole number from 1 to 2147483647"))
       },
       splitCommitted = o.boolean(SplitCommitted, default = true),
       realTimePartitions = o.get(RealTimePartitions).map { v =>
-        v.trim.toIntOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(RealTimePartitions, v,
+        Try(v.trim.toInt).toOption.filter(_ > 0).getOrElse(throw GazetteErrors.invalidOption(RealTimePartitions, v,
             "a whole number from 1 to 2147483647"))
       },
       // Real-time batches read until their time is up: these options would be silently ignored.
@@ -190,7 +190,7 @@ private[spark] object SourceOptions {
 
   /** A time in milliseconds since the Unix epoch, as Kafka's `startingTimestamp` takes it. */
   private def epochMillis(option: String, value: String): Long =
-    value.trim.toLongOption.filter(t => t >= 0 && t <= MaxEpochMillis)
+    Try(value.trim.toLong).toOption.filter(t => t >= 0 && t <= MaxEpochMillis)
       .getOrElse(throw GazetteErrors.invalidOption(option, value,
           s"milliseconds since 1970-01-01T00:00:00Z, such as 1767225600000, at most $MaxEpochMillis (the last a message UUID's clock can hold)"))
 

@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package source
 
 import io.sparkgazette.message.Framing
-import org.apache.spark.sql.catalyst.json.JSONOptions
 import org.apache.spark.sql.types.StructType
 
 /** What the readers of a typed scan parse: the fields a query reads of `schema`, with Spark's
@@ -11,12 +10,12 @@ import org.apache.spark.sql.types.StructType
 private[spark] final case class TypedRead(schema: TypedSchema, fields: StructType,
     parseOptions: Map[String, String], timeZone: String, protobuf: Option[ProtobufType] = None) {
 
-  private def corrupt: Option[String] = Option.when(schema.permissive)(schema.corruptColumn)
+  private def corrupt: Option[String] = if (schema.permissive) Some(schema.corruptColumn) else None
 
   /** A parser of payloads of a journal's content type (one per reader: parsers keep state), or why there is none. */
   def parser(contentType: String): Either[String, PayloadParser] = contentType match {
     case Framing.JsonLines =>
-      Right(JsonPayloads.parser(fields, corrupt, new JSONOptions(parseOptions, timeZone, schema.corruptColumn)))
+      Right(JsonPayloads.parser(fields, corrupt, parseOptions, timeZone, schema.corruptColumn))
     case Framing.Csv =>
       Right(CsvPayloads.parser(schema.fields, fields, corrupt, parseOptions, timeZone, schema.corruptColumn))
     case Framing.ProtobufFixed =>

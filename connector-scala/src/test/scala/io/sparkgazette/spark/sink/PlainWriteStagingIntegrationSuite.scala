@@ -126,7 +126,7 @@ class PlainWriteStagingIntegrationSuite extends AnyFunSuite with SparkClusterSui
       if (id == 200) {
         // Busy, as a task in CPU-bound work or in I/O that ignores interrupts is.
         while (failures.get() < 2) Thread.onSpinWait()
-        val until = System.nanoTime() + 3_000_000_000L
+        val until = System.nanoTime() + 3000000000L
         while (System.nanoTime() < until) Thread.onSpinWait()
         reached.countDown()
       }

@@ -238,7 +238,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(committedNumbers(journal).isEmpty, "rows of the failed write are visible")
     assert(stagedMessages(s"name=$journal").isEmpty, "staged runs of the failed write were appended")
     // Attempts still running when the job failed delete their runs as Spark kills them.
-    val deadline = System.nanoTime() + 10_000_000_000L
+    val deadline = System.nanoTime() + 10000000000L
     while (stagedFiles(staging).nonEmpty && System.nanoTime() < deadline) Thread.sleep(100)
     assert(stagedFiles(staging).isEmpty, s"left behind: ${stagedFiles(staging)}")
   }
@@ -365,9 +365,9 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         .write.format("gazette").option("broker", cluster.broker).option("journal", journal).options(recorded)
         .mode("append").save()
       assert(committedNumbers(journal).sorted == (0L until rows))
-      val (committed, committedBytes) = Judge.readCost(cluster.broker, journal, committed = true)
+      val (read, committedBytes) = Judge.readCost(cluster.broker, journal, committed = true)
       val (_, uncommittedBytes) = Judge.readCost(cluster.broker, journal, committed = false)
-      assert(committed == rows)
+      assert(read == rows)
       assert(uncommittedBytes >= rows * 1000, s"Gazette's reader fetched $uncommittedBytes bytes read uncommitted")
       assert(
         committedBytes <= 1.5 * uncommittedBytes,

@@ -112,11 +112,12 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
       val b = doc.getBytes(UTF_8)
       val m = new JsonSyntax.Members
       assert(JsonSyntax.checkLine(b, 0, b.length, m).isRight)
-      Option.when(m.objectChecked) {
-        val s = m.relativeTo(0)
-        val f = JsonSyntax.Members.Fields
-        (0 until m.count).map(k => (doc.substring(s(f * k), s(f * k + 1)), doc.substring(s(f * k + 1), s(f * k + 2))))
-      }
+      (if (!m.objectChecked) None
+       else Some {
+         val s = m.relativeTo(0)
+         val f = JsonSyntax.Members.Fields
+         (0 until m.count).map(k => (doc.substring(s(f * k), s(f * k + 1)), doc.substring(s(f * k + 1), s(f * k + 2))))
+       })
     }
     assert(spans("""{"a":1,"b" : {"c":[1,{"d":2}]} ,"a":"x,}"}""") ==
       Some(Seq(("\"a\"", ":1"), ("\"b\"", " : {\"c\":[1,{\"d\":2}]} "), ("\"a\"", ":\"x,}\""))))
@@ -160,7 +161,7 @@ note"""") == Right(Seq("alice", 7, "a, \"quoted\"\nnote")))
     var selected = 0
     for (_ <- 0 until 400) {
       val members = Seq.fill(random.nextInt(8))(
-        s"\"${keys(random.nextInt(keys.size))}\"${if (random.nextBoolean()) " " else ""}:${value(0)}")
+        "\"" + keys(random.nextInt(keys.size)) + "\"" + (if (random.nextBoolean()) " " else "") + ":" + value(0))
       val doc =
         members.mkString(if (random.nextBoolean()) "{" else " { ", if (random.nextBoolean()) "," else " , ", "}")
       val m = message(doc)

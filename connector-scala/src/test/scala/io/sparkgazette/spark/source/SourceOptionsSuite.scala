@@ -4,6 +4,7 @@ package source
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.testing.SparkThrowables.condition
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -128,7 +129,7 @@ class SourceOptionsSuite extends AnyFunSuite {
     val e =
       intercept[GazetteUnsupportedOperationException](RealTimeStreams.refuseWithout(o, available = false, "4.0.1"))
     assert(e.getMessage.contains("'realTimePartitions'") && e.getMessage.contains("Spark 4.0.1 has no real-time mode"))
-    assert(e.getCondition == "GAZETTE_UNSUPPORTED_TRIGGER")
+    assert(condition(e) == "GAZETTE_UNSUPPORTED_TRIGGER")
     assert(RealTimeMode.available, "this build's Spark has real-time mode")
   }
 

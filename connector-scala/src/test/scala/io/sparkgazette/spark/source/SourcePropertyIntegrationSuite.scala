@@ -15,8 +15,8 @@ import io.sparkgazette.spark.testing.BatchPolicy
 import io.sparkgazette.spark.testing.BatchPolicy.{Limit, ReadAll, Skip}
 import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.datasources.v2.MicroBatchScanExec
-import org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper
 import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -324,7 +324,7 @@ class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite 
             false)
         val later = incarnations.indexWhere(_._1 == j) < i
         val last = incarnations.lastIndexWhere(_._1 == j) == i
-        val seenTo = batches.values.flatMap(_.end.get(j)).filter(_.revision == rev).map(_.offset).maxOption
+        val seenTo = batches.values.flatMap(_.end.get(j)).filter(_.revision == rev).map(_.offset).reduceOption(_ max _)
         (if (committed) commits(records) else records.map(r => r -> r.end)).foreach { case (r, commitEnd) =>
           if ((last || seenTo.exists(commitEnd <= _)) && !batches.values.exists(holds(_, commitEnd)))
             uncovered += ((j, rev, commitEnd))
@@ -387,10 +387,12 @@ object SourcePropertyIntegrationSuite {
     */
   def taskMetrics(spark: org.apache.spark.sql.SparkSession, name: String): Map[String, Long] = {
     val query = spark.streams.active.find(_.name == name).get
-    val plan = query.asInstanceOf[StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan
+    // The query's execution, whose package moved in Spark 4.1.
+    val execution = query.getClass.getMethod("streamingQuery").invoke(query)
+    val plan = execution.getClass.getMethod("lastExecution").invoke(execution).asInstanceOf[QueryExecution].executedPlan
     plan.collect { case s: MicroBatchScanExec => s.metrics }.flatten
       .filter { case (name, _) => SourceMetrics.Names.contains(name) }
-      .groupMapReduce(_._1)(_._2.value)(_ + _)
+      .groupBy(_._1).map { case (name, metrics) => name -> metrics.map(_._2.value).sum }
   }
 
   /** How often a run met each case worth running. */

@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap
 
 import scala.jdk.CollectionConverters._
 
-import com.google.gson.JsonParser
 import io.sparkgazette.message.Framing
+import io.sparkgazette.testing.Json
 import io.sparkgazette.testing.{Judge, JudgeRecord, SparkClusterSuite}
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.streaming.Trigger
@@ -127,9 +127,9 @@ class TypedRowsIntegrationSuite extends AnyFunSuite with SparkClusterSuite with 
     assert(scan.metrics(SourceMetrics.MalformedSkipped).value == 2, "both malformed messages are counted")
     // Go's reader skips what is not JSON; the test parses the rest, and drops what is not of the schema.
     val expected = Judge.read(cluster.broker, j, committed = false, skipMalformed = true).flatMap { r =>
-      val o = JsonParser.parseString(r.payload).getAsJsonObject
+      val o = Json.parse(r.payload).getAsJsonObject
       val amount = o.get("amount").getAsJsonPrimitive
-      Option.when(amount.isNumber)((r.begin, o.get("user").getAsString, amount.getAsInt))
+      if (amount.isNumber) Some((r.begin, o.get("user").getAsString, amount.getAsInt)) else None
     }
     assert(got.toSeq == expected && got.map(_._1).toSeq == Seq(offsets(0), offsets(3)))
   }
@@ -255,7 +255,7 @@ private object TypedRowsIntegrationSuite {
   }
 
   def event(r: JudgeRecord): Event = {
-    val o = JsonParser.parseString(r.payload).getAsJsonObject
+    val o = Json.parse(r.payload).getAsJsonObject
     def opt(name: String) = Option(o.get(name)).filterNot(_.isJsonNull)
     Event(
       opt("user").map(_.getAsString).orNull,

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.spark.testing.SparkThrowables.condition
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -26,7 +27,7 @@ class TypedSchemaSuite extends AnyFunSuite {
   test("a field named like the struct, a field given twice, or a corrupt-record column not a string is refused") {
     def refused(ddl: String, words: String*) = {
       val e = intercept[GazetteIllegalArgumentException](of(ddl))
-      assert(e.getCondition == "GAZETTE_INVALID_SCHEMA" && words.forall(e.getMessage.contains), e.getMessage)
+      assert(condition(e) == "GAZETTE_INVALID_SCHEMA" && words.forall(e.getMessage.contains), e.getMessage)
     }
     refused("_GAZETTE STRING, a INT", "_GAZETTE")
     refused("a INT, A STRING", "'a'")

@@ -41,5 +41,5 @@ private[spark] object RealTimeQuery {
 
   /** The batch Spark is running on this thread (`MicroBatchExecution.BATCH_ID_KEY`). */
   def currentBatch(spark: SparkSession): Option[Long] =
-    Option(spark.sparkContext.getLocalProperty("streaming.sql.batchId")).flatMap(_.toLongOption)
+    Option(spark.sparkContext.getLocalProperty("streaming.sql.batchId")).flatMap(b => Try(b.toLong).toOption)
 }

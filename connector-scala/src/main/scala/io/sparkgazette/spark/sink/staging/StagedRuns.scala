@@ -164,7 +164,7 @@ private[spark] object StagedRuns {
     val channel = FileChannel.open(file, StandardOpenOption.READ)
     try {
       val size = channel.size()
-      val content = Iterator.range(0L, size, MapBytes).map { at =>
+      val content = (0L until size by MapBytes).iterator.map { at =>
         UnsafeByteOperations.unsafeWrap(channel.map(FileChannel.MapMode.READ_ONLY, at, math.min(MapBytes, size - at)))
       }.foldLeft(ByteString.EMPTY)(_.concat(_))
       f(content)

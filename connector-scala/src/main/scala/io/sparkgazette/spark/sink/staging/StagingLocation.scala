@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 package sink
 package staging
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -53,7 +54,8 @@ private[spark] final case class StagingLocation(root: String, setting: String = 
     val r = new Path(root)
     val fs = r.getFileSystem(conf)
     if (fs.exists(r))
-      fs.listStatus(r).map(_.getPath).filter(_.getName.toLongOption.exists(_ < epoch)).foreach(fs.delete(_, true))
+      fs.listStatus(r).map(_.getPath).filter(p => Try(p.getName.toLong).toOption.exists(_ < epoch)).foreach(fs.delete(_,
+          true))
   }
 }
 

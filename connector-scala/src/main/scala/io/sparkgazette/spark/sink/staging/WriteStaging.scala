@@ -35,7 +35,7 @@ private[spark] object WriteStaging {
         val root = options.stagingLocation.map(StagingLocation(_, GazetteOptions.StagingLocation))
           .orElse(options.checkpointLocation.map(c =>
               StagingLocation(new Path(c, "gazette-sink/staging/writes").toString, GazetteOptions.CheckpointLocation)))
-          .orElse(Option.when(master.startsWith("local"))(StagingLocation(localDir(spark), "spark.local.dir")))
+          .orElse(if (master.startsWith("local")) Some(StagingLocation(localDir(spark), "spark.local.dir")) else None)
           .orElse(sharedDefault(conf).map(StagingLocation(_, "fs.defaultFS")))
         if (root.isEmpty && warned.compareAndSet(false, true)) log.warn(
           s"batch writes without batchId stage no runs here: no ${GazetteOptions.StagingLocation} is set and the cluster's default " +

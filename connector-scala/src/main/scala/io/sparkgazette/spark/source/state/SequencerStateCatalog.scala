@@ -48,8 +48,8 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
   def lookup(journal: String, from: Long, offset: Long, revision: Long, origin: Long): Option[StateRef] = synchronized {
     loadAll()
     byJournal.get(journal).flatMap { states =>
-      states.rangeTo(offset).toSeq.reverseIterator.takeWhile(_._1 >= from)
-        .flatMap(_._2.find(r => r.revision == revision && r.origin == origin)).nextOption()
+      states.range(from, offset + 1).toSeq.reverseIterator.takeWhile(_._1 >= from)
+        .flatMap(_._2.find(r => r.revision == revision && r.origin == origin)).take(1).toList.headOption
     }
   }
 
@@ -64,7 +64,7 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
       val states = byJournal(j)
       def same(r: StateRef, p: JournalPosition) = r.revision == p.revision && r.origin == p.origin
       val floor = committed.get(j).flatMap(p =>
-        states.rangeTo(p.offset).toSeq.reverseIterator
+        states.range(Long.MinValue, p.offset + 1).toSeq.reverseIterator
           .find(_._2.exists(same(_, p))).map(_._1))
       states.keys.toSeq.foreach { o =>
         val kept = states(o).filter(r =>
@@ -82,7 +82,7 @@ private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
     val dead = (filesRead.toSet -- live).filter { f => store.delete(f); !store.exists(f) }
     filesRead --= dead
     journalFiles.valuesIterator.foreach(_ --= dead)
-    journalFiles.filterInPlace((_, files) => files.nonEmpty)
+    journalFiles.filter(_._2.isEmpty).keys.toList.foreach(journalFiles.remove)
     val liveBatches = filesRead.map(batchOf)
     dead.map(batchOf).filterNot(liveBatches).foreach { b =>
       store.delete(b)

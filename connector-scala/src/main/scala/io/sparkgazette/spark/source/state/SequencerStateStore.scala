@@ -81,7 +81,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
   /** The state `ref` points at. */
   def load(ref: StateRef): SequencerState = {
     val in = opened.getOrElseUpdate(ref.file, fs.open(new Path(root, ref.file)))
-    val bytes = new Array[Byte](math.multiplyExact(ref.producers, 24))
+    val bytes = new Array[Byte](Math.multiplyExact(ref.producers, 24))
     // One stream per file, read in order: positional reads would open the file again each time.
     in.seek(ref.position)
     in.readFully(bytes)
@@ -92,7 +92,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
       producers(i) = ProducerState(ref.journal, ProducerId(buf.getLong()), buf.getLong(), buf.getLong())
       i += 1
     }
-    SequencerState(ref.resume, scala.collection.immutable.ArraySeq.unsafeWrapArray(producers), ref.revision, ref.origin)
+    SequencerState(ref.resume, producers.toSeq, ref.revision, ref.origin)
   }
 
   /** The index of the states file `file` (relative to the store's directory), or None if absent. */
@@ -208,7 +208,7 @@ private[spark] object SequencerStateStore {
   /** The directory of the batch ending at `end`: a hash of its end offsets. */
   def batchDir(end: Map[String, JournalPosition]): String =
     s"$BatchesName/${digest(end.toSeq.sortBy(_._1).iterator.map { case (j, p) =>
-        s"$j\u0000${p.offset}\u0000${p.revision}\u0000${p.origin}"
+        s"${j}\u0000${p.offset}\u0000${p.revision}\u0000${p.origin}"
       })}"
 
   /** The file of a task reading `ranges` in batch directory `batch`. */

@@ -9,8 +9,9 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 /** The stream on a Spark with real-time mode (4.1 and newer): micro-batches as
   * [[GazetteMicroBatchStream]] reads them, and real-time batches (`Trigger.RealTime`), whose
   * tasks ([[RealTimeJournalReader]]) read their journals from the batch's start until time is up
-  * and say where they stopped. Only this class and the reader name Spark's real-time interfaces,
-  * so the connector still loads on a Spark without them.
+  * and say where they stopped. Only the 4.x build has this file, and only this class and
+  * [[RealTimePartitionReader]] name Spark's real-time interfaces, so that the connector still loads
+  * on a 4.0 Spark, which has none of them.
   */
 private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
@@ -35,18 +36,10 @@ private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpo
 /** Readers for both kinds of batch: a [[RealTimeJournalReader]] for a real-time task. */
 private[spark] final class RealTimeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = partition match {
-    case t: RealTimeTask => new RealTimeJournalReader(t, config)
+    case t: RealTimeTask => new RealTimePartitionReader(new RealTimeJournalReader(t, config))
     case t: JournalTask => new JournalTaskReader(t, config)
     case other => throw GazetteErrors.internal(s"unknown input partition $other")
   }
-}
-
-/** The refusal of real-time options where Spark has no real-time mode. */
-private[spark] object RealTimeStreams {
-
-  /** Fails a stream given real-time options where Spark (`sparkVersion`) has no real-time mode. */
-  def refuseWithout(options: SourceOptions, available: Boolean, sparkVersion: String): Unit =
-    if (!available && options.realTimePartitions.isDefined) throw GazetteErrors.realTimeModeUnavailable(sparkVersion)
 }
 
 /** Made only where [[RealTimeMode.available]]: loading it needs Spark's real-time interfaces. */

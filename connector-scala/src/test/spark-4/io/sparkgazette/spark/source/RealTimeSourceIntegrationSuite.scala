@@ -77,7 +77,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
   // The rows a reader hands out until none comes for `quietMs`.
   private def drain(reader: RealTimeJournalReader, quietMs: Long): Seq[Key] = {
     val out = Seq.newBuilder[Key]
-    while (reader.nextWithTimeout(System.currentTimeMillis(), quietMs).hasRecord) out += rowKey(reader.get())
+    while (reader.nextWithin(System.currentTimeMillis(), quietMs)) out += rowKey(reader.get())
     out.result()
   }
 
@@ -87,7 +87,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
     val deadline = System.currentTimeMillis() + ms
     var left = ms
     while (left > 0) {
-      if (reader.nextWithTimeout(System.currentTimeMillis(), left).hasRecord) out += rowKey(reader.get())
+      if (reader.nextWithin(System.currentTimeMillis(), left)) out += rowKey(reader.get())
       left = deadline - System.currentTimeMillis()
     }
     out.result()
@@ -255,7 +255,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
       try {
         val out = Seq.newBuilder[Key]
         var n = 0
-        while (rows.forall(n < _) && reader.nextWithTimeout(System.currentTimeMillis(), 2000L).hasRecord) {
+        while (rows.forall(n < _) && reader.nextWithin(System.currentTimeMillis(), 2000L)) {
           out += key(reader.get().copy())
           n += 1
         }
@@ -354,7 +354,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
     (0 until 48).foreach(_ => client.append(journal, line))
     val reader = realTimeReader(Seq(journal))
     try {
-      assert(reader.nextWithTimeout(System.currentTimeMillis(), 10000L).hasRecord)
+      assert(reader.nextWithin(System.currentTimeMillis(), 10000L))
       Thread.sleep(2000)
       val limit = RealTimeJournalReader.readAheadBytes(readerConfig(Seq(journal)).options)
       assert(limit <= (8L << 20))
@@ -405,7 +405,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
         assert(readFor(reader, 5000).isEmpty)
         assert(reached(reader).positions(journal).offset == head)
         w.commit(0).sync() // an append resumes the journal
-        assert(reader.nextWithTimeout(System.currentTimeMillis(), 20000L).hasRecord)
+        assert(reader.nextWithin(System.currentTimeMillis(), 20000L))
         assert(rowKey(reader.get())._2 == head)
       } finally reader.close()
     } finally w.close()
