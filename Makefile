@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -8,23 +8,67 @@ STORE ?= file
 # The one version of a release (jar, POM and wheel): python/pyproject.toml's.
 VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' python/pyproject.toml)
 JAR := connector-scala/target/scala-2.13/spark-gazette-assembly-$(VERSION).jar
+# The Spark 3.5 builds (build.sbt: connectorSpark35 for Scala 2.12, connectorSpark35Scala213).
+JAR_SPARK35 := connector-scala/target/spark-3.5_2.12/scala-2.12/spark-gazette-3.5-assembly-$(VERSION).jar
+JAR_SPARK35_SCALA213 := connector-scala/target/spark-3.5_2.13/scala-2.13/spark-gazette-3.5-assembly-$(VERSION).jar
+# The Spark line that demo, assembly, chaos and the benchmarks run on: SPARK=4 (Spark 4.x, Scala
+# 2.13, in .venv) or SPARK=3.5 (Spark 3.5, Scala 2.12, in .venv-spark3.5).
+SPARK ?= 4
+ifeq ($(SPARK),3.5)
+LINE := connectorSpark35
+LINE_PYTHON := .venv-spark3.5/bin/python
+else ifeq ($(SPARK),4)
+LINE := connector
+LINE_PYTHON := $(PYTHON)
+else
+$(error SPARK=$(SPARK): the connector is built for SPARK=4 and SPARK=3.5)
+endif
+# What `make test` runs on Spark 3.5 / Scala 2.12, judged by Gazette's Go reader as on Spark 4: the
+# pure suites, the source's edges, stores, typed rows and random schedules (fewer), the sink's
+# exactly-once writes and epochs; then the Python package, wheel and faults suites and a short chaos run.
+SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
+  io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+  io.sparkgazette.spark.source.SourceEdgesIntegrationSuite io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
+  io.sparkgazette.spark.source.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
+  io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
+SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py tests/test_faults.py tests/test_source.py \
+  tests/test_sink.py tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers
 
 setup:
 	@build/setup.sh
 
-# Lint (formatting of Scala and Python), the assembly jar (the Python suites load it), Scala
-# suites (unit + integration), then Python suites; a summary line closes the run. A lint failure
-# fails the run, after the suites.
+# Lint (formatting of Scala and Python), the assembly jars (the Python suites load them), the
+# Scala suites (unit + integration) on Spark 4 and SPARK35_SUITES on Spark 3.5 / Scala 2.12, then
+# the Python suites on pyspark 4 and SPARK35_PYTHON_SUITES on pyspark 3.5; a summary line closes
+# the run. A lint failure fails the run, after the suites.
 test: setup
-	@rm -rf connector-scala/target/test-reports target/pytest
+	@rm -rf connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports target/pytest
 	@status=0; \
 	  $(MAKE) -s lint || status=1; \
-	  $(SBT) connector/assembly connector/publishM2 test || status=1; \
+	  $(SBT) connector/assembly connector/publishM2 connectorSpark35/assembly connectorSpark35/publishM2 test \
+	    "connectorSpark35/testOnly $(SPARK35_SUITES)" || status=1; \
 	  $(MAKE) -s python-package || status=1; \
+	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak \
 	    --junitxml=target/pytest/junit.xml || status=1; \
-	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports target/pytest; \
+	  SPARKGAZETTE_CHAOS_CYCLES=6 GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q \
+	    $(SPARK35_PYTHON_SUITES) --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
+	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
+	    target/pytest; \
 	  exit $$status
+
+# Every suite on Spark 3.5 / Scala 2.12 (make test runs SPARK35_SUITES), Scala and Python.
+test-spark35: setup
+	$(SBT) connectorSpark35/assembly connectorSpark35/publishM2 connectorSpark35/test
+	@$(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python
+	GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q tests --ignore=tests/soak
+
+# Spark 3.5 / Scala 2.13, for which no pyspark wheel exists (Spark from Maven): the build, the
+# pure suites and the source's and sink's integration suites.
+test-spark35-scala213: setup
+	$(SBT) connectorSpark35Scala213/assembly "connectorSpark35Scala213/testOnly io.sparkgazette.message.* \
+	  io.sparkgazette.client.*Suite io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+	  io.sparkgazette.spark.source.SourceIntegrationSuite io.sparkgazette.spark.sink.SinkIntegrationSuite"
 
 # Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)
 # over the Python; `make format` rewrites what `make lint` refuses.
@@ -63,9 +107,9 @@ bench-backfill: setup
 # Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
 # (BENCH_ARGS="--rows 1000000").
 bench-sink: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_sink.py $(BENCH_ARGS)
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@$(LINE_PYTHON) tests/bench/bench_sink.py $(BENCH_ARGS)
 
 # The sink over 1,000 epochs: each row once, the driver's descriptors and threads flat (the
 # normal suite runs 40).
@@ -99,34 +143,39 @@ test-compose:
 # DEMO_ARGS=--short for a quick run, --real-time for a stateless pipeline in real-time mode with
 # its latencies; Ctrl-C stops everything cleanly.
 demo: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) python/examples/rollups.py $(DEMO_ARGS)
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@$(LINE_PYTHON) python/examples/rollups.py $(DEMO_ARGS)
 
-# The connector's shaded jar, also copied into the Python package; its path is the last line printed.
+# The connector's shaded jar for SPARK's line, also copied into the Python package; its path is the
+# last line printed.
 assembly: setup
-	@$(SBT) connector/assembly >&2
-	@$(MAKE) -s python-package >&2
-	@ls $(JAR)
+	@$(SBT) $(LINE)/assembly >&2
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON) >&2
+	@ls $(if $(filter 3.5,$(SPARK)),$(JAR_SPARK35),$(JAR))
 
-# The Python package with the assembly inside, installed into .venv (pip install ./python).
+# The Python package with the assembly jars built so far inside, each under its artifact's name
+# (spark_gazette picks the one for the installed Spark), installed into $(PYTHON)'s virtualenv.
 python-package:
 	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars
-	@cp $(JAR) python/spark_gazette/jars/
+	@for built in "$(JAR):spark-gazette_2.13" "$(JAR_SPARK35):spark-gazette-3.5_2.12" \
+	    "$(JAR_SPARK35_SCALA213):spark-gazette-3.5_2.13"; do \
+	  [ ! -f "$${built%%:*}" ] || cp "$${built%%:*}" "python/spark_gazette/jars/$${built##*:}-$(VERSION).jar"; done
 	@$(PYTHON) -m pip install -q --no-deps --force-reinstall ./python >&2
 
-# The assembly and a dependency-free POM into ~/.m2, for `spark-submit --packages
-# io.sparkgazette:spark-gazette_2.13:$(VERSION)`.
+# Each line's assembly and a dependency-free POM into ~/.m2, for `spark-submit --packages
+# io.sparkgazette:spark-gazette_2.13:$(VERSION)` (Spark 4), `spark-gazette-3.5_2.12` or `spark-gazette-3.5_2.13`.
 publish-local: setup
-	$(SBT) connector/publishM2
+	$(SBT) connector/publishM2 connectorSpark35/publishM2 connectorSpark35Scala213/publishM2
 
-# A release in target/dist/: maven/ holds the shaded jar, its sources and javadoc jars and a
-# dependency-free POM in Maven's layout (with checksums; signing is the release's job), and the
-# wheel carries the same jar.
+# A release in target/dist/: maven/ holds each line's shaded jar, its sources and javadoc jars and
+# a dependency-free POM in Maven's layout (with checksums; signing is the release's job), and the
+# wheel carries the same jars.
 dist: setup
 	@rm -rf target/dist
-	@RELEASE=1 $(SBT) connector/assembly connector/publish >&2
-	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars && cp $(JAR) python/spark_gazette/jars/
+	@RELEASE=1 $(SBT) connector/assembly connector/publish connectorSpark35/assembly connectorSpark35/publish \
+	  connectorSpark35Scala213/assembly connectorSpark35Scala213/publish >&2
+	@$(MAKE) -s python-package
 	@rm -rf python/build && $(PYTHON) -m pip wheel -q --no-deps -w target/dist ./python >&2
 	@find target/dist -type f \( -name '*.jar' -o -name '*.pom' -o -name '*.whl' \) | sort
 
@@ -139,9 +188,9 @@ bench: setup
 
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
 bench-source: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@$(LINE_PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
 
 # The client's raw read against Gazette's Go reader, below framing and rows (BENCH_ARGS="--mib 1024").
 bench-client: setup
@@ -195,8 +244,9 @@ test-mutations: setup
 CHAOS_CYCLES ?= 100
 CHAOS_ARGS ?=
 chaos: setup
-	@$(SBT) connector/assembly >/dev/null
-	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(PYTHON) tests/chaos/chaos.py $(CHAOS_ARGS)
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(LINE_PYTHON) tests/chaos/chaos.py $(CHAOS_ARGS)
 
 chaos-real-time: override CHAOS_ARGS += --real-time
 chaos-real-time: chaos

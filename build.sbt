@@ -121,6 +121,11 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
     ) ++ sparkFromMaven.toSeq.map(v => "org.apache.spark" %% "spark-sql" % v % Provided),
     Compile / unmanagedJars ++= Attributed.blankSeq(
       venv.toSeq.flatMap(v => pysparkJars((ThisBuild / baseDirectory).value, v))),
+    // The suites run the connector unshaded: its gRPC needs a newer Guava than Spark 3.5 ships (14).
+    Test / fullClasspath := {
+      val (spark, ours) = (Test / fullClasspath).value.partition(_.data.getPath.contains("/pyspark/jars/"))
+      ours ++ spark
+    },
     assembly / assemblyExcludedJars := (assembly / fullClasspath).value.filter(
       _.data.getPath.contains("/pyspark/jars/")),
     Test / fork := true,

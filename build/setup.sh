@@ -5,7 +5,8 @@
 #     etcd-server 3.4 will not do), and gofakes3, the S3 server of the harness's `s3` store,
 #   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
-#   - a virtualenv in .venv with python/requirements-dev.txt.
+#   - a virtualenv in .venv with python/requirements-dev.txt, and one in .venv-spark3.5 with
+#     python/requirements-spark3.5.txt (Spark 3.5's jars for its build and suites).
 # Downloads land in per-user caches, so a fresh clone on the same machine reuses them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,6 +74,8 @@ venv() {
   fi
 }
 venv .venv python/requirements-dev.txt
+# Spark 3.5 with Scala 2.12: the jars the connectorSpark35 build compiles against, and its suites.
+venv .venv-spark3.5 python/requirements-spark3.5.txt
 # `make test-compat` (setup.sh --compat): the oldest pyspark the connector supports, beside .venv.
 [ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.

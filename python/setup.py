@@ -1,5 +1,6 @@
-"""The wheel carries the connector's jar; building one without it would install a package that
-cannot reach Gazette, so the build stops and says how to get the jar."""
+"""The wheel carries the connector's jars, one per Spark line; building one without the Spark 4
+jar would install a package that cannot reach Gazette, so the build stops and says how to get it.
+`make python-package` copies in the jars that were built; `make dist` builds and copies all three."""
 
 from pathlib import Path
 
@@ -12,14 +13,15 @@ JARS = Path(__file__).parent / "spark_gazette" / "jars"
 class BuildWithJar(build_py):
     def run(self):
         version = self.distribution.get_version()
-        jar = JARS / f"spark-gazette-assembly-{version}.jar"
-        if not jar.is_file():
+        if not list(JARS.glob(f"spark-gazette*-{version}.jar")):
             raise SystemExit(
-                f"spark_gazette {version} carries the connector jar {jar.name}, which is not in "
-                f"{jar.parent}. From the repository's root, run `make dist` (the wheel lands in "
+                f"spark_gazette {version} carries the connector jar of each Spark line "
+                f"(spark-gazette_2.13-{version}.jar for Spark 4, spark-gazette-3.5_2.12-{version}.jar for Spark 3.5), "
+                f"and {JARS} has none. From the repository's root, run `make dist` (the wheel lands in "
                 "target/dist/) or `make assembly` (installs into .venv), or install a released wheel. "
                 "On a cluster that already has the connector, the Maven coordinates "
-                f"io.sparkgazette:spark-gazette_2.13:{version} work with --packages."
+                f"io.sparkgazette:spark-gazette_2.13:{version} (Spark 4) or io.sparkgazette:spark-gazette-3.5_2.12:"
+                f"{version} (Spark 3.5) work with --packages."
             )
         super().run()
 

@@ -7,7 +7,6 @@ loopback. Compose is opt-in: a Docker engine that happens to run on the machine 
 plain `pytest` off the local harness.
 """
 
-import glob
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent / "harness"))
 # Python UDFs run in worker processes: the same interpreter and packages as the tests.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
+import jars  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ SPECS = ROOT / "tests" / "specs" / "examples.yaml"
 def pytest_sessionstart(session) -> None:
     """The suites load the connector's jar from the installed `spark_gazette` package: a jar
     built since and not installed (`make python-package`) would have them test old code."""
-    built = sorted(glob.glob(str(ROOT / "connector-scala" / "target" / "scala-2.13" / "spark-gazette-assembly-*.jar")))
+    built = jars.built_jars()
     if not built:
         return  # no build here (a container running the suites against an installed package)
     try:
@@ -38,8 +38,8 @@ def pytest_sessionstart(session) -> None:
         installed = Path(jar_path())
     except Exception:  # noqa: BLE001 - no package installed: the suites say so themselves
         return
-    newest = max(built, key=os.path.getmtime)
-    if Path(newest).name == installed.name and not same_bytes(Path(newest), installed):
+    newest = built[-1]
+    if not same_bytes(Path(newest), installed):
         raise pytest.UsageError(
             f"{installed} is not the jar built at {newest}: run `make python-package` "
             "(or `make test-python`) so that the suites test the code as built"
@@ -110,11 +110,11 @@ requires_local_binaries = pytest.mark.skipif(
 
 
 def assembly_jar() -> str:
-    """The connector's assembly jar that `make test` builds before the Python suites."""
-    jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
-    if not jars:
-        pytest.fail("the assembly jar is missing: run `make assembly` (make test builds it)")
-    return max(jars, key=os.path.getmtime)  # a version bump leaves the previous jar behind
+    """The connector's assembly jar for the installed Spark, which `make test` builds before the Python suites."""
+    try:
+        return jars.assembly_jar()
+    except FileNotFoundError as e:
+        pytest.fail(f"{e} (make test builds it)")
 
 
 def local_spark(app: str, master: str = "local[2]"):

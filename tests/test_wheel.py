@@ -48,14 +48,16 @@ def fresh_venv(tmp_path_factory, wheel) -> Path:
     return python
 
 
-def test_the_wheel_is_named_after_the_one_version_and_carries_that_jar(wheel):
+def test_the_wheel_is_named_after_the_one_version_and_carries_that_jar_for_each_spark_line(wheel):
+    """`make test` builds the Spark 4 and the Spark 3.5 / Scala 2.12 jars; `make dist` the 3.5 / 2.13 one too."""
     import zipfile
 
     version = wheel.name.split("-")[1]
     pyproject = (ROOT / "python" / "pyproject.toml").read_text()
     assert f'\nversion = "{version}"\n' in pyproject and "SNAPSHOT" not in version
     names = zipfile.ZipFile(wheel).namelist()
-    assert f"spark_gazette/jars/spark-gazette-assembly-{version}.jar" in names
+    assert f"spark_gazette/jars/spark-gazette_2.13-{version}.jar" in names
+    assert f"spark_gazette/jars/spark-gazette-3.5_2.12-{version}.jar" in names
     assert "spark_gazette/py.typed" in names
 
 
@@ -111,7 +113,10 @@ def test_a_fresh_virtualenv_with_only_pyspark_writes_and_reads_with_the_wheel(fr
         result = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
         venv = str(fresh_venv.parent.parent)
         assert result["package"].startswith(venv) and result["jar"].startswith(venv)
-        assert result["coordinates"] == f"io.sparkgazette:spark-gazette_2.13:{result['version']}"
+        # The installed pyspark's line: 4.x is Scala 2.13's, the pyspark 3.5 wheel Scala 2.12's.
+        artifact = "spark-gazette_2.13" if metadata.version("pyspark").startswith("4.") else "spark-gazette-3.5_2.12"
+        assert result["coordinates"] == f"io.sparkgazette:{artifact}:{result['version']}"
+        assert result["jar"].endswith(f"/{artifact}-{result['version']}.jar")
         assert set(result["dists"]) <= {"pyspark", "py4j", "spark-gazette", "pip", "setuptools"}
         assert sorted(result["values"]) == list(range(20)) and all(result["uuids"])
         committed = judge.read(cluster.broker, "wheel/events")

@@ -7,14 +7,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from spark_gazette._version import VERSION
+from spark_gazette.spark_line import DEFAULT, UnsupportedSparkError, installed_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-MAVEN_COORDINATES = f"io.sparkgazette:spark-gazette_2.13:{VERSION}"
-"""The connector's Maven coordinates, for `--packages` and cluster libraries: the same version as
-this Python package, whose wheel carries the same jar."""
+
+def _coordinates() -> str:
+    try:
+        return installed_line().coordinates
+    except UnsupportedSparkError:  # configure_spark_with_gazette says so; importing must not fail
+        return DEFAULT.coordinates
+
+
+MAVEN_COORDINATES = _coordinates()
+"""The connector's Maven coordinates for the Spark installed here (its line and Scala, e.g.
+`io.sparkgazette:spark-gazette-3.5_2.12:<version>` beside pyspark 3.5), for `--packages` and
+cluster libraries: the same version as this Python package, whose wheel carries the same jar."""
 
 
 class ConnectorNotFoundError(RuntimeError):

@@ -64,7 +64,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown benchmarks {unknown}; known: {', '.join(BENCHMARKS)}")
 
-    rows, failed = [], []
+    rows, failed, why = [], [], []
     for name in names:
         script, full, tiny = BENCHMARKS[name]
         print(f"== {name}: {script} {' '.join(tiny if args.tiny else full)}", flush=True)
@@ -78,6 +78,7 @@ def main() -> None:
         if run.returncode != 0:
             failed.append(name)
             sys.stdout.write(run.stderr[-4000:])
+            why.append(f"== {name} exited {run.returncode}:\n{run.stderr[-2500:]}")
         found = [FINDING.match(line) for line in run.stdout.splitlines()]
         found = [m for m in found if m]
         if run.returncode == 0 and not found:
@@ -92,6 +93,8 @@ def main() -> None:
     for name, kind, what, value, notes in rows:
         print(f"{name:<{named}} {kind:<6} {what:<{width}} {value:>8}  {notes}")
     if failed:
+        # Last, where a caller showing the end of the output shows why.
+        print("\n".join(why), file=sys.stderr)
         raise SystemExit(f"benchmarks that failed: {', '.join(failed)}")
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import glob
 import http.client
 import json
 import math
@@ -57,6 +56,7 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 import judge  # noqa: E402
 from cluster import LocalCluster, terminate  # noqa: E402
+from jars import assembly_jar  # noqa: E402
 from spark_standalone import SparkStandalone  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
@@ -129,13 +129,6 @@ class Summary:
                 *(f"  e.g. {e}" for e in self.examples[:10]),
             ]
         )
-
-
-def assembly_jar() -> str:
-    jars = glob.glob(str(ROOT / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
-    if not jars:
-        raise FileNotFoundError("the assembly jar is missing: run `make assembly`")
-    return max(jars, key=os.path.getmtime)
 
 
 class Query:

@@ -23,7 +23,6 @@ when nothing was lost or duplicated and every measure stayed flat.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import re
@@ -156,12 +155,15 @@ class Progress:
 def start_spark(args, tmp: str):
     from pyspark.sql import SparkSession
 
-    jars = glob.glob(str(HARNESS.parents[1] / "connector-scala/target/scala-2.13/spark-gazette-assembly-*.jar"))
-    if not jars:
-        raise SystemExit("the assembly jar is missing: run `make assembly`")
+    from jars import assembly_jar
+
+    try:
+        jar = assembly_jar()
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
     builder = (
         SparkSession.builder.appName("soak")
-        .config("spark.jars", max(jars, key=os.path.getmtime))
+        .config("spark.jars", jar)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

@@ -49,7 +49,7 @@ final class Publisher(
 
   /** Framed bytes published to each journal since the last call, in publishing order. */
   def drain(): Seq[(String, Array[Byte])] = {
-    val out = buffers.iterator.collect { case (j, b) if b.size > 0 => j -> b.toByteArray }.toSeq
+    val out = buffers.iterator.collect { case (j, b) if b.size > 0 => j -> b.toByteArray }.toList
     buffers.clear()
     out
   }

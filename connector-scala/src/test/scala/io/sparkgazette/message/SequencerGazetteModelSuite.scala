@@ -89,7 +89,7 @@ class SequencerGazetteModelSuite extends AnyFunSuite {
       val (_, b, e) = seq.replayRange
       seq.startReplay(if (replay) log.range(b, e) else Iterator.empty)
     }
-    Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.toSeq
+    Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.toList
   }
 
   /** Reads `log` in batches cut at random messages, as the source does; returns what the read-in-full batches emit. */

@@ -58,7 +58,7 @@ class StateTransferSuite extends AnyFunSuite {
       val (_, b, e) = seq.replayRange
       seq.startReplay(log.iterator.filter(m => m.begin >= b && m.end <= e))
     }
-    Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toSeq
+    Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toList
   }
 
   private def states(seq: Sequencer[_]): Seq[ProducerState] = seq.checkpoint(0)._2

@@ -14,7 +14,7 @@ object Judge {
   private val root = Paths.get(sys.props.getOrElse("sparkgazette.root", "."))
   private val binary = root.resolve("tests/judge/bin/judge")
 
-  def scenarios: Seq[String] = run(Seq("scenarios")).linesIterator.filter(_.nonEmpty).toSeq
+  def scenarios: Seq[String] = run(Seq("scenarios")).linesIterator.filter(_.nonEmpty).toList
 
   def publishScenario(broker: String, journal: String, scenario: String): Unit =
     run(Seq("publish", "--broker", broker, "--journal", journal, "--scenario", scenario))

@@ -145,7 +145,7 @@ class PlainWriteStagingIntegrationSuite extends AnyFunSuite with SparkClusterSui
     assert(committedNumbers(journal).isEmpty)
     val left = {
       val s = Files.walk(staging);
-      try s.iterator().asScala.toSeq.filter(_ != staging)
+      try s.iterator().asScala.toList.filter(_ != staging)
       finally s.close()
     }
     assert(left.isEmpty, s"left behind under stagingLocation after the write failed: $left")
@@ -161,7 +161,7 @@ object PlainWriteStagingIntegrationSuite {
 
   def stagingDirs(root: String): Seq[Path] = {
     val s = Files.list(Paths.get(root))
-    try s.iterator().asScala.filter(_.getFileName.toString.startsWith("gazette-sink-")).toSeq
+    try s.iterator().asScala.filter(_.getFileName.toString.startsWith("gazette-sink-")).toList
     finally s.close()
   }
 
@@ -170,7 +170,7 @@ object PlainWriteStagingIntegrationSuite {
     stagingDirs(root).filterNot(before.contains).foreach { dir =>
       val files = {
         val s = Files.list(dir);
-        try s.iterator().asScala.toSeq
+        try s.iterator().asScala.toList
         finally s.close()
       }
       (dir +: files).foreach(p =>

@@ -161,7 +161,7 @@ class SourceManyJournalsIntegrationSuite extends AnyFunSuite with SparkClusterSu
       }
       assertSameMessages(rows, expected(names))
       assert(SequencerStates.of(ckpt).map(_.journal).distinct.sorted == names)
-      val batches = Files.list(dir.resolve(SequencerStateStore.BatchesName)).iterator().asScala.toSeq
+      val batches = Files.list(dir.resolve(SequencerStateStore.BatchesName)).iterator().asScala.toList
       assert(batches.size <= 2, s"batch directories kept: $batches")
     }
   }

@@ -129,7 +129,7 @@ class SourceOptionsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       if (Files.isDirectory(p)) Files.createDirectories(to)
       else if (p.getFileName.toString.matches("[0-9a-f]{16}-[0-9a-f]{16}-.*")) Files.copy(p, to)
     }
-    val file: Path = Files.walk(copy).iterator().asScala.filter(p => Files.isRegularFile(p)).toSeq.sortBy(_.toString)
+    val file: Path = Files.walk(copy).iterator().asScala.filter(p => Files.isRegularFile(p)).toList.sortBy(_.toString)
       .find(p => new String(Files.readAllBytes(p), UTF_8).contains(""""i":0,"k":3,"mark":"aaaa"""")).get
     Files.writeString(
       file, Files.readString(file).replace(""""i":0,"k":3,"mark":"aaaa"""", """"i":0,"k":3,"mark":"bbbb""""))

@@ -14,7 +14,7 @@ object SequencerStates {
     val dir = java.nio.file.Paths.get(checkpoint, "sources", "0", "sequencer")
     val store = new SequencerStateStore(dir.toString, new org.apache.hadoop.conf.Configuration())
     if (!Files.exists(dir)) Nil
-    else Files.walk(dir).iterator().asScala.filter(_.toString.endsWith(SequencerStateStore.Suffix)).toSeq
+    else Files.walk(dir).iterator().asScala.filter(_.toString.endsWith(SequencerStateStore.Suffix)).toList
       .flatMap(p => store.index(dir.relativize(p).toString).getOrElse(Nil))
   }
 }

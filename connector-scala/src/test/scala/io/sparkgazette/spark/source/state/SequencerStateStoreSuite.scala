@@ -41,7 +41,7 @@ class SequencerStateStoreSuite extends AnyFunSuite {
 
   // The records of forgotten states.
   private def records(dir: Path): Seq[Path] =
-    Files.list(dir.resolve("forgotten")).iterator().asScala.filter(_.getFileName.toString.endsWith(".json")).toSeq
+    Files.list(dir.resolve("forgotten")).iterator().asScala.filter(_.getFileName.toString.endsWith(".json")).toList
 
   test("a task's states round-trip through one file, and the first attempt to save it wins") {
     val (s, _) = store()
