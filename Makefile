@@ -73,13 +73,14 @@ test-spark35-scala213: setup
 # Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)
 # over the Python; `make format` rewrites what `make lint` refuses.
 lint: setup
-	@out="$$($(SBT) scalafmtCheckAll scalafmtSbtCheck 2>&1)" || { echo "$$out" | grep -E '^\[(warn|error)\]' >&2; \
+	@out="$$($(SBT) scalafmtCheckAll connectorSpark35/scalafmtCheckAll scalafmtSbtCheck 2>&1)" || { echo "$$out" | grep -E '^\[(warn|error)\]' >&2; \
 	  echo "lint: scalafmt refused the Scala sources above; 'make format' rewrites them" >&2; exit 1; }
 	@$(PYTHON) -m ruff check -q python tests docker
+	@$(PYTHON) -m ruff check -q --target-version py39 --select E9 python/spark_gazette  # requires-python
 	@$(PYTHON) -m ruff format -q --check python tests docker
 
 format: setup
-	@$(SBT) scalafmtAll scalafmtSbt >/dev/null
+	@$(SBT) scalafmtAll connectorSpark35/scalafmtAll scalafmtSbt >/dev/null
 	@$(PYTHON) -m ruff check -q --fix python tests docker
 	@$(PYTHON) -m ruff format -q python tests docker
 

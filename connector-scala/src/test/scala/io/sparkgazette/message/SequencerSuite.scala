@@ -86,7 +86,8 @@ class SequencerSuite extends AnyFunSuite {
     assert(seq.queue(log.write(A, 4, ack, "a4ACK")) == AckCommitReplay)
     assert(seq.replayRange == ((J, log.all(0).begin, log.all(4).begin)))
     seq.startReplay(log.range(log.all(0).begin, log.all(4).begin))
-    assert(Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toList == Seq("a1", "a2", "a3",
+    assert(Iterator.continually(seq.step()).takeWhile(_.isDefined).flatten.map(_.message).toList == Seq("a1", "a2",
+      "a3",
       "a4ACK"))
     // Once all of a producer's entries are evicted, its range ends at the ACK, the ring's only entry.
     Seq("c1", "c2", "c3", "c4", "c5").zipWithIndex.foreach { case (n, i) => seq.queue(log.write(C, i + 1L, cont, n)) }
