@@ -44,7 +44,7 @@ def missing_connector_message() -> str:
         "  - PySpark: configure_spark_with_gazette(SparkSession.builder).getOrCreate(), before any other session "
         "starts in the process;\n"
         f"  - spark-submit or pyspark: --packages {MAVEN_COORDINATES};\n"
-        "  - a managed cluster (Databricks, EMR, Dataproc): install the Maven library "
+        "  - a managed cluster: install the Maven library "
         f"{MAVEN_COORDINATES} on the cluster, then restart it;\n"
         f"  - Spark Connect: start the server with start-connect-server.sh {_jar_hint()}."
     )
@@ -55,8 +55,8 @@ def running_session_message(app: str) -> str:
         f"A SparkSession is already running in this process (app '{app}') without the Gazette connector, and "
         "Spark reads spark.jars only when a session starts, so configure_spark_with_gazette cannot add it. Stop "
         "the session first (spark.stop()) and build it again with configure_spark_with_gazette, or start the "
-        f"process with --packages {MAVEN_COORDINATES}. Where the platform makes the session for you (Databricks, "
-        f"EMR, Dataproc notebooks), install the Maven library {MAVEN_COORDINATES} on the cluster instead."
+        f"process with --packages {MAVEN_COORDINATES}. Where the platform makes the session for you (a managed "
+        f"cluster's notebooks), install the Maven library {MAVEN_COORDINATES} on the cluster instead."
     )
 
 

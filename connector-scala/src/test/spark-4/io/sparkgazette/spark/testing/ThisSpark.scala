@@ -1,0 +1,6 @@
+package io.sparkgazette.spark.testing
+
+/** What the Spark of this build has, for suites that run on every line. */
+object ThisSpark {
+  val hasRealTimeMode: Boolean = true // Spark 4.1 and newer; the suites run on 4.3
+}
