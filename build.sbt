@@ -75,7 +75,9 @@ lazy val connector = (project in file("connector-scala"))
 lazy val connectorSpark35 = (project in file("connector-scala"))
   .settings(
     connectorSettings("spark-gazette-3.5", Scala212, "spark-3.5", jvmRelease = "11", venv = Some(".venv-spark3.5")),
-    target := baseDirectory.value / "target" / "spark-3.5_2.12"
+    target := baseDirectory.value / "target" / "spark-3.5_2.12",
+    // make test runs the source's random schedules on Spark 4 (200); here a short run of them.
+    Test / envVars += "SPARKGAZETTE_SCHEDULES" -> sys.env.getOrElse("SPARKGAZETTE_SCHEDULES", "40")
   )
 lazy val connectorSpark35Scala213 = (project in file("connector-scala"))
   .settings(

@@ -40,7 +40,8 @@ class StaleHeadsSuite extends AnyFunSuite {
     val heads = new StaleHeads(j => if (j == "slow") 5000 else 1000)
     heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 0)
     val verdicts = heads.judge(Map("fast" -> 9, "slow" -> 9), Map("fast" -> 0, "slow" -> 0), 2000)
-    assert(verdicts.map { case (j, v) => j -> v.getClass.getSimpleName } == Map("fast" -> "Behind", "slow" -> "Waiting"))
+    assert(
+      verdicts.map { case (j, v) => j -> v.getClass.getSimpleName } == Map("fast" -> "Behind", "slow" -> "Waiting"))
   }
 
   test(
