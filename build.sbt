@@ -95,6 +95,7 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
     venv: Option[String] = None, sparkFromMaven: Option[String] = None): Seq[Setting[_]] =
   addArtifact(Compile / assembly / artifact, assembly) ++ Seq(
     name := module,
+    moduleName := module, // as is: sbt would make 3.5 into 3-5
     scalaVersion := scalaV,
     scalacOptions ++= Seq("-release", jvmRelease,
       if (scalaBinaryVersion.value == "2.12") "-Ywarn-unused:imports" else "-Wunused:imports"),
@@ -137,7 +138,7 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
     ),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Test / parallelExecution := false,
-    assembly / assemblyJarName := s"spark-gazette-assembly-${version.value}.jar",
+    assembly / assemblyJarName := s"${name.value}-assembly-${version.value}.jar",
     // What `publishM2` publishes is the shaded assembly, with a POM that lists no dependencies:
     // everything the connector needs is inside it or comes with Spark.
     Compile / packageBin / publishArtifact := false,
@@ -200,7 +201,12 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
         "scala.util.matching.compat"
         // On Scala 2.12 scala-collection-compat brings scala.jdk (2.13's own library has it).
       ) ++ (if (scalaBinaryVersion.value == "2.12") Seq("scala.jdk") else Nil)).map(p =>
-        ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll),
+        ShadeRule.rename(s"$p.**" -> s"io.sparkgazette.shaded.$p.@1").inAll) ++
+        // ... and classes into 2.12's own packages, which would meet those of a user's Scala library.
+        (if (scalaBinaryVersion.value != "2.12") Nil
+         else
+           Seq("scala.util.Using", "scala.util.Chaining", "scala.util.chaining", "scala.annotation.unused").map(c =>
+             ShadeRule.rename(s"$c**" -> s"io.sparkgazette.shaded.$c@1").inAll)),
     assembly / assemblyMergeStrategy := {
       case PathList("META-INF", "services", _*) => MergeStrategy.filterDistinctLines
       case x if x.endsWith("module-info.class") => MergeStrategy.discard

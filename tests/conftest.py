@@ -147,6 +147,14 @@ def spark(request):
     session.stop()
 
 
+def condition_of(error) -> str:
+    """A Spark error's condition, of pyspark's exception or of a JVM SparkThrowable through py4j:
+    `getCondition()` from Spark 4.0, `getErrorClass()` before (3.5 has no `getCondition`)."""
+    import pyspark
+
+    return error.getCondition() if pyspark.__version__ >= "4" else error.getErrorClass()
+
+
 def option_error(call, condition: str, option: str, value: str | None = None) -> Exception:
     """The connector's refusal of an option, raised by `call()`: Spark's exception (pyspark's
     IllegalArgumentException, AnalysisException, ...) with the stable `condition`, naming the
@@ -156,7 +164,7 @@ def option_error(call, condition: str, option: str, value: str | None = None) ->
     with pytest.raises(PySparkException) as e:
         call()
     message = str(e.value)
-    assert e.value.getCondition() == condition, message
+    assert condition_of(e.value) == condition, message
     assert f"'{option}'" in message, message
     assert value is None or f"'{value}'" in message, message
     return e.value
@@ -181,4 +189,4 @@ def spark_throwables(error) -> list:
 def gazette_cause(error, condition: str):
     """The connector's JVM exception carrying `condition` on the cause chain of the PySpark `error`,
     or None. Its `getMessageParameters()` names the journal, offset, reason... as the message does."""
-    return next((t for t in spark_throwables(error) if t.getCondition() == condition), None)
+    return next((t for t in spark_throwables(error) if condition_of(t) == condition), None)

@@ -20,14 +20,14 @@ the connector's (nor the Kafka connector's): use `str(e)` for the message.
 
 import pytest
 
-from conftest import requires_local_binaries, spark_throwables
+from conftest import condition_of, requires_local_binaries, spark_throwables
 
 NOWHERE = "http://127.0.0.1:1"  # never contacted: options are checked where the DataFrame is loaded
 
 
 def chain_conditions(error) -> list[str]:
     """The conditions along the JVM cause chain of a PySpark error, outermost first."""
-    return [t.getCondition() for t in spark_throwables(error)]
+    return [condition_of(t) for t in spark_throwables(error)]
 
 
 def test_an_unknown_option_at_load_has_its_condition_and_names_the_option(spark):
@@ -37,7 +37,7 @@ def test_an_unknown_option_at_load_has_its_condition_and_names_the_option(spark)
         spark.read.format("gazette").option("broker", NOWHERE).option("journals", "a").option(
             "startingOffset", "earliest"
         ).load()
-    assert e.value.getCondition() == "GAZETTE_UNKNOWN_OPTION", str(e.value)
+    assert condition_of(e.value) == "GAZETTE_UNKNOWN_OPTION", str(e.value)
     assert "[GAZETTE_UNKNOWN_OPTION] Unknown Gazette option 'startingOffset'" in str(e.value)
     assert e.value.getMessageParameters()["option"] == "startingOffset"
     assert e.value.getSqlState().startswith("42")
@@ -50,7 +50,7 @@ def test_a_bad_value_has_its_condition_and_parameters_naming_option_and_value(sp
         spark.readStream.format("gazette").option("broker", NOWHERE).option("selector", "prefix=a/").option(
             "maxBytesPerTrigger", "-1"
         ).load()
-    assert e.value.getCondition() == "GAZETTE_INVALID_OPTION", str(e.value)
+    assert condition_of(e.value) == "GAZETTE_INVALID_OPTION", str(e.value)
     parameters = e.value.getMessageParameters()
     assert parameters["option"] == "maxBytesPerTrigger" and parameters["value"] == "-1", parameters
     assert "Gazette option 'maxBytesPerTrigger' has invalid value '-1'" in str(e.value)
@@ -64,7 +64,7 @@ def test_a_secret_is_in_neither_message_nor_parameters(spark):
         spark.read.format("gazette").option("broker", "https://127.0.0.1:1").option("journals", "a").option(
             "authToken", "s3cr3t with spaces"
         ).load()
-    assert e.value.getCondition() == "GAZETTE_INVALID_OPTION"
+    assert condition_of(e.value) == "GAZETTE_INVALID_OPTION"
     assert e.value.getMessageParameters()["option"] == "authToken"
     assert "s3cr3t" not in str(e.value) and "s3cr3t" not in repr(e.value.getMessageParameters())
 
@@ -141,7 +141,7 @@ def test_a_write_naming_no_journals_says_what_each_side_takes(spark):
     df = spark.range(1).selectExpr("CAST(id AS STRING) AS value")
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("gazette").option("broker", NOWHERE).mode("append").save()
-    assert e.value.getCondition() == "GAZETTE_MISSING_OPTION"
+    assert condition_of(e.value) == "GAZETTE_MISSING_OPTION"
     assert "'journal' (or save(journal)) or 'selector' to write" in str(e.value)
 
 
@@ -154,5 +154,5 @@ def test_a_source_takes_no_path(spark):
     ):
         with pytest.raises(IllegalArgumentException) as e:
             load(spark.read.format("gazette").option("broker", NOWHERE).option("journals", "a/b"))
-        assert e.value.getCondition() == "GAZETTE_UNKNOWN_OPTION", str(e.value)
+        assert condition_of(e.value) == "GAZETTE_UNKNOWN_OPTION", str(e.value)
         assert e.value.getMessageParameters()["option"] in ("path", "paths")
