@@ -48,7 +48,7 @@ private[spark] object Admin {
     */
   def applySpecs(broker: String, specsJson: String, connectionJson: String): Unit = withClient(broker, connectionJson) {
     client =>
-      client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toSeq)
+      client.upsertAndAwait(mapper.readTree(specsJson).elements().asScala.map(spec).toList)
   }
 
   /** Publishes base64-encoded payloads to `journal` as committed messages with UUIDs, in one

@@ -46,7 +46,7 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
     val intents = node.get("intents").elements().asScala.map { n =>
       AckIntent(n.get("journal").asText(), Base64.getDecoder.decode(n.get("intent").asText()),
         Option(n.get("clock")).fold(0L)(_.asLong))
-    }.toSeq
+    }.toList
     val producers = Option(node.get("producers")).map { p =>
       SinkProducers(
         p.get("seed").asLong(),

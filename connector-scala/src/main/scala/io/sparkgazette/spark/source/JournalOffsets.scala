@@ -54,7 +54,7 @@ private[spark] object JournalOffsets {
             whole(j, "begin", p.get(2)),
             if (p.size() == 4) whole(j, "sequenceClock", p.get(3)) else Long.MinValue
           )
-        }.toSeq
+        }.toList
     }.toMap
     new JournalOffsets(SortedMap(parsePositions(json).toSeq: _*), states)
   }
@@ -93,7 +93,7 @@ private[spark] object JournalOffsets {
     val node = mapper.readTree(json)
     if (node == null || node.getNodeType != JsonNodeType.OBJECT)
       throw GazetteErrors.offsetsNotAnObject(json)
-    node.properties().asScala.map(e => e.getKey -> e.getValue).toSeq
+    node.properties().asScala.map(e => e.getKey -> e.getValue).toList
   }
 
   private def whole(journal: String, what: String, v: JsonNode): Long = {

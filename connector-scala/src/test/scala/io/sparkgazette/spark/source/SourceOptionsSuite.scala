@@ -146,6 +146,9 @@ class SourceOptionsSuite extends AnyFunSuite {
       """"b/1":{"offset":5,"revision":0,"origin":-1,"producers":[]}}""")
     assert(JournalOffsets.fromJson(o.json()) == o)
     assert(!JournalOffsets(Map("a" -> JournalPosition(7L))).json().contains("producers"))
+    // Every producer's state is checked as the offset is read, not the first alone.
+    intercept[IllegalArgumentException](
+      JournalOffsets.fromJson("""{"a":{"offset":1,"producers":[[1,2,-1],[1,"x",-1]]}}""").producers)
   }
 
   test("offsets round-trip through JSON, with each journal's revision and origin; plain numbers are offsets") {

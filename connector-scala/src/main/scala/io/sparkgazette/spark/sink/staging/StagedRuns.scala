@@ -41,7 +41,7 @@ private[spark] object StagedRuns {
     * failure once all have stopped.
     */
   private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): Unit = {
-    val byJournal = groups.groupBy(_.head.journal).values.toSeq
+    val byJournal = groups.groupBy(_.head.journal).values.toVector
     val first = new Path(groups.head.head.path)
     val mapped = localFile(first.getFileSystem(config.hadoopConf.value), first).isDefined
     val pool =

@@ -142,7 +142,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
       val tree =
         try mapper.readTree(in)
         finally in.close()
-      val states = Option(tree).filter(_.isArray).map(_.elements().asScala.toSeq).flatMap(nodes =>
+      val states = Option(tree).filter(_.isArray).map(_.elements().asScala.toList).flatMap(nodes =>
         scala.util.Try(nodes.map(n => ForgottenState(n.get("file").asText(), n.get("journal").asText()))).toOption)
       s"$ForgottenName/${s.getPath.getName}" ->
         states.getOrElse(throw new IllegalStateException(s"${s.getPath} is not a record of forgotten source states"))

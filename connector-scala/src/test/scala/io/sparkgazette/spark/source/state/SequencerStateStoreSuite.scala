@@ -315,6 +315,15 @@ class SequencerStateStoreSuite extends AnyFunSuite {
       f"${(t2 - t1) / 1e6}%.0f ms, Sequencer restored ${(t3 - t2) / 1e6}%.0f ms, checkpointed ${(t4 - t3) / 1e6}%.0f ms")
     s.close()
   }
+
+  test("a record of forgotten states damaged past its first entry is refused, naming its file") {
+    val (s, dir) = store()
+    val records = dir.resolve("forgotten")
+    Files.createDirectories(records)
+    Files.write(records.resolve("x.json"), """[{"file":"a","journal":"j"},{"journal":"j"}]""".getBytes)
+    val e = intercept[IllegalStateException](s.forgotten())
+    assert(e.getMessage.contains("x.json") && e.getMessage.contains("not a record of forgotten source states"))
+  }
 }
 
 /** The local file system, counting its directory listings. */
