@@ -1,4 +1,5 @@
-"""Every benchmark still runs: `make bench`'s tiny version. Nothing about the numbers is asserted."""
+"""Every benchmark still runs: `make bench`'s tiny version (each script, not each size of one). Nothing
+about the numbers is asserted."""
 
 import re
 import subprocess
@@ -16,8 +17,6 @@ def test_every_benchmark_runs_and_reports():
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
     assert reported == {
         "source",
-        "source-typed-100b",
-        "source-typed-64kib",
         "source-csv",
         "source-protobuf",
         "source-split-committed",

@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from importlib import metadata
 
 import pytest
 
@@ -243,7 +244,20 @@ def crash_and_restart(cluster: LocalCluster) -> None:
     cluster.wait_writable()
 
 
-@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+@pytest.mark.parametrize(
+    "fail_on_data_loss",
+    [
+        True,
+        pytest.param(
+            False,
+            marks=pytest.mark.xfail(
+                metadata.version("pyspark") < "4",
+                reason="Spark 3.5's SQL UI shows 0 for the source's lostBytes task metric (the rows are right)",
+                strict=True,
+            ),
+        ),
+    ],
+)
 def test_fragment_files_removed_under_a_running_query(spark, tmp_path, fail_on_data_loss):
     """The middle of a journal, persisted to its file:// store, is deleted there while a query is
     still short of it: failOnDataLoss=true fails naming the journal and the lost bytes;
