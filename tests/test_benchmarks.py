@@ -17,9 +17,6 @@ def test_every_benchmark_runs_and_reports():
     reported = {line.split()[0] for line in table.splitlines()[1:] if line.strip()}
     assert reported == {
         "source",
-        "source-csv",
-        "source-protobuf",
-        "source-split-committed",
         "backfill",
         "client",
         "journals",
