@@ -165,7 +165,7 @@ assembly: setup
 # The Python package with the assembly jars built so far inside, each under its artifact's name
 # (spark_gazette picks the one for the installed Spark), installed into $(PYTHON)'s virtualenv.
 python-package:
-	@rm -rf python/spark_gazette/jars && mkdir -p python/spark_gazette/jars
+	@rm -rf python/build python/spark_gazette/jars && mkdir -p python/spark_gazette/jars
 	@for built in "$(JAR):spark-gazette_2.13" "$(JAR_SPARK35):spark-gazette-3.5_2.12" \
 	    "$(JAR_SPARK35_SCALA213):spark-gazette-3.5_2.13"; do \
 	  [ ! -f "$${built%%:*}" ] || cp "$${built%%:*}" "python/spark_gazette/jars/$${built##*:}-$(VERSION).jar"; done
