@@ -79,10 +79,11 @@ lazy val connectorSpark35 = (project in file("connector-scala"))
     // make test runs the source's random schedules on Spark 4 (200); here a short run of them.
     Test / envVars += "SPARKGAZETTE_SCHEDULES" -> sys.env.getOrElse("SPARKGAZETTE_SCHEDULES", "40")
   )
-// Scala 2.13.8, Spark 3.5's own: code compiled by a newer 2.13 may call what its library lacks.
+// Spark 3.5's Scala 2.13 library is 2.13.8; its dependencies here (ScalaPB, scalatest) need 2.13.16 or
+// newer, which sbt enforces (SIP-51), so this line is compiled with 2.13.18 like Spark 4's.
 lazy val connectorSpark35Scala213 = (project in file("connector-scala"))
   .settings(
-    connectorSettings("spark-gazette-3.5", "2.13.8", "spark-3.5", jvmRelease = "11", sparkFromMaven = Some("3.5.9")),
+    connectorSettings("spark-gazette-3.5", "2.13.18", "spark-3.5", jvmRelease = "11", sparkFromMaven = Some("3.5.9")),
     target := baseDirectory.value / "target" / "spark-3.5_2.13"
   )
 
