@@ -33,7 +33,10 @@ class ConnectorNotFoundError(RuntimeError):
 def _jar_hint() -> str:
     from spark_gazette.configure import bundled_jar
 
-    jar = bundled_jar()
+    try:
+        jar = bundled_jar()
+    except UnsupportedSparkError:  # advice about a missing connector must not fail in turn
+        jar = None
     return f"--jars {jar}" if jar else f"--packages {MAVEN_COORDINATES}"
 
 
