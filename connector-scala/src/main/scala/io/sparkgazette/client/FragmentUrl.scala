@@ -14,9 +14,21 @@ import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
   */
 private[client] object FragmentUrl {
 
+  /** How long a store may take to accept a connection. A store's connections open in
+    * milliseconds: one that takes seconds is down or unreachable, and each wait on it holds up
+    * a task (the time to answer is still bounded by the client's RPC timeout).
+    */
+  private val ConnectTimeoutMs = 5000
+
   /** The store refused the URL as no longer (or not) valid: a new Read mints a fresh one. */
   final class Expired(val url: String, val status: Int)
       extends GazetteException(s"the fragment store answered HTTP $status to ${redacted(url)}")
+
+  /** The store did not answer, or answered that it is failing (HTTP 5xx or 429): trouble of the
+    * store's, not of the fragment's ([[StoreHealth]]).
+    */
+  final class Unavailable(val url: String, message: String, cause: Throwable = null)
+      extends GazetteException(message, cause)
 
   /** The fragment's bytes as stored, from offset `from` where the store serves ranges (then the
     * second value is `from`) or from the fragment's beginning, and the codec they are in.
@@ -24,7 +36,7 @@ private[client] object FragmentUrl {
   def get(url: String, fragment: Fragment, from: Long, timeoutMs: Int): (InputStream, Long, CompressionCodec) = {
     val codec = fragment.compressionCodec
     val conn = new URI(url).toURL.openConnection().asInstanceOf[HttpURLConnection]
-    conn.setConnectTimeout(timeoutMs)
+    conn.setConnectTimeout(math.min(timeoutMs, ConnectTimeoutMs))
     conn.setReadTimeout(timeoutMs)
     conn.setInstanceFollowRedirects(true)
     codec match {
@@ -38,7 +50,12 @@ private[client] object FragmentUrl {
     if (codec == CompressionCodec.NONE && skip > 0) conn.setRequestProperty("Range", s"bytes=$skip-")
     val status =
       try conn.getResponseCode
-      catch { case e: Throwable => conn.disconnect(); throw e }
+      catch {
+        case e: java.io.IOException =>
+          conn.disconnect()
+          throw new Unavailable(url, s"the fragment store did not answer ${redacted(url)}: $e", e)
+        case e: Throwable => conn.disconnect(); throw e
+      }
     status match {
       case HttpURLConnection.HTTP_OK | HttpURLConnection.HTTP_PARTIAL =>
         val at =
@@ -62,6 +79,9 @@ private[client] object FragmentUrl {
       case 400 | HttpURLConnection.HTTP_FORBIDDEN =>
         drain(conn)
         throw new Expired(url, status)
+      case s if s >= 500 || s == 429 =>
+        val body = drain(conn)
+        throw new Unavailable(url, s"the fragment store answered HTTP $status to ${redacted(url)}: $body")
       case _ =>
         val body = drain(conn)
         throw new GazetteException(s"the fragment store answered HTTP $status to ${redacted(url)}: $body")

@@ -38,3 +38,15 @@ class BrokerUnavailableException(val rpc: String, val journal: String, val endpo
         s"(${Option(cause).map(_.getMessage).orNull})",
       cause
     )
+
+/** The broker could not serve a persisted fragment either, after its fragment store `store`
+  * failed or stopped answering, and retrying for the client's retry timeout did not help.
+  */
+class StoreUnavailableException(rpc: String, journal: String, endpoint: String, where: String, val store: String,
+    outage: String, cause: Throwable, retryTimeout: scala.concurrent.duration.FiniteDuration)
+    extends BrokerUnavailableException(rpc, journal, endpoint, where, cause, retryTimeout) {
+  override def getMessage: String =
+    s"$rpc of journal $journal$where: its fragment store $store $outage, and broker $endpoint did not serve the " +
+      s"fragment from it either (${Option(cause).map(_.getMessage).orNull}); gave up after retrying for " +
+      s"$retryTimeout (retryTimeout)"
+}

@@ -29,12 +29,16 @@ final class JournalReader private[client] (
   import JournalReader._
 
   private val config = client.config
+  private val health = StoreHealth.shared
   private val backoff = new Backoff(config.retryTimeout)
   private var next_ = startOffset
   private var writeHead_ = -1L
   private var endpoint = ""
   private var stream: ReadStream = _
   private var lastMetadata: Option[ReadResponse] = None
+  // The last persisted fragment a broker named, kept across Reads: whose store to blame when
+  // reading stops there.
+  private var persistedAt: Option[ReadResponse] = None
   private var direct: Iterator[Chunk] with AutoCloseable = _
   // Whether Reads ask for signed URLs (do_not_proxy): dropped for good once the journal's store
   // turns out to be one this reader cannot reach, so that each fragment costs one Read only.
@@ -170,6 +174,7 @@ final class JournalReader private[client] (
     client.routes.learnFrom(journal, r.header)
     r.status match {
       case Status.OK =>
+        if (r.fragment.exists(_.backingStore.nonEmpty)) persistedAt = Some(r)
         writeHead_ = r.writeHead
         if (r.offset > next_) {
           if (next_ >= 0) log.warn(s"journal $journal: offset jumped from $next_ to ${r.offset}")
@@ -210,6 +215,11 @@ final class JournalReader private[client] (
     persisted match {
       case Some(m) =>
         FragmentReader.access(m.fragmentUrl, config.fragmentRoot, config.directFragmentReads) match {
+          case Some(FragmentReader.FromUrl) if !health.admit(StoreHealth.storeOf(m.fragmentUrl)) =>
+            // The store failed lately and is not due another try: a broker serves the fragment.
+            fallbacks += 1
+            proxyNext = true
+            proxyUntil = m.getFragment.end
           case Some(access) => openDirect(access, m)
           case None =>
             askDirect = false
@@ -224,15 +234,26 @@ final class JournalReader private[client] (
   private def openDirect(access: FragmentReader.Access, m: ReadResponse): Unit = {
     val until = if (endOffset > 0) endOffset else m.getFragment.end
     val timeoutMs = math.min(Int.MaxValue.toLong, config.rpcTimeout.toMillis).toInt
+    val store = if (access == FragmentReader.FromUrl) Some(StoreHealth.storeOf(m.fragmentUrl)) else None
     try {
       direct = FragmentReader.open(access, m.fragmentUrl, m.getFragment, next_, until, timeoutMs)
+      store.foreach(health.succeeded)
       fromStore += 1
     } catch {
+      case e: FragmentUrl.Unavailable =>
+        store.foreach(health.failed(_, e.getMessage))
+        fallBack(e)
       // Signed URLs live a minute: a Read mints a fresh one, once per fragment.
       case e: FragmentUrl.Expired if minted == 0 =>
+        store.foreach(health.released)
         minted += 1
         log.debug(s"journal $journal: ${e.getMessage}; asking a broker for a fresh URL")
-      case NonFatal(e) => fallBack(e)
+      case NonFatal(e) =>
+        store.foreach(health.released)
+        fallBack(e)
+      case e: Throwable =>
+        store.foreach(health.released)
+        throw e
     }
   }
 
@@ -267,11 +288,31 @@ final class JournalReader private[client] (
         case e: BrokerStatusException => throw e
         case _ if notFound > 0 =>
           throw new BrokerStatusException("Read", journal, Status.JOURNAL_NOT_FOUND, endpoint, s" at offset $next_")
-        case _ => throw new BrokerUnavailableException(
-            "Read", journal, endpoint, s" at offset $next_", cause, config.retryTimeout)
+        case _ =>
+          storeTrouble(cause) match {
+            case Some((store, outage)) => throw new StoreUnavailableException(
+                "Read", journal, endpoint, s" at offset $next_", store, outage, cause, config.retryTimeout)
+            case None => throw new BrokerUnavailableException(
+                "Read", journal, endpoint, s" at offset $next_", cause, config.retryTimeout)
+          }
       }
     } else if (backoff.attempts == 1 && cause != null) {
       log.info(s"retrying Read of $journal at offset $next_ after: ${cause.getMessage}")
+    }
+
+  /** The store to blame, and how, when reading stopped in one of its fragments: one this JVM saw
+    * failing, or one whose fragment a reachable broker failed to serve.
+    */
+  private def storeTrouble(cause: Throwable): Option[(String, String)] =
+    persistedAt.filter(m => m.getFragment.begin <= next_ && next_ < m.getFragment.end).flatMap { m =>
+      val store = m.getFragment.backingStore
+      val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
+      failing.map { case (since, error) => store -> s"has been failing for ${since.toSeconds max 1}s (last: $error)" }
+        .orElse(cause match {
+          case e: StatusRuntimeException if !GrpcFailures.connectionLost(e) =>
+            Some(store -> s"holds fragment [${m.getFragment.begin}, ${m.getFragment.end})")
+          case _ => None
+        })
     }
 
   private def closeStream(): Unit = {

@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 
-import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, GazetteException => ClientException}
+import io.sparkgazette.client.{
+  BrokerStatusException, BrokerUnavailableException, GazetteException => ClientException, StoreUnavailableException
+}
 
 /** Every error the connector reports to users, worded in one place: each names what was wrong
   * and where (option, journal, offset), and how to proceed where there is a way. Each carries a
@@ -121,6 +123,12 @@ object GazetteErrors {
     "No broker serving a journal could be reached within the retry budget (`retryTimeout`); the message names " +
       "the RPC, the journal and the broker."
   )
+  private val FragmentStoreUnavailable = Condition(
+    "GAZETTE_FRAGMENT_STORE_UNAVAILABLE",
+    "08001",
+    "A journal's fragment store failed or stopped answering, and its brokers could not serve the fragment from it " +
+      "either, within the retry budget (`retryTimeout`); the message names the journal, the store and its last error."
+  )
   private val BrokerRefused = Condition(
     "GAZETTE_BROKER_REFUSED",
     "58000",
@@ -156,6 +164,7 @@ object GazetteErrors {
     CheckpointWriteFailed,
     InvalidJournalSpec,
     BrokerUnavailable,
+    FragmentStoreUnavailable,
     BrokerRefused,
     Internal
   )
@@ -612,9 +621,22 @@ object GazetteErrors {
 
   /** What the connector itself should have made impossible. */
   /** The client's retries found no broker of a journal: its message (RPC, journal, broker) under a condition. */
-  def brokerUnavailable(e: BrokerUnavailableException): GazetteIllegalStateException =
-    new GazetteIllegalStateException(BrokerUnavailable.name, BrokerUnavailable.sqlState,
-      Map("rpc" -> e.rpc, "journal" -> e.journal, "broker" -> e.endpoint), e.getMessage, e)
+  def brokerUnavailable(e: BrokerUnavailableException): GazetteIllegalStateException = e match {
+    case s: StoreUnavailableException => storeUnavailable(s)
+    case _ =>
+      new GazetteIllegalStateException(BrokerUnavailable.name, BrokerUnavailable.sqlState,
+        Map("rpc" -> e.rpc, "journal" -> e.journal, "broker" -> e.endpoint), e.getMessage, e)
+  }
+
+  /** A fragment neither its store nor a broker served: its message (journal, store, last error) under a condition. */
+  def storeUnavailable(e: StoreUnavailableException): GazetteIllegalStateException =
+    new GazetteIllegalStateException(
+      FragmentStoreUnavailable.name,
+      FragmentStoreUnavailable.sqlState,
+      Map("rpc" -> e.rpc, "journal" -> e.journal, "broker" -> e.endpoint, "store" -> e.store),
+      e.getMessage,
+      e
+    )
 
   /** An RPC the client gave up on for another reason: a broker's status, or a failure for good. */
   def brokerRefused(e: ClientException): GazetteIllegalStateException = e match {

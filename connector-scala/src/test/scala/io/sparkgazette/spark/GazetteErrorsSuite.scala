@@ -8,7 +8,7 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.Status
-import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException}
+import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, StoreUnavailableException}
 import io.sparkgazette.spark.protobuf.ProtobufErrors
 import io.sparkgazette.spark.testing.SparkThrowables._
 import org.apache.spark.SparkThrowable
@@ -27,6 +27,18 @@ class GazetteErrorsSuite extends AnyFunSuite {
       (() =>
         GazetteErrors.brokerUnavailable(new BrokerUnavailableException("Read", "a/b",
             "http://127.0.0.1:1", " at offset 4096", new RuntimeException("refused"), 1.second))),
+    "storeUnavailable" ->
+      (() =>
+        GazetteErrors.storeUnavailable(new StoreUnavailableException(
+            "Read",
+            "a/b",
+            "http://127.0.0.1:1",
+            " at offset 4096",
+            "s3://bucket/prefix/",
+            "has been failing for 12s (last: HTTP 503)",
+            new RuntimeException("fetching fragment"),
+            1.second
+          ))),
     "brokerRefused" ->
       (() =>
         GazetteErrors.brokerRefused(new BrokerStatusException("Append", "a/b",

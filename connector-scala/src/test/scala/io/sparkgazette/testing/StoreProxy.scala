@@ -21,8 +21,14 @@ final class StoreProxy(target: String) extends AutoCloseable {
   private val cuts = new AtomicInteger()
   @volatile private var cutAfter = 0
 
+  @volatile private var holding = false
+  private val held = new java.util.concurrent.CountDownLatch(1)
+
   /** Signed GETs that came through, faulty or not. */
   val signedGets = new AtomicInteger()
+
+  /** Signed GETs answered with nothing while [[blackHole]] was on. */
+  val heldGets = new AtomicInteger()
 
   val endpoint: String = {
     server.createContext("/", (x: HttpExchange) => handle(x))
@@ -37,6 +43,11 @@ final class StoreProxy(target: String) extends AutoCloseable {
   /** The next `n` signed GETs announce the whole fragment and send only its first `bytes`. */
   def cutNext(n: Int, bytes: Int): Unit = { cutAfter = bytes; cuts.set(n) }
 
+  /** From now on signed GETs are accepted and never answered, as by a store whose network drops
+    * them, until the proxy is closed.
+    */
+  def blackHole(): Unit = holding = true
+
   private def take(counter: AtomicInteger): Boolean = counter.getAndUpdate(n => math.max(0, n - 1)) > 0
 
   private def handle(x: HttpExchange): Unit =
@@ -44,7 +55,10 @@ final class StoreProxy(target: String) extends AutoCloseable {
       val uri = x.getRequestURI
       val signed = x.getRequestMethod == "GET" && Option(uri.getRawQuery).exists(_.contains("X-Amz-Signature"))
       if (signed) signedGets.incrementAndGet()
-      if (signed && take(refusals)) {
+      if (signed && holding) {
+        heldGets.incrementAndGet()
+        held.await()
+      } else if (signed && take(refusals)) {
         val body = "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>".getBytes
         x.sendResponseHeaders(refusalStatus, body.length)
         x.getResponseBody.write(body)
@@ -73,7 +87,10 @@ final class StoreProxy(target: String) extends AutoCloseable {
     } catch { case _: java.io.IOException => }
     finally x.close()
 
-  override def close(): Unit = server.stop(0)
+  override def close(): Unit = {
+    held.countDown()
+    server.stop(0)
+  }
 }
 
 private object StoreProxy {

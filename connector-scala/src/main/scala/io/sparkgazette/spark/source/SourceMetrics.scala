@@ -29,7 +29,7 @@ private[spark] object SourceMetrics {
     RebuiltBytes -> "bytes re-read to rebuild a state no earlier task saved",
     BytesFromStore -> "bytes read straight from fragment stores",
     BytesFromBrokers -> "bytes read through brokers",
-    StoreFallbacks -> "fragments a broker served after reading them from the store failed",
+    StoreFallbacks -> "fragments a broker served because the store failed them, or failed lately",
     TransactionsAcrossPieces -> "transactions open where a task's piece of a split range began"
   )
 

@@ -110,6 +110,22 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assert(metrics("storeFallbacks") >= 1, metrics)
   }
 
+  test("a store down for longer than the retry budget fails the read naming the journal and the store") {
+    val journal = "store/outage/part-000"
+    val store = cluster.storeUrl("outage/")
+    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
+    persisted(journal, 3)
+    cluster.stopStore()
+    val failure =
+      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "3s"))), 2.minutes))
+      finally cluster.startStore()
+    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
+    val named = messages.find(m => m != null && m.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+      .getOrElse(fail(s"no error names the store's outage: ${messages.mkString("\n")}"))
+    assert(named.contains(journal) && named.contains(store.takeWhile(_ != '?')) && named.contains("retryTimeout"),
+      named)
+  }
+
   /** A journal whose store is the S3 server behind a [[StoreProxy]], with `fragments` persisted. */
   private def proxied(journal: String, fragments: Int, length: Long = 4096,
       codec: CompressionCodec = CompressionCodec.SNAPPY)(check: StoreProxy => Unit): Unit = {
@@ -155,6 +171,20 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       val (refused, all) = collect(batch("store/cut/part-000"))
       assert(refused == expected)
       assert(all("storeFallbacks") >= 3 && all("bytesReadFromStore") == 0, all)
+    }
+  }
+
+  test("a store that stops answering is waited on once, not for each fragment: a broker serves them meanwhile") {
+    proxied("store/blackhole/part-000", 6, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged("store/blackhole/part-000")
+      val fragments = client.listFragments("store/blackhole/part-000").flatMap(_.spec).count(_.backingStore.nonEmpty)
+      proxy.blackHole()
+      val (rows, metrics) = collect(batch("store/blackhole/part-000", "rpcTimeout" -> "2s"))
+      assert(rows == expected)
+      // One GET finds the store silent; the fragments after it go to a broker, with at most one
+      // more GET to see whether the store is back.
+      assert(proxy.heldGets.get <= 2, s"${proxy.heldGets.get} GETs waited on a silent store of $fragments fragments")
+      assert(metrics("storeFallbacks") >= fragments - 2 && metrics("bytesReadFromStore") == 0, metrics)
     }
   }
 

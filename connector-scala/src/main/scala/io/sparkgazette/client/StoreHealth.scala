@@ -1,0 +1,84 @@
+package io.sparkgazette.client
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.concurrent.duration._
+
+/** What readers in this JVM learned of each fragment store they read straight from, so that a
+  * store that is down costs one wait, not one per fragment: after a failure the store is left
+  * alone for a backoff (1 s, doubling to [[StoreHealth.MaxBackoff]]) while brokers serve its
+  * fragments, and then one reader at a time tries it again. A success makes it healthy at once.
+  *
+  * Stores are keyed by where their signed URLs point (scheme, host and port), which is what
+  * fails when a store's network or servers do.
+  */
+private[client] final class StoreHealth(nanoTime: () => Long = () => System.nanoTime()) {
+  import StoreHealth._
+
+  private val stores = new ConcurrentHashMap[String, Outage]()
+
+  /** Whether a reader may read from `store` now. A `true` for a store that was down makes the
+    * caller its one prober until it reports [[succeeded]], [[failed]] or [[released]], or until
+    * [[ProbeLease]] passes (a reader that stops without reporting does not block the store).
+    */
+  def admit(store: String): Boolean = {
+    var admitted = false
+    stores.computeIfPresent(
+      store,
+      (_, o) => {
+        val now = nanoTime()
+        if (now >= o.retryAt && o.probeSince.forall(now - _ >= ProbeLease.toNanos)) {
+          admitted = true
+          o.copy(probeSince = Some(now))
+        } else o
+      }
+    )
+    admitted || !stores.containsKey(store)
+  }
+
+  def succeeded(store: String): Unit = stores.remove(store)
+
+  /** `store` failed a read for a reason of its own (no connection, no answer, a 5xx). */
+  def failed(store: String, error: String): Unit = {
+    val now = nanoTime()
+    stores.merge(
+      store,
+      Outage(now, 1, now + InitialBackoff.toNanos, error, None),
+      (o, _) => {
+        val failures = o.failures + 1
+        val backoff = (InitialBackoff * (1L << math.min(failures - 1, 16))) min MaxBackoff
+        Outage(o.since, failures, now + backoff.toNanos, error, None)
+      }
+    )
+  }
+
+  /** The prober's read ended neither way (the query stopped, or the URL needed minting again). */
+  def released(store: String): Unit = {
+    stores.computeIfPresent(store, (_, o) => o.copy(probeSince = None))
+    ()
+  }
+
+  /** How long `store` has been failing and its last error, if it is down. */
+  def outage(store: String): Option[(FiniteDuration, String)] =
+    Option(stores.get(store)).map(o =>
+      ((nanoTime() - o.since).nanos.toCoarsest.asInstanceOf[FiniteDuration], o.lastError))
+}
+
+private[client] object StoreHealth {
+  val InitialBackoff: FiniteDuration = 1.second
+  val MaxBackoff: FiniteDuration = 30.seconds
+  val ProbeLease: FiniteDuration = 2.minutes
+
+  private final case class Outage(since: Long, failures: Int, retryAt: Long, lastError: String,
+      probeSince: Option[Long])
+
+  /** The stores of every reader in this JVM: executors' tasks share what each one learns. */
+  val shared = new StoreHealth()
+
+  /** The key of the store a signed URL points into. */
+  def storeOf(url: String): String =
+    scala.util.Try {
+      val u = new java.net.URI(url)
+      s"${u.getScheme}://${u.getRawAuthority}"
+    }.getOrElse(FragmentUrl.redacted(url))
+}

@@ -1,0 +1,61 @@
+package io.sparkgazette.client
+
+import scala.concurrent.duration._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+class StoreHealthSuite extends AnyFunSuite {
+  private final class Clock { var now = 0L; def advance(d: FiniteDuration): Unit = now += d.toNanos }
+
+  private val store = "https://bucket.s3.amazonaws.com"
+
+  test("a store that failed is left alone for a doubling backoff, then tried by one reader at a time") {
+    val clock = new Clock
+    val health = new StoreHealth(() => clock.now)
+    assert(health.admit(store) && health.admit(store), "a store nothing failed is always admitted")
+    health.failed(store, "connect timed out")
+    assert(!health.admit(store))
+    clock.advance(999.millis)
+    assert(!health.admit(store))
+    clock.advance(1.milli)
+    assert(health.admit(store), "the backoff passed: one reader probes")
+    assert(!health.admit(store), "while it probes, the others go to brokers")
+    health.failed(store, "connect timed out")
+    clock.advance(1999.millis)
+    assert(!health.admit(store))
+    clock.advance(1.milli)
+    assert(health.admit(store), "the second backoff is 2 s")
+    health.succeeded(store)
+    assert(health.admit(store) && health.admit(store) && health.outage(store).isEmpty)
+  }
+
+  test("the backoff stops growing at its maximum, and the outage reports since when and its last error") {
+    val clock = new Clock
+    val health = new StoreHealth(() => clock.now)
+    (1 to 20).foreach { i => health.failed(store, s"HTTP 503 #$i"); clock.advance(1.second) }
+    val (since, last) = health.outage(store).get
+    assert(since == 20.seconds && last == "HTTP 503 #20")
+    clock.advance(StoreHealth.MaxBackoff - 1.second)
+    assert(health.admit(store))
+  }
+
+  test("a prober that reports neither way releases the store, or loses it after the lease") {
+    val clock = new Clock
+    val health = new StoreHealth(() => clock.now)
+    health.failed(store, "reset")
+    clock.advance(1.second)
+    assert(health.admit(store))
+    health.released(store)
+    assert(health.admit(store), "released: the next reader probes")
+    assert(!health.admit(store))
+    clock.advance(StoreHealth.ProbeLease)
+    assert(health.admit(store), "a probe that never reported ends with its lease")
+    assert(health.admit("https://other.example.com"), "stores are apart")
+  }
+
+  test("stores are keyed by where their signed URLs point") {
+    assert(StoreHealth.storeOf("https://b.s3.amazonaws.com/j/0-1-abc.gz?X-Amz-Signature=x") ==
+      "https://b.s3.amazonaws.com")
+    assert(StoreHealth.storeOf("http://127.0.0.1:9000/gazette/j/x.raw?sig") == "http://127.0.0.1:9000")
+  }
+}
