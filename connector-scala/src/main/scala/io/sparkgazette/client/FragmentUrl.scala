@@ -30,6 +30,16 @@ private[client] object FragmentUrl {
   final class Unavailable(val url: String, message: String, cause: Throwable = null)
       extends GazetteException(message, cause)
 
+  /** Whether `e` says the store itself is failing: it did not answer ([[Unavailable]]), or it
+    * stopped sending within the read timeout. A body cut short or a fragment that does not decode
+    * is that transfer's or that fragment's trouble.
+    */
+  def storeFailing(e: Throwable): Boolean =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists {
+      case _: Unavailable | _: java.net.SocketTimeoutException => true
+      case _ => false
+    }
+
   /** The fragment's bytes as stored, from offset `from` where the store serves ranges (then the
     * second value is `from`) or from the fragment's beginning, and the codec they are in.
     */

@@ -40,6 +40,10 @@ final class JournalReader private[client] (
   // reading stops there.
   private var persistedAt: Option[ReadResponse] = None
   private var direct: Iterator[Chunk] with AutoCloseable = _
+  // The store `direct` reads from (null for a file), healthy again only once it delivers a chunk:
+  // a store that answers and then stalls is no better than one that does not answer.
+  private var directStore: String = _
+  private var directConfirmed = false
   // Whether Reads ask for signed URLs (do_not_proxy): dropped for good once the journal's store
   // turns out to be one this reader cannot reach, so that each fragment costs one Read only.
   private var askDirect = config.directFragmentReads
@@ -108,16 +112,18 @@ final class JournalReader private[client] (
       try {
         if (direct.hasNext) {
           val c = direct.next()
+          confirmStore()
           bytesFromStore_ += c.content.size()
           minted = 0
           return deliver(c)
         }
+        confirmStore()
       } catch {
-        case NonFatal(e) => fallBack(e)
+        case NonFatal(e) =>
+          storeFailed(e)
+          fallBack(e)
       }
-      try direct.close()
-      catch { case NonFatal(_) => }
-      direct = null
+      closeDirect()
       return
     }
     if (stream == null) open()
@@ -234,27 +240,49 @@ final class JournalReader private[client] (
   private def openDirect(access: FragmentReader.Access, m: ReadResponse): Unit = {
     val until = if (endOffset > 0) endOffset else m.getFragment.end
     val timeoutMs = math.min(Int.MaxValue.toLong, config.rpcTimeout.toMillis).toInt
-    val store = if (access == FragmentReader.FromUrl) Some(StoreHealth.storeOf(m.fragmentUrl)) else None
+    directStore = if (access == FragmentReader.FromUrl) StoreHealth.storeOf(m.fragmentUrl) else null
+    directConfirmed = false
     try {
       direct = FragmentReader.open(access, m.fragmentUrl, m.getFragment, next_, until, timeoutMs)
-      store.foreach(health.succeeded)
       fromStore += 1
     } catch {
-      case e: FragmentUrl.Unavailable =>
-        store.foreach(health.failed(_, e.getMessage))
-        fallBack(e)
       // Signed URLs live a minute: a Read mints a fresh one, once per fragment.
       case e: FragmentUrl.Expired if minted == 0 =>
-        store.foreach(health.released)
+        storeFailed(e)
         minted += 1
         log.debug(s"journal $journal: ${e.getMessage}; asking a broker for a fresh URL")
       case NonFatal(e) =>
-        store.foreach(health.released)
+        storeFailed(e)
         fallBack(e)
       case e: Throwable =>
-        store.foreach(health.released)
+        storeFailed(e)
         throw e
     }
+    if (direct == null) directStore = null
+  }
+
+  private def confirmStore(): Unit =
+    if (directStore != null && !directConfirmed) {
+      health.succeeded(directStore)
+      directConfirmed = true
+    }
+
+  /** Reports the store's part in `e`: an outage when it did not connect, answer or go on sending
+    * in time, or answered 5xx; otherwise nothing about the store, whose probe (if this was one)
+    * ends without a verdict.
+    */
+  private def storeFailed(e: Throwable): Unit =
+    if (directStore != null) {
+      if (FragmentUrl.storeFailing(e)) health.failed(directStore, e.getMessage)
+      else if (!directConfirmed) health.released(directStore)
+    }
+
+  private def closeDirect(): Unit = {
+    if (directStore != null && !directConfirmed) health.released(directStore)
+    directStore = null
+    try direct.close()
+    catch { case NonFatal(_) => }
+    direct = null
   }
 
   private def fallBack(e: Throwable): Unit = {
@@ -300,20 +328,28 @@ final class JournalReader private[client] (
       log.info(s"retrying Read of $journal at offset $next_ after: ${cause.getMessage}")
     }
 
-  /** The store to blame, and how, when reading stopped in one of its fragments: one this JVM saw
-    * failing, or one whose fragment a reachable broker failed to serve.
+  /** The store to blame, and how, when reading stopped in one of its persisted fragments: a
+    * broker that answers, but with an error, while this JVM saw the store fail lately or could not
+    * read it directly. A broker that cannot be reached, or refuses the caller, is the broker's.
     */
-  private def storeTrouble(cause: Throwable): Option[(String, String)] =
-    persistedAt.filter(m => m.getFragment.begin <= next_ && next_ < m.getFragment.end).flatMap { m =>
-      val store = m.getFragment.backingStore
-      val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
-      failing.map { case (since, error) => store -> s"has been failing for ${since.toSeconds max 1}s (last: $error)" }
-        .orElse(cause match {
-          case e: StatusRuntimeException if !GrpcFailures.connectionLost(e) =>
-            Some(store -> s"holds fragment [${m.getFragment.begin}, ${m.getFragment.end})")
-          case _ => None
-        })
+  private def storeTrouble(cause: Throwable): Option[(String, String)] = {
+    val brokerFailedRead = cause match {
+      case e: StatusRuntimeException =>
+        !GrpcFailures.connectionLost(e) &&
+        (e.getStatus.getCode == io.grpc.Status.Code.UNKNOWN ||
+          e.getStatus.getCode == io.grpc.Status.Code.INTERNAL)
+      case _ => false
     }
+    persistedAt
+      .filter(m => brokerFailedRead && m.getFragment.begin <= next_ && next_ < m.getFragment.end)
+      .filter(m => m.getFragment.modTime > 0 || m.fragmentUrl.nonEmpty)
+      .map { m =>
+        val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
+        m.getFragment.backingStore -> failing.fold(s"holds fragment [${m.getFragment.begin}, ${m.getFragment.end})") {
+          case (since, error) => s"has been failing for ${since.toSeconds max 1}s (last: $error)"
+        }
+      }
+  }
 
   private def closeStream(): Unit = {
     if (stream != null) stream.cancel()
@@ -323,7 +359,7 @@ final class JournalReader private[client] (
   private def finish(): Unit = {
     done = true
     closeStream()
-    if (direct != null) { direct.close(); direct = null }
+    if (direct != null) closeDirect()
   }
 }
 

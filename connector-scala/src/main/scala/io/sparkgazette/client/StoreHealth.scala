@@ -38,17 +38,22 @@ private[client] final class StoreHealth(nanoTime: () => Long = () => System.nano
 
   def succeeded(store: String): Unit = stores.remove(store)
 
-  /** `store` failed a read for a reason of its own (no connection, no answer, a 5xx). */
+  /** `store` failed a read for a reason of its own (no connection, no answer, a 5xx). Only a
+    * failure after the backoff (a probe's) grows it: the reads that were under way when the
+    * store failed fail together, and are one failure.
+    */
   def failed(store: String, error: String): Unit = {
     val now = nanoTime()
     stores.merge(
       store,
       Outage(now, 1, now + InitialBackoff.toNanos, error, None),
-      (o, _) => {
-        val failures = o.failures + 1
-        val backoff = (InitialBackoff * (1L << math.min(failures - 1, 16))) min MaxBackoff
-        Outage(o.since, failures, now + backoff.toNanos, error, None)
-      }
+      (o, _) =>
+        if (now < o.retryAt) o.copy(lastError = error)
+        else {
+          val failures = o.failures + 1
+          val backoff = (InitialBackoff * (1L << math.min(failures - 1, 16))) min MaxBackoff
+          Outage(o.since, failures, now + backoff.toNanos, error, None)
+        }
     )
   }
 

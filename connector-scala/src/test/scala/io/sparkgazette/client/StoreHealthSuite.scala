@@ -29,6 +29,15 @@ class StoreHealthSuite extends AnyFunSuite {
     assert(health.admit(store) && health.admit(store) && health.outage(store).isEmpty)
   }
 
+  test("reads that fail together, before the backoff they caused has passed, do not grow it") {
+    val clock = new Clock
+    val health = new StoreHealth(() => clock.now)
+    (1 to 6).foreach(i => health.failed(store, s"reset #$i"))
+    clock.advance(1.second)
+    assert(health.admit(store), "six reads failing at once are one failure: the backoff stays 1 s")
+    assert(health.outage(store).map(_._2).contains("reset #6"))
+  }
+
   test("the backoff stops growing at its maximum, and the outage reports since when and its last error") {
     val clock = new Clock
     val health = new StoreHealth(() => clock.now)

@@ -22,12 +22,15 @@ final class StoreProxy(target: String) extends AutoCloseable {
   @volatile private var cutAfter = 0
 
   @volatile private var holding = false
+  @volatile private var stalling = false
   private val held = new java.util.concurrent.CountDownLatch(1)
 
   /** Signed GETs that came through, faulty or not. */
   val signedGets = new AtomicInteger()
 
-  /** Signed GETs answered with nothing while [[blackHole]] was on. */
+  /** Signed GETs answered with nothing, or with headers only, while [[blackHole]] or
+    * [[stallBodies]] was on.
+    */
   val heldGets = new AtomicInteger()
 
   val endpoint: String = {
@@ -48,6 +51,11 @@ final class StoreProxy(target: String) extends AutoCloseable {
     */
   def blackHole(): Unit = holding = true
 
+  /** From now on signed GETs are answered 200 with the fragment's length, and then nothing more,
+    * as by a store whose disks or backend hang, until the proxy is closed.
+    */
+  def stallBodies(): Unit = stalling = true
+
   private def take(counter: AtomicInteger): Boolean = counter.getAndUpdate(n => math.max(0, n - 1)) > 0
 
   private def handle(x: HttpExchange): Unit =
@@ -57,6 +65,11 @@ final class StoreProxy(target: String) extends AutoCloseable {
       if (signed) signedGets.incrementAndGet()
       if (signed && holding) {
         heldGets.incrementAndGet()
+        held.await()
+      } else if (signed && stalling) {
+        heldGets.incrementAndGet()
+        x.sendResponseHeaders(200, 4096)
+        x.getResponseBody.flush()
         held.await()
       } else if (signed && take(refusals)) {
         val body = "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>".getBytes

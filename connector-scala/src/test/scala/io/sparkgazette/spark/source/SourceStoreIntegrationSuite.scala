@@ -188,6 +188,18 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  test("a store that answers and then stalls is waited on once, not for each fragment") {
+    proxied("store/stall/part-000", 6, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged("store/stall/part-000")
+      val fragments = client.listFragments("store/stall/part-000").flatMap(_.spec).count(_.backingStore.nonEmpty)
+      proxy.stallBodies()
+      val (rows, metrics) = collect(batch("store/stall/part-000", "rpcTimeout" -> "2s"))
+      assert(rows == expected)
+      assert(proxy.heldGets.get <= 2, s"${proxy.heldGets.get} GETs stalled on a store of $fragments fragments")
+      assert(metrics("storeFallbacks") >= fragments - 2 && metrics("bytesReadFromStore") == 0, metrics)
+    }
+  }
+
   test("a fragment removed from the store after the broker listed it is a data-loss decision") {
     val journal = "store/removed/part-000"
     Journals.create(client,
