@@ -2,7 +2,8 @@
 # Installs what this project needs on a fresh machine, and nothing that is already there:
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
-#     etcd-server 3.4 will not do), and gofakes3, the S3 server of the harness's `s3` store,
+#     etcd-server 3.4 will not do), and gofakes3, the harness's `gofakes3` store,
+#   - MinIO, the S3 server of the harness's `s3` store, at the version pinned below,
 #   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
 #   - a virtualenv in .venv with python/requirements-dev.txt, and one in .venv-spark3.5 with
@@ -52,6 +53,15 @@ if [ "$(installed "$gobin/gofakes3" github.com/johannesboyne/gofakes3)" != "$gof
   (cd tests/judge && go build -o "$gobin/gofakes3" github.com/johannesboyne/gofakes3/cmd/gofakes3)
 fi
 
+# MinIO: pinned here, not in the judge's module, whose dependencies its own would move; the Go
+# checksum database checks the download. Its go.mod has replace directives, which `go install
+# module@version` refuses without -mod=mod. A couple of minutes on two cores, once.
+minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
+if [ "$(installed "$gobin/minio" github.com/minio/minio)" != "$minio_version" ]; then
+  say "building minio $minio_version into $gobin"
+  GOFLAGS=-mod=mod GOBIN="$gobin" go install "github.com/minio/minio@$minio_version"
+fi
+
 # The interop judge (Gazette's own Publisher and iterators); go build is incremental.
 (cd tests/judge && go build -o bin/judge .)
 
@@ -81,4 +91,4 @@ venv .venv-spark3.5 python/requirements-spark3.5.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
 [ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
 
-say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
+say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, minio $minio_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

@@ -1,6 +1,7 @@
 """The harness's S3 fragment store: brokers persist fragments of every codec to the cluster's S3
-server, hand out signed URLs that serve their bytes to anyone with HTTP, and Gazette's own reader
-reads the journals back from the store alone; the server stops and starts on its port and data."""
+server (MinIO, which checks every request's signature), hand out signed URLs that serve their bytes
+to anyone with HTTP, and Gazette's own reader reads the journals back from the store alone; the
+server stops and starts on its port and data."""
 
 import doctest
 import json
@@ -16,7 +17,7 @@ import pytest
 
 import fragments
 import judge
-from cluster import LocalCluster, State, alive
+from cluster import LocalCluster, State, alive, s3_request
 from conftest import requires_local_binaries
 from fragments import decompress, fetch
 from messages import gazette_uuid
@@ -136,6 +137,25 @@ def test_signed_urls_serve_the_appended_bytes(stored, codec):
     assert len(keys) == APPENDS and all("/utc_date=20" in k for k in keys), keys
 
 
+def test_the_server_serves_a_url_only_as_signed(stored):
+    cluster, lines = stored
+    url = signed(cluster, journal("NONE"))[0]["signed_url"]
+    assert fetch(url)[0] == "".join(lines[journal("NONE")][:LINES]).encode()
+    path, query = url.split("?")
+    signature = urllib.parse.parse_qs(query)["X-Amz-Signature"][0]
+    tampered = [
+        url.replace(signature, signature[:-1] + ("1" if signature[-1] == "0" else "0")),
+        url.replace("X-Amz-Expires=60", "X-Amz-Expires=61"),  # a signed parameter
+        url.replace("127.0.0.1", "localhost"),  # the Host header
+        path,  # no signature
+    ]
+    for bad in tampered:
+        assert bad != url
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            fetch(bad)
+        assert refused.value.code == 403, bad
+
+
 @pytest.mark.parametrize("codec", CODECS)
 def test_a_read_names_the_fragment_url(stored, codec):
     """A metadata-only Read through the broker's gateway (HEAD) carries the fragment's signed URL,
@@ -207,6 +227,6 @@ def test_cli_runs_the_store_and_stops_it_with_the_cluster(tmp_path):
     harness("start-store")
     restarted = State.load(tmp_path / "state.json")
     assert alive(restarted.s3_pid) and restarted.s3_port == state.s3_port
-    urllib.request.urlopen(endpoint + "/gazette", timeout=5).read()
+    urllib.request.urlopen(s3_request("GET", endpoint + "/gazette"), timeout=5).read()
     harness("down")
     assert not alive(restarted.s3_pid) and not alive(state.etcd_pid)

@@ -6,11 +6,13 @@ the context manager, or, for clusters started through the CLI on behalf of anoth
 by a watchdog that tears the cluster down when that owner process exits.
 
 Fragments go to `file:///` stores under the brokers' file root. With `store="s3"` the cluster
-also runs an S3 server (gofakes3, its objects in the cluster's directory) on loopback, and the
-brokers get dummy credentials and a region for it; journals choose it with `store_url()`.
+also runs an S3 server on loopback, MinIO, which checks every request's signature, its objects in
+the cluster's directory; the brokers get its credentials and a region, and journals choose it with
+`store_url()`. `store="gofakes3"` runs gofakes3 in its place: it checks no signature, and starts in
+tens of milliseconds where MinIO takes about half a second.
 
 CLI (the state file describes a running cluster; `.cluster/` by default):
-    python tests/harness/cluster.py up [--brokers N] [--store file|s3] [--specs FILE ...] [--owner-pid PID]
+    python tests/harness/cluster.py up [--brokers N] [--store file|s3|gofakes3] [--specs FILE ...] [--owner-pid PID]
     python tests/harness/cluster.py down
     python tests/harness/cluster.py stop-broker I | start-broker I
     python tests/harness/cluster.py stop-store | start-store
@@ -19,6 +21,9 @@ CLI (the state file describes a running cluster; `.cluster/` by default):
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -36,11 +41,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The S3 server's bucket, and the region and dummy credentials the brokers sign with (the server
-# checks no signature).
+# The S3 server's bucket, and the region and credentials the brokers sign with: MinIO's root user
+# (gofakes3 checks no signature).
 S3_BUCKET = "gazette"
 S3_REGION = "us-east-1"
 S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "harness", "AWS_SECRET_ACCESS_KEY": "harness-secret"}
+# The `store`s of a cluster, and the binary of each one's S3 server.
+STORES = ("file", "s3", "gofakes3")
+S3_SERVERS = {"s3": "minio", "gofakes3": "gofakes3"}
 
 
 def free_port() -> int:
@@ -136,6 +144,32 @@ def _reap(pid: int) -> None:
         pass
 
 
+def s3_request(method: str, url: str, region: str = S3_REGION, credentials: dict = S3_CREDENTIALS):
+    """A bodiless request to an S3 server, signed with AWS Signature Version 4 in its Authorization
+    header, as the brokers sign theirs. `url`'s path and query are sent as given, so they must be
+    encoded as SigV4's canonical form has them (`urllib.parse.quote`; `urlencode(..., quote_via=quote)`)."""
+    u = urllib.parse.urlsplit(url)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    payload = hashlib.sha256(b"").hexdigest()
+    headers = {"host": u.netloc, "x-amz-content-sha256": payload, "x-amz-date": now}
+    query = "&".join("=".join(kv) for kv in sorted(q.partition("=")[::2] for q in u.query.split("&") if q))
+    signed = ";".join(headers)  # lower-case and sorted
+    canonical = "\n".join(
+        [method, u.path or "/", query, *(f"{k}:{v}" for k, v in headers.items()), "", signed, payload]
+    )
+    scope = f"{now[:8]}/{region}/s3/aws4_request"
+    to_sign = f"AWS4-HMAC-SHA256\n{now}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+    key = ("AWS4" + credentials["AWS_SECRET_ACCESS_KEY"]).encode()
+    for part in scope.split("/"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = (
+        f"AWS4-HMAC-SHA256 Credential={credentials['AWS_ACCESS_KEY_ID']}/{scope}, "
+        f"SignedHeaders={signed}, Signature={signature}"
+    )
+    return urllib.request.Request(url, method=method, headers=headers)
+
+
 def _tag(element: ET.Element) -> str:
     """An XML element's tag without its namespace."""
     return element.tag.rsplit("}", 1)[-1]
@@ -159,9 +193,10 @@ class LocalCluster:
     ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
-        server for the journals' fragments (`store_url()`)."""
-        if store not in ("file", "s3"):
-            raise ValueError(f"store must be 'file' or 's3', not {store!r}")
+        server for the journals' fragments (`store_url()`), MinIO; `store="gofakes3"` runs gofakes3,
+        which checks no signature."""
+        if store not in STORES:
+            raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
         self.log_level = log_level
         self.etcd_lease = etcd_lease
         self.security = security
@@ -174,18 +209,18 @@ class LocalCluster:
                 Broker(i, free_port(), scheme="https" if security and security.tls else "http") for i in range(brokers)
             ],
             store=store,
-            s3_port=free_port() if store == "s3" else 0,
+            s3_port=free_port() if store in S3_SERVERS else 0,
         )
         self.etcd_bin = find_binary("etcd")
         self.gazette_bin = find_binary("gazette")
         self.gazctl_bin = find_binary("gazctl")
-        self.s3_bin = find_binary("gofakes3") if store == "s3" else None
+        self.s3_bin = find_binary(S3_SERVERS[store]) if store in S3_SERVERS else None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LocalCluster:
         try:
-            if self.state.store == "s3":
+            if self.state.store in S3_SERVERS:
                 self.start_store()
             self._start_etcd()
             for b in self.state.brokers:
@@ -227,13 +262,13 @@ class LocalCluster:
 
     @property
     def s3_endpoint(self) -> str:
-        """The S3 server's endpoint, `http://127.0.0.1:PORT` (an `s3` cluster only)."""
+        """The S3 server's endpoint, `http://127.0.0.1:PORT` (an `s3` or `gofakes3` cluster only)."""
         self._require_s3()
         return f"http://127.0.0.1:{self.state.s3_port}"
 
     def store_url(self, prefix: str = "") -> str:
         """The fragment store for journal specs: `file:///PREFIX` under the brokers' file root, or in
-        an `s3` cluster `s3://gazette/PREFIX?endpoint=...&region=us-east-1` on its S3 server.
+        an `s3` (`gofakes3`) cluster `s3://gazette/PREFIX?endpoint=...&region=us-east-1` on its S3 server.
         `prefix` is "" or ends in "/"."""
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"a store prefix ends in '/': {prefix!r}")
@@ -243,13 +278,13 @@ class LocalCluster:
         return f"s3://{S3_BUCKET}/{prefix}?{query}"
 
     def s3_keys(self, prefix: str = "") -> list[str]:
-        """The keys of the S3 server's bucket under `prefix` (ListObjectsV2, every page)."""
+        """The keys of the S3 server's bucket under `prefix` (ListObjectsV2, every page, signed)."""
         keys: list[str] = []
         token = None
         while True:
             query = {"list-type": "2", "prefix": prefix, **({"continuation-token": token} if token else {})}
-            url = f"{self.s3_endpoint}/{S3_BUCKET}?{urllib.parse.urlencode(query)}"
-            with urllib.request.urlopen(url, timeout=10) as r:
+            url = f"{self.s3_endpoint}/{S3_BUCKET}?{urllib.parse.urlencode(query, quote_via=urllib.parse.quote)}"
+            with urllib.request.urlopen(s3_request("GET", url), timeout=10) as r:
                 page = ET.fromstring(r.read())
             keys += [_child(c, "Key") for c in page if _tag(c) == "Contents"]
             token = next((c.text for c in page if _tag(c) == "NextContinuationToken"), None)
@@ -309,34 +344,41 @@ class LocalCluster:
         self._start_etcd()
 
     def start_store(self) -> None:
-        """Starts the S3 server (again) on its port, over the objects it kept: the bucket is a
-        directory of the cluster's (gofakes3's `fs` backend)."""
+        """Starts the S3 server (again) on its port, over the objects it kept in the cluster's
+        directory, and creates the bucket on its first start."""
         self._require_s3()
         if alive(self.state.s3_pid):
             return
-        self.state.s3_pid = self._spawn(
-            [
-                self.s3_bin,
-                "-backend",
-                "fs",
-                "-fs.path",
-                os.path.join(self.state.root, "s3"),
-                "-fs.create",
-                "-initialbucket",
-                S3_BUCKET,
-                "-host",
-                f"127.0.0.1:{self.state.s3_port}",
-                "-quiet",
-            ],
-            "s3.log",
-        )
+        data = os.path.join(self.state.root, "s3")
+        first = not os.path.exists(data)
+        address = f"127.0.0.1:{self.state.s3_port}"
+        if self.state.store == "s3":
+            # MinIO, its console off; its root user is the brokers' credentials.
+            user, password = S3_CREDENTIALS["AWS_ACCESS_KEY_ID"], S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
+            env = {**os.environ, "MINIO_ROOT_USER": user, "MINIO_ROOT_PASSWORD": password, "MINIO_BROWSER": "off"}
+            args = [self.s3_bin, "server", data, "--address", address, "--quiet"]
+        else:
+            env = None
+            args = [self.s3_bin, "-backend", "fs", "-fs.path", data, "-fs.create", "-host", address, "-quiet"]
+        self.state.s3_pid = self._spawn(args, "s3.log", env=env)
         self._wait(
-            lambda: self._http_ok(self.s3_endpoint + "/", plain=True),
+            self._s3_serves,
             "the S3 server to serve",
             self.state.s3_pid,
             "s3.log",
             poll=0.01,
         )
+        if first:
+            urllib.request.urlopen(s3_request("PUT", f"{self.s3_endpoint}/{S3_BUCKET}"), timeout=10).close()
+
+    def _s3_serves(self) -> bool:
+        """Whether the S3 server answers a signed ListBuckets. (MinIO is live, /minio/health/live, a
+        little before it serves S3 requests: until then it answers 503.)"""
+        try:
+            with urllib.request.urlopen(s3_request("GET", self.s3_endpoint + "/"), timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
 
     def stop_store(self) -> None:
         """Kills the S3 server (SIGKILL, as a crash); `start_store()` brings it back with its objects."""
@@ -347,13 +389,13 @@ class LocalCluster:
         self.state.s3_pid = 0
 
     def _require_s3(self) -> None:
-        if self.state.store != "s3":
-            raise RuntimeError("this cluster has no S3 server: start it with store='s3'")
+        if self.state.store not in S3_SERVERS:
+            raise RuntimeError("this cluster has no S3 server: start it with store='s3' (or 'gofakes3')")
 
     def _broker_env(self) -> dict[str, str] | None:
-        """The brokers' environment: in an `s3` cluster, the S3 server's region and dummy
+        """The brokers' environment: in an `s3` or `gofakes3` cluster, the S3 server's region and
         credentials in place of whatever AWS settings this process has."""
-        if self.state.store != "s3":
+        if self.state.store not in S3_SERVERS:
             return None
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         return {**env, **S3_CREDENTIALS, "AWS_REGION": S3_REGION, "AWS_EC2_METADATA_DISABLED": "true"}
@@ -570,7 +612,7 @@ def _cluster_from(state_file: Path) -> LocalCluster:
     c.log_level = "warn"
     c._own_root = True
     c.etcd_bin, c.gazette_bin, c.gazctl_bin = (find_binary(n) for n in ("etcd", "gazette", "gazctl"))
-    c.s3_bin = find_binary("gofakes3") if c.state.store == "s3" else None
+    c.s3_bin = find_binary(S3_SERVERS[c.state.store]) if c.state.store in S3_SERVERS else None
     return c
 
 
@@ -610,7 +652,9 @@ def main(argv: list[str]) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster and print its broker address")
     up.add_argument("--brokers", type=int, default=1)
-    up.add_argument("--store", choices=("file", "s3"), default="file", help="s3: also run an S3 server for fragments")
+    up.add_argument(
+        "--store", choices=STORES, default="file", help="s3: also run an S3 server for fragments (MinIO; or gofakes3)"
+    )
     up.add_argument("--specs", action="append", default=[], help="journal specs (YAML) to apply")
     up.add_argument("--owner-pid", type=int, default=0, help="tear down when this process exits")
     sub.add_parser("down", help="stop the cluster")
@@ -647,8 +691,11 @@ def main(argv: list[str]) -> None:
             f"GAZETTE_FRAGMENT_ROOT={cluster.fragment_root}\n"
             f"ETCD_ENDPOINT={cluster.state.etcd_endpoint}\n"
         )
-        if args.store == "s3":
+        if args.store in S3_SERVERS:
             env += f"GAZETTE_S3_STORE={cluster.store_url()}\nGAZETTE_S3_ENDPOINT={cluster.s3_endpoint}\n"
+            # What a client needs to sign its own requests to the server.
+            env += f"GAZETTE_S3_REGION={S3_REGION}\n"
+            env += "".join(f"GAZETTE_S3_{k.removeprefix('AWS_')}={v}\n" for k, v in S3_CREDENTIALS.items())
         (d / "env").write_text(env)
         print(env, end="")
     elif args.cmd == "down":

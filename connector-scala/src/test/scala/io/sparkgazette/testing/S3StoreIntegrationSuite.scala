@@ -1,7 +1,5 @@
 package io.sparkgazette.testing
 
-import java.net.URI
-import java.net.http.{HttpClient, HttpRequest, HttpResponse}
 import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.Try
@@ -9,19 +7,13 @@ import scala.util.Try
 import io.sparkgazette.client.protocol.CompressionCodec
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The harness's S3 store from Scala: a journal spec naming it, with the fragment settings the
-  * suites choose, has its fragments persisted there; the server stops and starts on its port and
-  * objects. (tests/test_store.py reads the fragments back through signed URLs and Gazette's reader.)
+/** The harness's S3 store (MinIO) from Scala: a journal spec naming it, with the fragment settings
+  * the suites choose, has its fragments persisted there; the server stops and starts on its port
+  * and objects. (tests/test_store.py reads the fragments back through signed URLs and Gazette's
+  * reader.)
   */
 class S3StoreIntegrationSuite extends AnyFunSuite with ClusterSuite {
   override protected def store: String = "s3"
-
-  private val http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
-  private def get(url: String): HttpResponse[String] =
-    http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
-
-  /** The keys of a ListObjectsV2 answer. */
-  private def keys(listing: String): Seq[String] = "<Key>([^<]*)</Key>".r.findAllMatchIn(listing).map(_.group(1)).toSeq
 
   test("a journal on the S3 store persists its fragments there, under its path postfix") {
     val journal = "itest/s3store/zstd"
@@ -52,8 +44,7 @@ class S3StoreIntegrationSuite extends AnyFunSuite with ClusterSuite {
 
     assert(persisted.map(f => f.end - f.begin) == appends.map(_.length), persisted)
     assert(persisted.forall(f => f.backingStore == store && f.modTime > 0 && f.pathPostfix.startsWith("utc_date=20")))
-    val listing = s"$endpoint/gazette?list-type=2&prefix=scala/$journal/"
-    val stored = keys(get(listing).body)
+    val stored = cluster.s3Keys(s"scala/$journal/")
     // Keys: the store's prefix, the journal, the postfix, then begin-end-sha1.zst.
     assert(stored.size == persisted.size)
     stored.zip(persisted).foreach { case (key, f) =>
@@ -62,8 +53,8 @@ class S3StoreIntegrationSuite extends AnyFunSuite with ClusterSuite {
     }
 
     cluster.stopStore()
-    assert(Try(get(listing)).isFailure, "the S3 server still answers")
+    assert(Try(cluster.s3Keys()).isFailure, "the S3 server still answers")
     cluster.startStore()
-    assert(keys(get(listing).body) == stored)
+    assert(cluster.s3Keys(s"scala/$journal/") == stored)
   }
 }

@@ -1,7 +1,7 @@
 package io.sparkgazette.testing
 
-import java.net.http.{HttpClient, HttpRequest, HttpResponse}
-import java.net.{InetSocketAddress, URI}
+import java.net.{InetSocketAddress, Socket, URI}
+import java.nio.charset.StandardCharsets.ISO_8859_1
 import java.util.concurrent.atomic.AtomicInteger
 
 import scala.jdk.CollectionConverters._
@@ -12,9 +12,12 @@ import com.sun.net.httpserver.{HttpExchange, HttpServer}
   * endpoint have their fragments signed for it, so readers' GETs of signed URLs come through here,
   * where a test makes the next ones refused or cut short. The brokers' own calls (signed with an
   * Authorization header, not in the query) always pass.
+  *
+  * Requests go on as they came, their Host header (this proxy's address) included: a signature
+  * covers the host a URL was signed for, so the server checks each one as it was signed.
   */
 final class StoreProxy(target: String) extends AutoCloseable {
-  private val http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()
+  private val upstream = URI.create(target)
   private val server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0)
   private val refusals = new AtomicInteger()
   @volatile private var refusalStatus = 403
@@ -76,29 +79,53 @@ final class StoreProxy(target: String) extends AutoCloseable {
         x.sendResponseHeaders(refusalStatus, body.length)
         x.getResponseBody.write(body)
       } else {
-        val request = HttpRequest.newBuilder(URI.create(target + uri.getRawPath + Option(uri.getRawQuery).fold("")(
-            "?" + _)))
-        x.getRequestHeaders.asScala.foreach { case (k, vs) =>
-          if (!StoreProxy.Restricted(k.toLowerCase)) vs.asScala.foreach(v => request.header(k, v))
-        }
-        val in = x.getRequestBody.readAllBytes()
-        request.method(x.getRequestMethod, HttpRequest.BodyPublishers.ofByteArray(in))
-        val r = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray())
-        r.headers().map().asScala.foreach { case (k, vs) =>
-          if (!StoreProxy.Restricted(k.toLowerCase) && k != ":status")
-            vs.asScala.foreach(x.getResponseHeaders.add(k, _))
-        }
-        val body = r.body()
+        val (status, headers, body) = forward(x)
+        headers.foreach { case (k, v) => if (!StoreProxy.Restricted(k.toLowerCase)) x.getResponseHeaders.add(k, v) }
         val length = if (x.getRequestMethod == "HEAD" || body.isEmpty) -1 else body.length.toLong
-        x.sendResponseHeaders(r.statusCode(), length)
+        x.sendResponseHeaders(status, length)
         if (length > 0) {
           val out = x.getResponseBody
-          if (signed && r.statusCode() / 100 == 2 && take(cuts)) out.write(body, 0, cutAfter)
+          if (signed && status / 100 == 2 && take(cuts)) out.write(body, 0, cutAfter)
           else out.write(body)
         }
       }
     } catch { case _: java.io.IOException => }
     finally x.close()
+
+  /** The server's answer to the request as it came (over a connection of its own, which the server
+    * closes after answering): its status, headers and body.
+    */
+  private def forward(x: HttpExchange): (Int, Seq[(String, String)], Array[Byte]) = {
+    val uri = x.getRequestURI
+    val in = x.getRequestBody.readAllBytes()
+    val target = uri.getRawPath + Option(uri.getRawQuery).fold("")("?" + _)
+    val head = new StringBuilder(s"${x.getRequestMethod} $target HTTP/1.1\r\n")
+    x.getRequestHeaders.asScala.foreach { case (k, vs) =>
+      if (!StoreProxy.HopByHop(k.toLowerCase)) vs.asScala.foreach(v => head.append(s"$k: $v\r\n"))
+    }
+    if (in.nonEmpty || x.getRequestHeaders.containsKey("Content-Length"))
+      head.append(s"Content-Length: ${in.length}\r\n")
+    head.append("Connection: close\r\n\r\n")
+    val socket = new Socket(upstream.getHost, upstream.getPort)
+    val response =
+      try {
+        socket.getOutputStream.write(head.toString.getBytes(ISO_8859_1) ++ in)
+        socket.getInputStream.readAllBytes()
+      } finally socket.close()
+    // Interim answers (100 Continue, to an Expect header) come first.
+    def parse(at: Int): (Int, Seq[(String, String)], Array[Byte]) = {
+      val end = response.indexOfSlice("\r\n\r\n".getBytes(ISO_8859_1), at)
+      val lines = new String(response, at, end - at, ISO_8859_1).split("\r\n").toSeq
+      val status = lines.head.split(' ')(1).toInt
+      val headers = lines.tail.map(l => l.takeWhile(_ != ':').trim -> l.dropWhile(_ != ':').drop(1).trim)
+      if (status / 100 == 1) parse(end + 4)
+      else {
+        require(!headers.exists(_._1.equalsIgnoreCase("transfer-encoding")), s"a chunked answer: $headers")
+        (status, headers, response.drop(end + 4))
+      }
+    }
+    parse(0)
+  }
 
   override def close(): Unit = {
     held.countDown()
@@ -107,6 +134,10 @@ final class StoreProxy(target: String) extends AutoCloseable {
 }
 
 private object StoreProxy {
-  private val Restricted = Set("host", "connection", "content-length", "expect", "upgrade", "transfer-encoding",
-    "date", "keep-alive")
+
+  /** Headers of one hop, not forwarded: the proxy's own connection to the server has its own. */
+  private val HopByHop = Set("connection", "content-length", "keep-alive", "transfer-encoding", "upgrade")
+
+  /** Answer headers the proxy's HTTP server sets itself. */
+  private val Restricted = HopByHop + "date"
 }
