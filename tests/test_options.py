@@ -13,18 +13,26 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from pyspark.errors import PySparkException
 
-from conftest import option_error
+from conftest import condition_of, option_error
 from spark_gazette import options, read, read_stream, write, write_stream
 
 NOWHERE = "http://127.0.0.1:1"  # never contacted: the options are checked first
 SIDES = {"source": (options.SOURCE, (read_stream, read)), "sink": (options.SINK, (write_stream, write))}
 
 
+NOT_OPTIONS = {"spark", "df", "schema", "parse_options", "mode", "options"}
+# Options of streams only (triggers, real-time mode), and of batch reads only (where they end).
+STREAMING_ONLY = {"max_bytes_per_trigger", "min_bytes_per_trigger", "max_trigger_delay", "real_time_partitions"}
+BATCH_ONLY = {"ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp", "batch_id", "staging_location"}
+
+
 def keywords(helper) -> set[str]:
-    """The option keywords of a helper: its parameters but the session, the DataFrame, and the
-    source's schema with Spark's parsing options (which go by Spark's names)."""
-    return set(inspect.signature(helper).parameters) - {"spark", "df", "schema", "parse_options"}
+    """The option keywords of a helper: its parameters but the session, the DataFrame, the
+    source's schema with Spark's parsing options (which go by Spark's names), a batch write's
+    save mode, and `**options`."""
+    return set(inspect.signature(helper).parameters) - NOT_OPTIONS
 
 
 def snake_case(option: str) -> str:
@@ -76,6 +84,59 @@ def test_the_helpers_take_their_sides_keywords_and_every_one_of_them(side):
     for helper in helpers:
         assert keywords(helper) <= table.keys(), f"{helper.__name__}: {keywords(helper) - table.keys()}"
     assert set().union(*map(keywords, helpers)) == table.keys()
+
+
+@pytest.mark.parametrize("helper", [read_stream, read, write_stream, write])
+def test_options_are_keyword_only_and_any_other_goes_through_options(helper):
+    params = list(inspect.signature(helper).parameters.values())
+    assert [p.name for p in params[:2]] in (["spark", "broker"], ["df", "broker"])
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:-1]), helper.__name__
+    assert params[-1].kind is params[-1].VAR_KEYWORD
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_a_stream_takes_every_option_but_the_batch_ones_and_a_batch_every_option_but_the_streaming_ones(side):
+    table, (stream, batch) = SIDES[side]
+    assert keywords(stream) == table.keys() - BATCH_ONLY
+    assert keywords(batch) == table.keys() - STREAMING_ONLY
+
+
+def test_options_pass_through_by_the_connectors_name_or_the_keywords():
+    given = {"broker": "b", "journals": ["a"]}
+    extra = {"maxBytesPerTrigger": 1024, "fail_on_data_loss": False, "somethingNew": "x", "unset": None}
+    assert options.build(options.SOURCE, given, extra) == {
+        "broker": "b",
+        "journals": "a",
+        "maxBytesPerTrigger": "1024",
+        "failOnDataLoss": "false",
+        "somethingNew": "x",
+    }
+    with pytest.raises(TypeError, match="option journals is given twice"):
+        options.build(options.SOURCE, given, {"journals": "b"})
+
+
+def test_the_package_says_its_version():
+    import spark_gazette
+    from spark_gazette._version import VERSION
+
+    assert spark_gazette.__version__ == VERSION and re.fullmatch(r"\d+\.\d+\.\d+.*", VERSION)
+
+
+def test_an_option_by_the_connectors_name_reaches_it_and_an_unknown_one_is_refused_naming_it(spark):
+    df = read_stream(spark, broker=NOWHERE, journals="a", maxBytesPerTrigger="1024", minPartitions=2)
+    assert df.isStreaming
+    option_error(
+        lambda: read(spark, broker=NOWHERE, journals="a", maxBytesPerTriger=1),
+        "GAZETTE_UNKNOWN_OPTION",
+        "maxBytesPerTriger",
+    )
+
+
+def test_a_batch_write_other_than_append_is_refused(spark):
+    rows = spark.range(1).selectExpr("CAST(id AS STRING) AS value")
+    with pytest.raises(PySparkException) as e:
+        write(rows, broker=NOWHERE, journal="a", mode="overwrite")
+    assert condition_of(e.value) == "GAZETTE_UNSUPPORTED_OUTPUT_MODE", str(e.value)
 
 
 def test_the_tables_are_the_connectors_option_names(spark):

@@ -14,6 +14,7 @@ classic session. For real-time mode (`trigger(realTime=...)`), `configure_real_t
 session up and `origin` is the column that makes the sink exactly once there.
 """
 
+from spark_gazette._version import VERSION as __version__
 from spark_gazette.configure import configure_spark_with_gazette, jar_path
 from spark_gazette.connector import MAVEN_COORDINATES, ConnectorNotFoundError
 from spark_gazette.decode import parse_json, parse_protobuf
@@ -33,4 +34,5 @@ __all__ = [
     "read_stream",
     "write",
     "write_stream",
+    "__version__",
 ]

@@ -81,9 +81,26 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
 
 
-def build(table: Mapping[str, str], given: Mapping[str, object]) -> dict[str, str]:
-    """The wire options of keyword arguments: `table` names each, None leaves it unset."""
-    return {table[k]: wire(k, v) for k, v in given.items() if v is not None}
+def build(
+    table: Mapping[str, str], given: Mapping[str, object], extra: Mapping[str, object] | None = None
+) -> dict[str, str]:
+    """The wire options of keyword arguments: `table` names each, None leaves it unset. `extra`
+    are options passed on as named (`**options`): a keyword of `table` by that name or its
+    option's, anything else as it is, for the connector to accept or refuse naming it.
+
+        >>> build(SOURCE, {"broker": "b"}, {"maxBytesPerTrigger": 1024, "fail_on_data_loss": False})
+        {'broker': 'b', 'maxBytesPerTrigger': '1024', 'failOnDataLoss': 'false'}
+    """
+    wired = {table[k]: wire(k, v) for k, v in given.items() if v is not None}
+    keywords = {option: keyword for keyword, option in table.items()}
+    for name, value in (extra or {}).items():
+        option = table.get(name, name)
+        if value is None:
+            continue
+        if option in wired:
+            raise TypeError(f"option {option} is given twice (as {keywords.get(option, option)} and {name})")
+        wired[option] = wire(keywords.get(option, name), value)
+    return wired
 
 
 def wire(keyword: str, value: object) -> str:

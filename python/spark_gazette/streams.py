@@ -1,7 +1,8 @@
 """Reading and writing journals: thin helpers that only set the connector's string options.
 
 Each keyword is the connector's option of the same name in snake_case (`starting_offsets` is
-`startingOffsets`); `docs/options.md` documents every option once, with its default. The
+`startingOffsets`), keyword-only past `broker`; any option also goes through `**options` by
+the connector's name. `docs/options.md` documents every option once, with its default. The
 helpers convert Python values (bools, aware datetimes, timedeltas, dicts, lists of journals)
 to the option strings and check nothing themselves: the connector checks every value when the
 DataFrame is loaded, and its error names the option (`getCondition()` is
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from spark_gazette import options as _options
 from spark_gazette.connector import explained
@@ -27,17 +28,18 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import DataStreamReader, DataStreamWriter
     from pyspark.sql.types import StructType
 
-Offsets = str | Mapping[str, int]
+Offsets = Union[str, Mapping[str, int]]
 """'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
-Timestamp = int | datetime
+Timestamp = Union[int, datetime]
 """Milliseconds since 1970-01-01T00:00:00Z, or a timezone-aware datetime."""
-Duration = str | int | timedelta
+Duration = Union[str, int, timedelta]
 """'250ms', '30s', '15m', '24h', '7d', milliseconds, or a timedelta (sent in milliseconds)."""
 
 
 def read_stream(
     spark: SparkSession,
-    broker: str,
+    broker: str | None = None,
+    *,
     selector: str | None = None,
     journals: str | Sequence[str] | None = None,
     starting_offsets: Offsets | None = None,
@@ -72,36 +74,60 @@ def read_stream(
     parse_options: Mapping[str, object] | None = None,
     protobuf_message: str | None = None,
     protobuf_descriptor_file: str | None = None,
+    **options: object,
 ) -> DataFrame:
-    """A streaming DataFrame of the journals' messages, one row per message:
-    `journal, begin, end, value, uuid, producer, clock, publishTime` (+ `labels`).
+    """A streaming DataFrame of the journals' messages, one row per message.
 
-    With `schema`, each row is instead the message parsed into the schema's fields, in the scan,
-    with the connector's columns in the struct `_gazette`; `parse_options` are Spark's parsing
-    options by their Spark names (`{"timestampFormat": "dd/MM/yyyy HH:mm"}`). Protobuf messages
-    are decoded as `protobuf_message` of `protobuf_descriptor_file` (a descriptor set the driver
-    reads), which types the rows without a schema.
+    Its columns are `journal, begin, end, value, uuid, producer, clock, publishTime` (and
+    `labels` with `include_labels`). Read committed (the default), every acknowledged message
+    appears exactly once; rolled-back and duplicate ones never.
 
-    Give `selector` (e.g. "prefix=events/") or `journals` (names). `starting_offsets` is
-    "earliest", "latest" (the default) or a dict of journal offsets; `starting_timestamp` (or
-    `starting_offsets_by_timestamp`, per journal) starts instead at the first message published at
-    or after a time, found once when the query starts. Read committed (the default),
-    every acknowledged message appears exactly once; rolled-back and duplicate ones never.
+    Parameters
+    ----------
+    spark : SparkSession
+    broker : str, optional
+        A broker's endpoint; else the session's `spark.datasource.gazette.broker`.
+    selector, journals : str, optional
+        Which journals: a label selector (e.g. "prefix=events/"), or journal names.
+    starting_offsets : str or mapping, optional
+        "earliest", "latest" (the default) or offsets by journal; `starting_timestamp` (or
+        `starting_offsets_by_timestamp`, per journal) starts instead at the first message
+        published at or after a time, found once when the query starts.
+    max_bytes_per_trigger, read_committed, fail_on_data_loss, ... : optional
+        The source's other options by their snake_case names (`docs/options.md` has each once,
+        with its default); Python values are converted (aware datetimes, timedeltas, dicts, lists).
+    schema : str or StructType, optional
+        Each row parsed into this schema's fields, in the scan, with the connector's columns in
+        the struct `_gazette`. Protobuf messages are typed by `protobuf_message` of
+        `protobuf_descriptor_file` (a descriptor set the driver reads) instead.
+    parse_options : mapping, optional
+        Spark's parsing options by Spark's names (`{"timestampFormat": "dd/MM/yyyy HH:mm"}`).
+    **options
+        Any other option by the connector's name (`maxBytesPerTrigger=64 << 20`), or a keyword's.
 
-        events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
-                             starting_offsets="earliest", max_bytes_per_trigger=64 << 20)
+    Returns
+    -------
+    DataFrame
 
+    Notes
+    -----
     In real-time mode (`.trigger(realTime="1 minute")` on the writer, pyspark 4.2 and newer),
     `real_time_partitions` tasks read the journals, each holding a task slot for the whole batch;
     see `spark_gazette.real_time`.
+
+    Examples
+    --------
+    >>> events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
+    ...                      starting_offsets="earliest", max_bytes_per_trigger=64 << 20)  # doctest: +SKIP
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark", "schema", "parse_options"))
+    opts = _options.build(_options.SOURCE, _given(locals(), "spark", "schema", "parse_options"), options)
     return _loaded(_typed(spark.readStream.format("gazette").options(**opts), schema, parse_options))
 
 
 def read(
     spark: SparkSession,
-    broker: str,
+    broker: str | None = None,
+    *,
     selector: str | None = None,
     journals: str | Sequence[str] | None = None,
     starting_offsets: Offsets | None = None,
@@ -112,10 +138,14 @@ def read(
     ending_timestamp: Timestamp | None = None,
     ending_offsets_by_timestamp: Mapping[str, Timestamp] | None = None,
     read_committed: bool | None = None,
+    fail_on_data_loss: bool | None = None,
     fail_on_malformed: bool | None = None,
     uuid_pointer: str | None = None,
     uuid_field: int | None = None,
+    producer_prune_horizon: Duration | None = None,
     include_labels: bool | None = None,
+    sequencer_ring_size: int | None = None,
+    sequencer_ring_bytes: int | None = None,
     bytes_per_partition: int | None = None,
     min_partitions: int | None = None,
     split_committed: bool | None = None,
@@ -131,22 +161,47 @@ def read(
     parse_options: Mapping[str, object] | None = None,
     protobuf_message: str | None = None,
     protobuf_descriptor_file: str | None = None,
+    **options: object,
 ) -> DataFrame:
-    """A batch DataFrame of the journals' messages between `starting_offsets` (default
-    "earliest") and `ending_offsets` (default "latest"), or between the first messages published
-    at or after `starting_timestamp` and `ending_timestamp`; same columns as `read_stream`.
+    """A batch DataFrame of the journals' messages, with the columns of `read_stream`.
 
-        from datetime import datetime, timezone
-        today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
-                     starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    It holds what lies between `starting_offsets` (default "earliest") and `ending_offsets`
+    (default "latest"), or between the first messages published at or after `starting_timestamp`
+    and `ending_timestamp`.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    broker : str, optional
+        A broker's endpoint; else the session's `spark.datasource.gazette.broker`.
+    selector, journals, starting_offsets, ending_offsets, read_committed, ... : optional
+        The source's options by their snake_case names (`docs/options.md` has each once, with
+        its default); Python values are converted (aware datetimes, timedeltas, dicts, lists).
+    schema : str or StructType, optional
+        Rows parsed into this schema's fields, as `read_stream` does.
+    parse_options : mapping, optional
+        Spark's parsing options by Spark's names.
+    **options
+        Any other option by the connector's name (`bytesPerPartition=64 << 20`), or a keyword's.
+
+    Returns
+    -------
+    DataFrame
+
+    Examples
+    --------
+    >>> from datetime import datetime, timezone
+    >>> today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
+    ...              starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))  # doctest: +SKIP
     """
-    opts = _options.build(_options.SOURCE, _without(locals(), "spark", "schema", "parse_options"))
+    opts = _options.build(_options.SOURCE, _given(locals(), "spark", "schema", "parse_options"), options)
     return _loaded(_typed(spark.read.format("gazette").options(**opts), schema, parse_options))
 
 
 def write_stream(
     df: DataFrame,
-    broker: str,
+    broker: str | None = None,
+    *,
     journal: str | None = None,
     selector: str | None = None,
     checkpoint_location: str | None = None,
@@ -162,33 +217,55 @@ def write_stream(
     cert_key_file: str | None = None,
     auth_token: str | None = None,
     reader_ring_size: int | None = None,
+    **options: object,
 ) -> DataStreamWriter:
-    """A DataStreamWriter that appends `df` to `journal`, or to the journals of `selector`
-    (rows mapped by their `key` column, or their own `journal` column), exactly once.
+    """A DataStreamWriter that appends the streaming DataFrame `df` to journals, exactly once.
 
-    `df` has a `value` column (string or binary) and optionally `journal` and `key`; without
-    `value`, rows are written as JSON objects of all their columns. Exactly-once streams need
-    `checkpoint_location` (Spark does not show the session-wide
-    spark.sql.streaming.checkpointLocation to sinks). Call `.start()` on the result.
-
-        write_stream(rollups, broker=b, selector="prefix=rollups/", checkpoint_location="/ckpt").start()
+    Rows go to `journal`, or to the journals of `selector` (mapped by their `key` column, or
+    named by their own `journal` column). Exactly-once streams need `checkpoint_location`
+    (Spark does not show the session-wide spark.sql.streaming.checkpointLocation to sinks). The
+    options are checked now, without contacting a broker; call `.start()` on the result.
 
     In real-time mode (`.outputMode("update").trigger(realTime="1 minute")`, after
     `configure_real_time(spark)`), rows that carry their input's `origin` column
-    (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written:
+    (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written.
 
-        copies = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))
-        (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
-            .outputMode("update").trigger(realTime="1 minute").start())
+    Parameters
+    ----------
+    df : DataFrame
+        Rows with a `value` column (string or binary), optionally `journal` and `key`; without
+        `value`, each row is written as a JSON object of all its columns.
+    broker : str, optional
+        A broker's endpoint; else the session's `spark.datasource.gazette.broker`.
+    journal, selector, checkpoint_location, mapping, delivery_guarantee, ... : optional
+        The sink's options by their snake_case names (`docs/options.md` has each once, with its
+        default); Python values are converted (bools, timedeltas, lists).
+    **options
+        Any other option by the connector's name (`flushBytes=1 << 20`), or a keyword's.
+
+    Returns
+    -------
+    DataStreamWriter
+
+    Examples
+    --------
+    >>> write_stream(rollups, broker=b, selector="prefix=rollups/",
+    ...              checkpoint_location="/ckpt").start()  # doctest: +SKIP
+    >>> copies = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))  # doctest: +SKIP
+    >>> (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
+    ...     .outputMode("update").trigger(realTime="1 minute").start())  # doctest: +SKIP
     """
-    opts = _options.build(_options.SINK, _without(locals(), "df"))
+    opts = _options.build(_options.SINK, _given(locals(), "df"), options)
+    # Spark checks a stream's sink options only when it starts; the connector checks them at a
+    # load, without contacting a broker, so that a mistake is named here, where it was made.
     _loaded(df.sparkSession.read.format("gazette").options(**opts))
     return df.writeStream.format("gazette").options(**opts)
 
 
 def write(
     df: DataFrame,
-    broker: str,
+    broker: str | None = None,
+    *,
     journal: str | None = None,
     selector: str | None = None,
     checkpoint_location: str | None = None,
@@ -206,24 +283,43 @@ def write(
     batch_id: str | None = None,
     reader_ring_size: int | None = None,
     staging_location: str | None = None,
+    mode: str = "append",
+    **options: object,
 ) -> None:
-    """Appends the batch DataFrame `df` exactly once: its messages become visible when the job
-    commits, one ACK per journal, appended journal by journal; tasks' large runs are staged and
-    appended after the ACKs, one append each (without `batch_id`, under `staging_location`,
-    else `checkpoint_location`, else where docs/sink.md says).
+    """Append the batch DataFrame `df` to journals, exactly once.
 
-    Journals are not committed together: a job whose commit fails part-way can leave some of
-    the rows visible and the others not. With `batch_id` (and `checkpoint_location`) the job is
-    recorded under that id first, and running it again with the same id, after a failure or
-    not, completes it without writing any row twice. Without `batch_id` every call is a new
-    write.
+    Its messages become visible when the job commits, one ACK per journal, appended journal by
+    journal; tasks' large runs are staged and appended after the ACKs, one append each (without
+    `batch_id`, under `staging_location`, else `checkpoint_location`, else where docs/sink.md
+    says). Journals are not committed together: a job whose commit fails part-way can leave some
+    of the rows visible and the others not. With `batch_id` (and `checkpoint_location`) the job
+    is recorded under that id first, and running it again with the same id, after a failure or
+    not, completes it without writing any row twice. Without `batch_id` every call is a new write.
 
-        write(daily, broker="http://127.0.0.1:8080", journal="reports/daily",
-              checkpoint_location="/ckpt/reports", batch_id="day-2026-01-01")
+    Parameters
+    ----------
+    df : DataFrame
+        Rows with a `value` column (string or binary), optionally `journal` and `key`; without
+        `value`, each row is written as a JSON object of all its columns.
+    broker : str, optional
+        A broker's endpoint; else the session's `spark.datasource.gazette.broker`.
+    journal, selector, checkpoint_location, batch_id, staging_location, ... : optional
+        The sink's options by their snake_case names (`docs/options.md` has each once, with its
+        default); Python values are converted (bools, timedeltas, lists).
+    mode : str, default "append"
+        The save mode; journals are append-only, and the connector refuses any other
+        (GAZETTE_UNSUPPORTED_OUTPUT_MODE).
+    **options
+        Any other option by the connector's name (`flushBytes=1 << 20`), or a keyword's.
+
+    Examples
+    --------
+    >>> write(daily, broker="http://127.0.0.1:8080", journal="reports/daily",
+    ...       checkpoint_location="/ckpt/reports", batch_id="day-2026-01-01")  # doctest: +SKIP
     """
-    opts = _options.build(_options.SINK, _without(locals(), "df"))
+    opts = _options.build(_options.SINK, _given(locals(), "df", "mode"), options)
     with explained():
-        df.write.format("gazette").options(**opts).mode("append").save()
+        df.write.format("gazette").options(**opts).mode(mode).save()
 
 
 def _typed(
@@ -246,5 +342,6 @@ def _loaded(reader: DataFrameReader | DataStreamReader) -> DataFrame:
     return df
 
 
-def _without(args: dict[str, object], *names: str) -> dict[str, object]:
-    return {k: v for k, v in args.items() if k not in names}
+def _given(args: dict[str, object], *names: str) -> dict[str, object]:
+    """A helper's option keywords as it was called: its arguments but `names` and `**options`."""
+    return {k: v for k, v in args.items() if k not in names and k != "options"}
