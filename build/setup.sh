@@ -3,6 +3,8 @@
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
 #     etcd-server 3.4 will not do), and gofakes3, the S3 server of the harness's `s3` store,
+#   - for the network faults (tests/harness/network.py): nftables (Debian's), and toxiproxy's
+#     server at TOXIPROXY_VERSION, as $(go env GOPATH)/bin/toxiproxy-server,
 #   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
 #   - a virtualenv in .venv with python/requirements-dev.txt, and one in .venv-spark3.5 with
@@ -29,6 +31,7 @@ need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
 command -v mvn >/dev/null 2>&1 || apt_install maven
 command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
 command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
+command -v nft >/dev/null 2>&1 || apt_install nftables  # drop rules of the network faults
 
 # Gazette, etcd and gofakes3: built from the module pinned in tests/judge, whose go.sum checks every
 # download.
@@ -50,6 +53,17 @@ fi
 if [ "$(installed "$gobin/gofakes3" github.com/johannesboyne/gofakes3)" != "$gofakes3_version" ]; then
   say "building gofakes3 $gofakes3_version into $gobin"
   (cd tests/judge && go build -o "$gobin/gofakes3" github.com/johannesboyne/gofakes3/cmd/gofakes3)
+fi
+
+# Toxiproxy (latency, bandwidth caps and resets of the network faults; the kernel has no netem): not
+# a dependency of tests/judge, whose modules it would move, so pinned here; `go install @version`
+# checks what it downloads against Go's checksum database.
+toxiproxy_version=v2.5.0
+if [ "$(installed "$gobin/toxiproxy-server" github.com/Shopify/toxiproxy/v2)" != "$toxiproxy_version" ]; then
+  say "building toxiproxy-server $toxiproxy_version into $gobin"
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"
+  mv "$tmp/server" "$gobin/toxiproxy-server" && rmdir "$tmp"
 fi
 
 # The interop judge (Gazette's own Publisher and iterators); go build is incremental.
@@ -81,4 +95,4 @@ venv .venv-spark3.5 python/requirements-spark3.5.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
 [ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
 
-say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
+say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, toxiproxy $toxiproxy_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
