@@ -64,10 +64,11 @@ class Broker:
     port: int
     pid: int = 0
     scheme: str = "http"
+    host: str = "127.0.0.1"  # the address it advertises (its namespace's, under harness/network.py)
 
     @property
     def endpoint(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
 
 @dataclass
@@ -156,10 +157,14 @@ class LocalCluster:
         security=None,
         etcd_lease: str = "5s",
         store: str = "file",
+        network=None,
     ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
-        server for the journals' fragments (`store_url()`)."""
+        server for the journals' fragments (`store_url()`). `network` (harness/network.py, with
+        parties `etcd` and `broker-I`) runs etcd and each broker in its own namespace, at its
+        address."""
+        self.network = network
         if store not in ("file", "s3"):
             raise ValueError(f"store must be 'file' or 's3', not {store!r}")
         self.log_level = log_level
@@ -169,9 +174,15 @@ class LocalCluster:
         root = root or tempfile.mkdtemp(prefix="gazette-cluster-")
         self.state = State(
             root=root,
-            etcd_endpoint=f"http://127.0.0.1:{free_port()}",
+            etcd_endpoint=f"http://{network.address('etcd') if network else '127.0.0.1'}:{free_port()}",
             brokers=[
-                Broker(i, free_port(), scheme="https" if security and security.tls else "http") for i in range(brokers)
+                Broker(
+                    i,
+                    free_port(),
+                    scheme="https" if security and security.tls else "http",
+                    host=network.address(f"broker-{i}") if network else "127.0.0.1",
+                )
+                for i in range(brokers)
             ],
             store=store,
             s3_port=free_port() if store == "s3" else 0,
@@ -259,6 +270,10 @@ class LocalCluster:
     # -- processes ---------------------------------------------------------------------------
 
     def _spawn(self, args: list[str], log_name: str, env: dict[str, str] | None = None) -> int:
+        network = getattr(self, "network", None)
+        party = log_name.rsplit(".", 1)[0]  # etcd, broker-I
+        if network and party in network.parties:
+            args = network.prefix(party) + args  # it execs: the pid stays the program's
         log = open(os.path.join(self.state.root, log_name), "ab")
         # A new session keeps a terminal's Ctrl-C from racing our own orderly shutdown.
         proc = subprocess.Popen(
@@ -367,7 +382,7 @@ class LocalCluster:
                 self.gazette_bin,
                 "serve",
                 "--broker.host",
-                "127.0.0.1",
+                b.host,
                 "--broker.port",
                 str(b.port),
                 "--broker.id",
