@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -258,6 +258,25 @@ chaos: setup
 
 chaos-real-time: override CHAOS_ARGS += --real-time
 chaos-real-time: chaos
+
+# The pipeline under network faults (tests/chaos/network_chaos.py): etcd, three brokers and Spark
+# each in a network namespace, partitions by nftables and latency, bandwidth caps, resets and
+# blackholes by toxiproxy, at random moments and for random lengths, some with a kill of the driver,
+# an executor or a broker; judged by Gazette's reader. Needs root. CHAOS_NETWORK_CYCLES faults (200),
+# CHAOS_SEED=S to replay a schedule, CHAOS_NETWORK_ARGS for more of its flags (`--faults
+# reset,latency`, `--kill-share 0`, `--minutes M`, `--keep`). `make chaos-network-short` is the run
+# of a few cycles (tests/chaos/test_network_chaos.py, under 3 minutes of faults) meant for `make test`.
+CHAOS_NETWORK_CYCLES ?= 200
+CHAOS_NETWORK_ARGS ?=
+chaos-network: setup
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@$(LINE_PYTHON) tests/chaos/network_chaos.py --cycles $(CHAOS_NETWORK_CYCLES) \
+	  $(if $(CHAOS_SEED),--seed $(CHAOS_SEED)) $(CHAOS_NETWORK_ARGS)
+
+chaos-network-short:
+	$(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) GAZETTE_LOCAL_BINARIES=required $(LINE_PYTHON) -m pytest -q \
+	  tests/test_network.py tests/chaos/test_network_chaos.py
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --store $(STORE) --specs tests/specs/examples.yaml
