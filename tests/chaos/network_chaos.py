@@ -17,11 +17,17 @@ broker during it (--kill-share):
                     mid-Read and mid-Append
     blackhole       Spark's links to one broker or to all stop carrying data (toxiproxy's timeout)
 
-The stated bounds: every fault is shorter than the connector's `rpcTimeout` (30 s) and its
-`retryTimeout` (2 m), so the query must neither fail nor lose, duplicate or invent a message; and
-once the fault heals it must commit a batch within STALL_BOUND seconds (RESTART_BOUND when the
-cycle restarted the driver). Then traffic stops, the query drains to the write heads, and
-Gazette's ReadCommittedIter judges inputs against outputs, as in chaos.py.
+The query runs with `rpcTimeout` 10 s and `retryTimeout` 40 s (QUERY_OPTIONS; the defaults are 30 s
+and 2 m), so that faults can outlast them in minutes. The stated bounds: a fault of FAULT_SECONDS
+is shorter than `retryTimeout`, so the query must neither fail nor lose, duplicate or invent a
+message, and once the fault heals it must commit a batch within STALL_BOUND seconds
+(RESTART_BOUND when the cycle restarted the driver). A share of the partitions and blackholes
+(--long-share) lasts LONG_SECONDS, past `retryTimeout` + `rpcTimeout`: then the query may fail, by
+EXIT_BOUND seconds into the fault, with an error that names the journal and the retry budget
+(GAZETTE_BROKER_UNAVAILABLE: "... of journal J: broker B is unreachable after retrying for 40
+seconds"), or go on committing batches; one that neither fails so nor commits, or fails with
+another error, is a defect. Then traffic stops, the query drains to the write heads, and Gazette's
+ReadCommittedIter judges inputs against outputs, as in chaos.py.
 
     python tests/chaos/network_chaos.py [--cycles N] [--seed S] [--faults a,b] [--kill-share F] [--minutes M] [--keep]
 
@@ -31,6 +37,7 @@ Needs root (namespaces, nftables), nft and toxiproxy-server (`make setup`).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -58,10 +65,15 @@ from specs import journal_specs  # noqa: E402
 BROKERS = 3
 FAULTS = ("spark-broker", "spark-brokers", "broker-etcd", "broker-peer", "latency", "bandwidth", "reset", "blackhole")
 KILLS = ("driver", "executor", "broker")
-FAULT_SECONDS = (1.0, 20.0)  # each fault's length: below rpcTimeout (30 s) and retryTimeout (2 m)
-STALL_BOUND = 150.0  # seconds from a fault's end to the next committed batch: rpcTimeout, then two minutes
-# of retries and batches on a loaded 2-core machine
-RESTART_BOUND = chaos.PROGRESS_TIMEOUT  # the same when the cycle started the driver again (chaos.py's bound)
+QUERY_OPTIONS = {"rpcTimeout": "10s", "retryTimeout": "40s"}
+FAULT_SECONDS = (1.0, 20.0)  # each fault's length: below retryTimeout
+LONG_KINDS = ("spark-broker", "spark-brokers", "blackhole")  # the faults that can outlast retryTimeout
+EXIT_BOUND = 40.0 + 10.0 + 30.0  # retryTimeout, one rpcTimeout, then Spark's own failing of the query
+LONG_SECONDS = EXIT_BOUND + 10.0
+STALL_BOUND = 150.0  # seconds from a fault's end to the next committed batch: an rpcTimeout, a retry
+# budget and batches on a loaded 2-core machine
+RESTART_BOUND = chaos.PROGRESS_TIMEOUT  # the same when the query was started again (chaos.py's bound)
+DOCUMENTED = ("GAZETTE_BROKER_UNAVAILABLE", "after retrying for 40 seconds", "of journal chaos/")
 
 
 @dataclass
@@ -72,8 +84,11 @@ class Summary:
     faults: Counter = field(default_factory=Counter)
     kills: Counter = field(default_factory=Counter)
     broker_exits: int = 0  # brokers that exited during a fault (their etcd lease lapsed), started again
-    failures: int = 0  # query exits no fault explains (every fault is below the connector's timeouts)
-    stalls: int = 0
+    failures: int = 0  # query exits no fault explains, or with an error that does not name journal and timeout
+    stalls: int = 0  # no batch within the bound after a fault; a long fault with neither a batch nor an exit
+    long_faults: int = 0
+    timed_out: int = 0  # long faults that failed the query as documented (journal and retry budget named)
+    slowest_exit: float = 0.0  # the latest such failure, seconds into its fault
     slowest: float = 0.0  # the longest wait for a batch after a fault ended (seconds)
     slowest_fault: str = ""
     committed: int = 0
@@ -102,6 +117,9 @@ class Summary:
                 f"Spark's connections to brokers through toxiproxy: {self.proxied}; "
                 f"slowest batch after a fault ended: {self.slowest:.0f} s ({self.slowest_fault or 'none'}); "
                 f"bound {STALL_BOUND:.0f} s, {RESTART_BOUND:.0f} s after a driver restart",
+                f"faults past retryTimeout: {self.long_faults}, failing the query as documented {self.timed_out} "
+                f"times (latest {self.slowest_exit:.0f} s into its fault, bound {EXIT_BOUND:.0f} s), "
+                f"the query went on committing batches through the others",
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
                 f"{self.written} committed output messages; committed again after a rollback: {self.recommitted}",
                 f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}, failed by itself "
@@ -117,7 +135,7 @@ class Query(chaos.Query):
 
     def __init__(self, network: Network, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.args = network.prefix("spark") + self.args
+        self.args = network.prefix("spark") + self.args + ["--options", json.dumps(QUERY_OPTIONS)]
 
 
 @dataclass
@@ -128,10 +146,12 @@ class Fault:
     disrupts_brokers: bool = False  # a broker may lose its journals (kill, lease lapsed)
 
 
-def _pick(kind: str, rng: random.Random) -> tuple[Fault, callable]:
+def _pick(kind: str, rng: random.Random, long: bool = False) -> tuple[Fault, callable]:
     """The fault's description and the function that applies it to a Network."""
     seconds = rng.uniform(*FAULT_SECONDS)
     b, direction, one = rng.randrange(BROKERS), rng.choice(DIRECTIONS), rng.random() < 0.5
+    if long:
+        seconds, direction = LONG_SECONDS, "both"
     targets = [f"broker-{b}"] if one else [f"broker-{i}" for i in range(BROKERS)]
     where = f"broker-{b}" if one else "every broker"
     arrow = {"both": "<->", "to": "->", "from": "<-"}[direction]
@@ -186,6 +206,7 @@ def run(
     minutes: float = 0,
     faults=FAULTS,
     kill_share: float = 0.25,
+    long_share: float = 0.1,
     rate: int = 20,
     keep: bool = False,
 ) -> Summary:
@@ -225,8 +246,10 @@ def run(
                     out(f"stopping after {cycle - 1} cycles: --minutes {minutes:g} are up")
                     break
                 schedule = schedule or rng.sample(faults, len(faults))
-                fault, apply = _pick(schedule.pop(), rng)
-                kill = rng.choice(KILLS) if rng.random() < kill_share else None
+                kind = schedule.pop()
+                long = kind in LONG_KINDS and rng.random() < long_share
+                fault, apply = _pick(kind, rng, long)
+                kill = rng.choice(KILLS) if rng.random() < kill_share and not long else None
                 if kill == "broker" and fault.kind in ("broker-etcd", "broker-peer"):
                     kill = None  # a broker started again must reach etcd and its peers to serve
                 kill_at, pick, delay = rng.uniform(0, fault.seconds), rng.randrange(1 << 30), rng.uniform(0, 3)
@@ -246,11 +269,16 @@ def run(
                     did = chaos._kill(kill, pick, query, spark, gazette, rng) or ""
                     summary.kills[kill] += bool(did)
                     disrupted |= kill == "broker" and bool(did)
+                if long:
+                    summary.long_faults += 1
+                    did = _long_fault(query, summary, out, fault, at)
                 while time.monotonic() - at < fault.seconds:
                     _check_exit(query, summary, out, fault.text)
                     time.sleep(0.2)
                 net.heal()
                 net.clear_toxics()
+                if long and query.exited():
+                    query.start()
                 for b in gazette.state.brokers:  # a broker whose lease lapsed may have exited
                     if not alive(b.pid):
                         summary.broker_exits += 1
@@ -292,6 +320,37 @@ def run(
     else:
         out(f"logs and checkpoint kept in {work}")
     return summary
+
+
+def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float) -> str:
+    """Watches the query through a fault past its timeouts: it fails as documented, by EXIT_BOUND,
+    or goes on committing batches; otherwise a defect. Leaves it stopped or running."""
+    base = query.batches()
+    while time.monotonic() - at < fault.seconds and not query.exited():
+        time.sleep(0.2)
+    if not query.exited():
+        if query.batches() > base:
+            return "the query went on committing batches"
+        summary.stalls += 1
+        summary.incidents.append(f"{fault.text} for {fault.seconds:.0f}s: no batch, no failure (silent stall)")
+        return "the query neither failed nor committed a batch (silent stall)"
+    after, error = time.monotonic() - at, _error(query)
+    time.sleep(max(0.0, fault.seconds - after))  # down until the fault ends: the caller starts it again
+    if all(d in error for d in DOCUMENTED) and after <= EXIT_BOUND:
+        summary.timed_out += 1
+        summary.slowest_exit = max(summary.slowest_exit, after)
+        return f"the query failed {after:.0f}s into it as documented, started again after it"
+    summary.failures += 1
+    summary.incidents.append(f"{fault.text}: the query failed {after:.0f}s into it with: {error[:300]}")
+    return f"the query failed {after:.0f}s into it, not as documented: {error[:200]}"
+
+
+def _error(query: Query) -> str:
+    """The query's last GAZETTE_ error line, or else its last error line."""
+    with open(query.log, errors="replace") as log:
+        lines = [line.strip() for line in log]
+    ours = [line for line in lines if "GAZETTE_" in line]
+    return ours[-1] if ours else query.last_error()
 
 
 def _check_exit(query: Query, summary: Summary, out, during: str | None) -> bool:
@@ -336,6 +395,7 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=0, help="start no cycle after this many minutes (0: no limit)")
     p.add_argument("--faults", default=",".join(FAULTS), help="of " + ", ".join(FAULTS))
     p.add_argument("--kill-share", type=float, default=0.25, help="share of faults with a kill during them")
+    p.add_argument("--long-share", type=float, default=0.1, help="share of partitions and blackholes past retryTimeout")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
     args = p.parse_args()
@@ -352,6 +412,7 @@ def main() -> None:
         minutes=args.minutes,
         faults=faults,
         kill_share=args.kill_share,
+        long_share=args.long_share,
         rate=args.rate,
         keep=args.keep,
     )
