@@ -25,11 +25,13 @@ message, and once the fault heals it must commit a batch within STALL_BOUND seco
 (--long-share) lasts LONG_SECONDS, past `retryTimeout` + `rpcTimeout`: then the query may fail, by
 EXIT_BOUND seconds into the fault, with an error that names the journal and the retry budget
 (GAZETTE_BROKER_UNAVAILABLE: "... of journal J: broker B is unreachable after retrying for 40
-seconds"), or go on committing batches; one that neither fails so nor commits, or fails with
-another error, is a defect. Then traffic stops, the query drains to the write heads, and Gazette's
-ReadCommittedIter judges inputs against outputs, as in chaos.py.
+seconds"; a List names its selector in place of J), or go on committing batches; one that neither
+fails so nor commits, or fails with another error, is a defect. Then traffic stops, the query
+drains to the write heads, and Gazette's ReadCommittedIter judges inputs against outputs, as in
+chaos.py.
 
-    python tests/chaos/network_chaos.py [--cycles N] [--seed S] [--faults a,b] [--kill-share F] [--minutes M] [--keep]
+    python tests/chaos/network_chaos.py [--cycles N] [--seed S] [--faults a,b] [--kill-share F]
+        [--long-share F] [--minutes M] [--keep]
 
 Needs root (namespaces, nftables), nft and toxiproxy-server (`make setup`).
 """
@@ -73,7 +75,9 @@ LONG_SECONDS = EXIT_BOUND + 10.0
 STALL_BOUND = 150.0  # seconds from a fault's end to the next committed batch: an rpcTimeout, a retry
 # budget and batches on a loaded 2-core machine
 RESTART_BOUND = chaos.PROGRESS_TIMEOUT  # the same when the query was started again (chaos.py's bound)
-DOCUMENTED = ("GAZETTE_BROKER_UNAVAILABLE", "after retrying for 40 seconds", "of journal chaos/")
+# What a failure past the retry budget must say: the condition, the budget, and the journal (a List
+# names its selector, `journal selector 'prefix=chaos/in/'`).
+DOCUMENTED = ("GAZETTE_BROKER_UNAVAILABLE", "after retrying for 40 seconds", "of journal", "chaos/")
 
 
 @dataclass
@@ -271,7 +275,7 @@ def run(
                     disrupted |= kill == "broker" and bool(did)
                 if long:
                     summary.long_faults += 1
-                    did = _long_fault(query, summary, out, fault, at)
+                    did = _long_fault(query, summary, out, fault, at, spark, work)
                 while time.monotonic() - at < fault.seconds:
                     _check_exit(query, summary, out, fault.text)
                     time.sleep(0.2)
@@ -295,7 +299,7 @@ def run(
                 out(
                     f"cycle {cycle} at {time.monotonic() - started:.0f}s: {fault.text} for {fault.seconds:.1f}s, "
                     f"{delay:.2f}s after batch {batch} committed"
-                    + (f"; {did} {kill_at:.1f}s into it" if did else "")
+                    + (f"; {did}" if long else f"; {did} {kill_at:.1f}s into it" if did else "")
                     + f"; a batch {waited:.0f}s after it ended"
                 )
             out("stopping traffic")
@@ -322,7 +326,7 @@ def run(
     return summary
 
 
-def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float) -> str:
+def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float, spark: SparkStandalone, work: str) -> str:
     """Watches the query through a fault past its timeouts: it fails as documented, by EXIT_BOUND,
     or goes on committing batches; otherwise a defect. Leaves it stopped or running."""
     base = query.batches()
@@ -332,8 +336,11 @@ def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float) ->
         if query.batches() > base:
             return "the query went on committing batches"
         summary.stalls += 1
-        summary.incidents.append(f"{fault.text} for {fault.seconds:.0f}s: no batch, no failure (silent stall)")
-        return "the query neither failed nor committed a batch (silent stall)"
+        dump = chaos._dump_threads(query, spark, os.path.join(work, f"stall-{summary.stalls}"))
+        summary.incidents.append(
+            f"{fault.text} for {fault.seconds:.0f}s: no batch, no failure (silent stall); threads in {dump}"
+        )
+        return f"the query neither failed nor committed a batch (silent stall); threads saved in {dump}"
     after, error = time.monotonic() - at, _error(query)
     time.sleep(max(0.0, fault.seconds - after))  # down until the fault ends: the caller starts it again
     if all(d in error for d in DOCUMENTED) and after <= EXIT_BOUND:
@@ -418,12 +425,9 @@ def main() -> None:
     )
     print(summary, flush=True)
     if not summary.ok:
-        print(f"replay: make chaos-network CHAOS_SEED={seed_text(summary)}", flush=True)
+        replay = f"--seed {args.seed} --cycles {summary.cycles} --faults {args.faults} --kill-share {args.kill_share}"
+        print(f"replay: python tests/chaos/network_chaos.py {replay} --long-share {args.long_share}", flush=True)
     sys.exit(0 if summary.ok else 1)
-
-
-def seed_text(summary: Summary) -> str:
-    return f"{summary.seed} CHAOS_CYCLES={summary.cycles}"
 
 
 if __name__ == "__main__":
