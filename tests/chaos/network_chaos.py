@@ -83,10 +83,14 @@ DOCUMENTED = ("GAZETTE_BROKER_UNAVAILABLE", "after retrying for 40 seconds", "of
 @dataclass
 class Summary:
     seed: int
+    real_time: bool = False
     cycles: int = 0
     seconds: float = 0.0
     faults: Counter = field(default_factory=Counter)
     kills: Counter = field(default_factory=Counter)
+    caused: Counter = field(default_factory=Counter)  # real-time: query exits a kill caused, by its kind
+    last_kill: tuple | None = None  # (kind, monotonic time)
+    repeated_without_uuid: int = 0  # real-time: extra copies of input messages without a UUID (at least once)
     broker_exits: int = 0  # brokers that exited during a fault (their etcd lease lapsed), started again
     failures: int = 0  # query exits no fault explains, or with an error that does not name journal and timeout
     stalls: int = 0  # no batch within the bound after a fault; a long fault with neither a batch nor an exit
@@ -113,11 +117,17 @@ class Summary:
         per = self.seconds / max(self.cycles, 1)
         return "\n".join(
             [
-                f"network chaos: seed {self.seed}, {self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
+                f"network chaos{' (real-time mode)' if self.real_time else ''}: seed {self.seed}, "
+                f"{self.cycles} cycles in {self.seconds:.0f} s ({per:.1f} s a cycle)",
                 "faults: " + ", ".join(f"{k} {self.faults[k]}" for k in FAULTS if self.faults[k]),
                 "kills during faults: "
                 + (", ".join(f"{k} {self.kills[k]}" for k in KILLS) or "none")
-                + f"; brokers that exited under a fault and were started again: {self.broker_exits}",
+                + f"; brokers that exited under a fault and were started again: {self.broker_exits}"
+                + (
+                    "; query exits the kills caused: " + ", ".join(f"{k} {self.caused[k]}" for k in KILLS)
+                    if self.real_time
+                    else ""
+                ),
                 f"Spark's connections to brokers through toxiproxy: {self.proxied}; "
                 f"slowest batch after a fault ended: {self.slowest:.0f} s ({self.slowest_fault or 'none'}); "
                 f"bound {STALL_BOUND:.0f} s, {RESTART_BOUND:.0f} s after a driver restart",
@@ -213,8 +223,9 @@ def run(
     long_share: float = 0.1,
     rate: int = 20,
     keep: bool = False,
+    real_time: bool = False,
 ) -> Summary:
-    rng, summary, started = random.Random(seed), Summary(seed), time.monotonic()
+    rng, summary, started = random.Random(seed), Summary(seed, real_time=real_time), time.monotonic()
     work = tempfile.mkdtemp(prefix="chaos-network-")
     out(f"network chaos: seed {seed}, {cycles} cycles, faults {', '.join(faults)}, work in {work}")
     ins = [f"chaos/in/part-{i}" for i in range(chaos.JOURNALS)]
@@ -240,7 +251,9 @@ def run(
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
-            query = Query(net, spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"))
+            query = Query(
+                net, spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"), real_time
+            )
             query.start()
             _await_batch(query, summary, out, spark, work, RESTART_BOUND, "the query's start")
             schedule: list[str] = []
@@ -272,6 +285,7 @@ def run(
                     time.sleep(kill_at)
                     did = chaos._kill(kill, pick, query, spark, gazette, rng) or ""
                     summary.kills[kill] += bool(did)
+                    summary.last_kill = (kill, at + kill_at) if did else summary.last_kill
                     disrupted |= kill == "broker" and bool(did)
                 if long:
                     summary.long_faults += 1
@@ -306,11 +320,12 @@ def run(
             traffic.send_signal(signal.SIGTERM)
             if traffic.wait(timeout=180) != 0:
                 raise RuntimeError(f"judge traffic failed; see {work}/traffic.log")
+            _check_exit(query, summary, out, "the last cycle", restart=False)
             query.kill()
             chaos._await_whole(gazette, ins, out)
-            summary.failures += chaos._drain(query, out)
+            summary.failures += chaos._drain(query, out, heads=chaos._heads(gazette, ins) if real_time else None)
             chaos._await_whole(gazette, outs, out)
-            chaos._judge(gazette, ins, outs, summary)
+            chaos._judge(gazette, ins, outs, summary, real_time)
             with open(os.path.join(work, f"toxiproxy-{net.tag}.log"), errors="replace") as log:
                 summary.proxied = sum('"Accepted client"' in line for line in log)
         finally:
@@ -360,16 +375,31 @@ def _error(query: Query) -> str:
     return ours[-1] if ours else query.last_error()
 
 
-def _check_exit(query: Query, summary: Summary, out, during: str | None) -> bool:
-    """Whether the query had exited (a failure: no fault here outlasts the connector's timeouts);
-    restarts it."""
+def _check_exit(query: Query, summary: Summary, out, during: str | None, restart: bool = True) -> bool:
+    """Whether the query had exited: a failure, no fault here outlasting the connector's timeouts,
+    except in real-time mode within chaos.CAUSE_WINDOW of a kill (of an executor, at times of a
+    broker or the driver: Spark retries no task there) with an error not about the data. Restarts it."""
     if not query.exited():
         return False
-    summary.failures += 1
     why = f"code {query.proc.returncode}: {query.last_error()}"
+    kill = summary.last_kill
+    if (
+        summary.real_time
+        and kill
+        and query.started <= kill[1]
+        and time.monotonic() - kill[1] <= chaos.CAUSE_WINDOW
+        and not any(e in why for e in chaos.DATA_ERRORS)
+    ):
+        summary.caused[kill[0]] += 1
+        out(f"  the query failed after the {kill[0]} kill ({why}); restarting it")
+        if restart:
+            query.start()
+        return True
+    summary.failures += 1
     summary.incidents.append(f"failed during {during or 'a wait'}: {why}")
     out(f"  the query exited by itself during {during or 'a wait'} ({why}); restarting it")
-    query.start()
+    if restart:
+        query.start()
     return True
 
 
@@ -405,6 +435,7 @@ def main() -> None:
     p.add_argument("--long-share", type=float, default=0.1, help="share of partitions and blackholes past retryTimeout")
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
+    p.add_argument("--real-time", action="store_true", help="the query in Spark's real-time mode")
     args = p.parse_args()
     faults = tuple(args.faults.split(","))
     if not faults or set(faults) - set(FAULTS):
@@ -422,11 +453,13 @@ def main() -> None:
         long_share=args.long_share,
         rate=args.rate,
         keep=args.keep,
+        real_time=args.real_time,
     )
     print(summary, flush=True)
     if not summary.ok:
         replay = f"--seed {args.seed} --cycles {summary.cycles} --faults {args.faults} --kill-share {args.kill_share}"
-        print(f"replay: python tests/chaos/network_chaos.py {replay} --long-share {args.long_share}", flush=True)
+        replay += f" --long-share {args.long_share}" + (" --real-time" if args.real_time else "")
+        print(f"replay: python tests/chaos/network_chaos.py {replay}", flush=True)
     sys.exit(0 if summary.ok else 1)
 
 

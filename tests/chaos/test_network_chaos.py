@@ -34,8 +34,24 @@ def test_the_pipeline_is_exactly_once_across_network_faults():
     # The kinds that reach the connector's own clients, one each (a broker's partition from etcd
     # or its peer is in the long run).
     faults = ("spark-brokers", "reset", "blackhole", "latency")[:cycles]
-    summary = network_chaos.run(cycles=cycles, seed=seed, out=print, faults=faults, kill_share=0)
+    summary = network_chaos.run(cycles=cycles, seed=seed, out=print, faults=faults, kill_share=0, long_share=0)
     print(summary)
     assert summary.ok, f"{summary}\nreplay: CHAOS_SEED={seed}"
     assert summary.cycles == cycles, str(summary)
+    assert summary.proxied > 0, "Spark's connections to the brokers bypassed toxiproxy"
+
+
+def test_the_real_time_pipeline_is_exactly_once_across_network_faults():
+    """The same in Spark's real-time mode: rows carry their input message (`origin`), and faults
+    below the connector's timeouts fail nothing (`make chaos-network CHAOS_NETWORK_ARGS=--real-time`
+    runs the long one)."""
+    assembly_jar()
+    seed = int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31))
+    faults = ("spark-brokers", "reset", "blackhole")
+    summary = network_chaos.run(
+        cycles=3, seed=seed, out=print, faults=faults, kill_share=0, long_share=0, real_time=True
+    )
+    print(summary)
+    assert summary.ok, f"{summary}\nreplay: CHAOS_SEED={seed}"
+    assert summary.lost == summary.duplicated == 0, str(summary)
     assert summary.proxied > 0, "Spark's connections to the brokers bypassed toxiproxy"
