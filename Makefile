@@ -264,8 +264,9 @@ chaos-real-time: chaos
 # blackholes by toxiproxy, at random moments and for random lengths, some with a kill of the driver,
 # an executor or a broker; judged by Gazette's reader. Needs root. CHAOS_NETWORK_CYCLES faults (200),
 # CHAOS_SEED=S to replay a schedule, CHAOS_NETWORK_ARGS for more of its flags (`--faults
-# reset,latency`, `--kill-share 0`, `--minutes M`, `--keep`). `make chaos-network-short` is the run
-# of a few cycles (tests/chaos/test_network_chaos.py, under 3 minutes of faults) meant for `make test`.
+# reset,latency`, `--kill-share 0`, `--long-share F`, `--real-time`, `--minutes M`, `--keep`).
+# `make chaos-network-short` is the harness's own test and a few cycles in micro-batches and in real
+# time (tests/chaos/test_network_chaos.py, about four minutes each), meant for `make test`.
 CHAOS_NETWORK_CYCLES ?= 200
 CHAOS_NETWORK_ARGS ?=
 chaos-network: setup

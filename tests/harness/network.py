@@ -17,7 +17,7 @@ Partitions match connections by conntrack's original tuple, so they hold for con
 namespace's NAT (proxy_into) sends through the proxy. Traffic stays on this machine: only the
 addresses of namespaces made here and loopback are used.
 
-    python tests/harness/network.py clean    # removes namespaces and bridges a killed run left
+    python tests/harness/network.py clean    # what a killed run left (every gzn* name); not while one runs
 """
 
 from __future__ import annotations
