@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -40,6 +40,9 @@ SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py \
 # The short micro-batch chaos run: make test runs it on Spark 3.5 (the real-time one on Spark 4.3),
 # `make chaos` the long one on either.
 MICRO_BATCH_CHAOS := tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers
+# The short network-fault runs: make test runs the micro-batch one (on Spark 4.3), `make
+# chaos-network-short` both.
+REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time_pipeline_is_exactly_once_across_network_faults
 
 setup:
 	@build/setup.sh
@@ -56,7 +59,7 @@ test: setup
 	    "connectorSpark35/testOnly $(SPARK35_SUITES)" || status=1; \
 	  $(MAKE) -s python-package || status=1; \
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
-	  GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) \
+	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
 	    --junitxml=target/pytest/junit.xml || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
@@ -102,7 +105,7 @@ test-scala: setup
 test-python: setup
 	$(SBT) connector/assembly connector/publishM2
 	$(MAKE) -s python-package
-	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests --ignore=tests/soak
+	GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(PYTHON) -m pytest -q tests --ignore=tests/soak
 
 # A backfill of journals persisted in an S3 store (the harness's local server), read from the store
 # against through the broker, and one large journal read committed by several tasks against one
@@ -258,6 +261,28 @@ chaos: setup
 
 chaos-real-time: override CHAOS_ARGS += --real-time
 chaos-real-time: chaos
+
+# The pipeline under network faults (tests/chaos/network_chaos.py): etcd, three brokers and Spark
+# each in a network namespace, partitions by nftables and latency, bandwidth caps, resets and
+# blackholes by toxiproxy, at random moments and for random lengths, some with a kill of the driver,
+# an executor or a broker; judged by Gazette's reader. Needs root. CHAOS_NETWORK_CYCLES faults (200),
+# CHAOS_SEED=S to replay a schedule, CHAOS_NETWORK_ARGS for more of its flags (`--faults
+# reset,latency`, `--kill-share 0`, `--long-share F`, `--real-time`, `--minutes M`, `--keep`).
+# `make chaos-network-short` is the harness's own test and a few cycles in micro-batches and in real
+# time (tests/chaos/test_network_chaos.py, about four minutes each), meant for `make test`.
+CHAOS_NETWORK_CYCLES ?= 200
+CHAOS_NETWORK_ARGS ?=
+chaos-network: setup
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	@$(LINE_PYTHON) tests/chaos/network_chaos.py --cycles $(CHAOS_NETWORK_CYCLES) \
+	  $(if $(CHAOS_SEED),--seed $(CHAOS_SEED)) $(CHAOS_NETWORK_ARGS)
+
+chaos-network-short: setup
+	@$(SBT) $(LINE)/assembly >/dev/null
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+	$(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(LINE_PYTHON) -m pytest -q \
+	  tests/test_network.py tests/chaos/test_network_chaos.py
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --store $(STORE) --specs tests/specs/examples.yaml

@@ -4,6 +4,8 @@
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
 #     etcd-server 3.4 will not do), and gofakes3, the harness's `gofakes3` store,
 #   - MinIO, the S3 server of the harness's `s3` store, at the version pinned below,
+#   - for the network faults (tests/harness/network.py): nftables (Debian's), and toxiproxy's
+#     server at the version pinned below, as $(go env GOPATH)/bin/toxiproxy-server,
 #   - the Go interop judge, into tests/judge/bin,
 #   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
 #   - a virtualenv in .venv with python/requirements-dev.txt, and one in .venv-spark3.5 with
@@ -30,6 +32,7 @@ need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
 command -v mvn >/dev/null 2>&1 || apt_install maven
 command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
 command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
+command -v nft >/dev/null 2>&1 || apt_install nftables  # drop rules of the network faults
 
 # Gazette, etcd and gofakes3: built from the module pinned in tests/judge, whose go.sum checks every
 # download.
@@ -62,6 +65,17 @@ if [ "$(installed "$gobin/minio" github.com/minio/minio)" != "$minio_version" ];
   GOFLAGS=-mod=mod GOBIN="$gobin" go install "github.com/minio/minio@$minio_version"
 fi
 
+# Toxiproxy (latency, bandwidth caps and resets of the network faults; the kernel has no netem): not
+# a dependency of tests/judge, whose modules it would move, so pinned here; `go install @version`
+# checks what it downloads against Go's checksum database.
+toxiproxy_version=v2.5.0
+if [ "$(installed "$gobin/toxiproxy-server" github.com/Shopify/toxiproxy/v2)" != "$toxiproxy_version" ]; then
+  say "building toxiproxy-server $toxiproxy_version into $gobin"
+  tmp="$(mktemp -d)"
+  GOBIN="$tmp" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"
+  mv "$tmp/server" "$gobin/toxiproxy-server" && rmdir "$tmp"
+fi
+
 # The interop judge (Gazette's own Publisher and iterators); go build is incremental.
 (cd tests/judge && go build -o bin/judge .)
 
@@ -91,4 +105,4 @@ venv .venv-spark3.5 python/requirements-spark3.5.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
 [ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
 
-say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, minio $minio_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
+say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, minio $minio_version, toxiproxy $toxiproxy_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent / "harness"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 import jars  # noqa: E402
-from cluster import LocalCluster  # noqa: E402
+from cluster import LocalCluster, find_binary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tests" / "specs" / "examples.yaml"
@@ -106,6 +106,22 @@ def local_binaries() -> bool:
 requires_local_binaries = pytest.mark.skipif(
     os.environ.get("GAZETTE_LOCAL_BINARIES") != "required" and not local_binaries(),
     reason="etcd/gazette are not installed here (run `make setup`)",
+)
+
+
+def _installed(binary: str) -> bool:
+    try:
+        return bool(find_binary(binary))
+    except FileNotFoundError:
+        return False
+
+
+# The network faults need root (namespaces, nftables), nft and toxiproxy-server (make setup).
+# `GAZETTE_NETWORK_FAULTS=required` (make test) runs them wherever, failing on what is missing.
+requires_network_faults = pytest.mark.skipif(
+    os.environ.get("GAZETTE_NETWORK_FAULTS") != "required"
+    and (os.geteuid() != 0 or not shutil.which("nft") or not _installed("toxiproxy-server")),
+    reason="network faults need root, nft and toxiproxy-server (run `make setup` as root)",
 )
 
 

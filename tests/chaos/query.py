@@ -1,7 +1,7 @@
 """The pipeline under chaos, as its own process so that it can be killed whole: gazette
 (read committed) -> Spark -> gazette (exactly once), on a standalone master.
 
-    python query.py MASTER BROKERS CHECKPOINT JAR [--drain] [--real-time [--heads JSON]]
+    python query.py MASTER BROKERS CHECKPOINT JAR [--drain] [--real-time [--heads JSON]] [--options JSON]
 
 Without --drain it runs until killed; with --drain it reads up to the write heads it finds at
 start (availableNow) and exits 0.
@@ -11,6 +11,8 @@ carrying its input message (`origin`: journal and UUID), from which the sink der
 UUID, so that a batch run again after a failure writes duplicates that readers drop. Real-time
 mode has no availableNow, so its drain (`--drain --heads '{"journal": offset, ...}'`) runs until
 a committed batch's end offsets reach the given write heads, then stops the query and exits 0.
+
+--options '{"retryTimeout": "40s", ...}' sets connection options of both the source and the sink.
 """
 
 import json
@@ -24,7 +26,9 @@ from pyspark.sql.functions import col, struct
 REAL_TIME_BATCH = "2 seconds"  # how often a real-time query checkpoints: a kill finds a batch committed soon
 
 
-def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real_time: bool, heads: dict) -> None:
+def main(
+    master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real_time: bool, heads: dict, options: dict
+) -> None:
     builder = (
         SparkSession.builder.master(master)
         .appName("chaos")
@@ -54,6 +58,7 @@ def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real
         .option("broker", brokers)
         .option("selector", "prefix=chaos/in/")
         .option("startingOffsets", "earliest")
+        .options(**options)
     )
     # Real-time: one task a journal, each holding one of the two cores for the whole batch.
     reader = reader.option("realTimePartitions", "2") if real_time else reader.option("maxBytesPerTrigger", "65536")
@@ -68,6 +73,7 @@ def main(master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real
         .option("broker", brokers)
         .option("selector", "prefix=chaos/out/")
         .option("checkpointLocation", checkpoint)
+        .options(**options)
     )
     if real_time:
         query = writer.outputMode("update").trigger(realTime=REAL_TIME_BATCH).start()
@@ -110,4 +116,5 @@ def _offset(position) -> int:
 if __name__ == "__main__":
     args = sys.argv[5:]
     heads = json.loads(args[args.index("--heads") + 1]) if "--heads" in args else {}
-    main(*sys.argv[1:5], drain="--drain" in args, real_time="--real-time" in args, heads=heads)
+    options = json.loads(args[args.index("--options") + 1]) if "--options" in args else {}
+    main(*sys.argv[1:5], drain="--drain" in args, real_time="--real-time" in args, heads=heads, options=options)

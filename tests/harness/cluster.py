@@ -72,10 +72,11 @@ class Broker:
     port: int
     pid: int = 0
     scheme: str = "http"
+    host: str = "127.0.0.1"  # the address it advertises (its namespace's, under harness/network.py)
 
     @property
     def endpoint(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
 
 @dataclass
@@ -190,11 +191,14 @@ class LocalCluster:
         security=None,
         etcd_lease: str = "5s",
         store: str = "file",
+        network=None,
     ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
         server for the journals' fragments (`store_url()`), MinIO; `store="gofakes3"` runs gofakes3,
-        which checks no signature."""
+        which checks no signature. `network` (harness/network.py, with parties `etcd` and `broker-I`)
+        runs etcd and each broker in its own namespace, at its address."""
+        self.network = network
         if store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
         self.log_level = log_level
@@ -204,9 +208,15 @@ class LocalCluster:
         root = root or tempfile.mkdtemp(prefix="gazette-cluster-")
         self.state = State(
             root=root,
-            etcd_endpoint=f"http://127.0.0.1:{free_port()}",
+            etcd_endpoint=f"http://{network.address('etcd') if network else '127.0.0.1'}:{free_port()}",
             brokers=[
-                Broker(i, free_port(), scheme="https" if security and security.tls else "http") for i in range(brokers)
+                Broker(
+                    i,
+                    free_port(),
+                    scheme="https" if security and security.tls else "http",
+                    host=network.address(f"broker-{i}") if network else "127.0.0.1",
+                )
+                for i in range(brokers)
             ],
             store=store,
             s3_port=free_port() if store in S3_SERVERS else 0,
@@ -294,6 +304,10 @@ class LocalCluster:
     # -- processes ---------------------------------------------------------------------------
 
     def _spawn(self, args: list[str], log_name: str, env: dict[str, str] | None = None) -> int:
+        network = getattr(self, "network", None)
+        party = log_name.rsplit(".", 1)[0]  # etcd, broker-I
+        if network and party in network.parties:
+            args = network.prefix(party) + args  # it execs: the pid stays the program's
         log = open(os.path.join(self.state.root, log_name), "ab")
         # A new session keeps a terminal's Ctrl-C from racing our own orderly shutdown.
         proc = subprocess.Popen(
@@ -409,7 +423,7 @@ class LocalCluster:
                 self.gazette_bin,
                 "serve",
                 "--broker.host",
-                "127.0.0.1",
+                b.host,
                 "--broker.port",
                 str(b.port),
                 "--broker.id",

@@ -29,15 +29,19 @@ def spark_home() -> str:
 
 
 class SparkStandalone:
-    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1g"):
+    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1g", network=None, party: str = "spark"):
+        """`network` (harness/network.py): the master and workers (so their executors) run in
+        `party`'s namespace, the master on its address, the workers on that namespace's loopback."""
         self.workers, self.cores, self.memory = workers, cores, memory
+        self.prefix = network.prefix(party) if network else []
+        self.host = network.address(party) if network else "127.0.0.1"
         self.root = tempfile.mkdtemp(prefix="spark-standalone-")
         self.port, self.ui_port = free_port(), free_port()
         self.pids: list[int] = []
 
     @property
     def master(self) -> str:
-        return f"spark://127.0.0.1:{self.port}"
+        return f"spark://{self.host}:{self.port}"
 
     def start(self) -> SparkStandalone:
         try:
@@ -45,7 +49,7 @@ class SparkStandalone:
                 "master",
                 "org.apache.spark.deploy.master.Master",
                 "--host",
-                "127.0.0.1",
+                self.host,
                 "--port",
                 str(self.port),
                 "--webui-port",
@@ -124,7 +128,7 @@ class SparkStandalone:
         )
         log = open(Path(self.root, f"{name}.log"), "wb")
         proc = subprocess.Popen(
-            [os.path.join(spark_home(), "bin", "spark-class"), main, *args],
+            [*self.prefix, os.path.join(spark_home(), "bin", "spark-class"), main, *args],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -134,7 +138,7 @@ class SparkStandalone:
 
     def _status(self) -> dict | None:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
+            with urllib.request.urlopen(f"http://{self.host}:{self.ui_port}/json/", timeout=2) as r:
                 return json.loads(r.read())
         except (OSError, ValueError):  # a master still starting answers /json/ with its HTML page
             return None
