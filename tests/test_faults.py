@@ -4,6 +4,7 @@ Gazette's own Publisher and ReadCommittedIter (tests/judge)."""
 
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -129,13 +130,14 @@ def assert_exactly_once(broker: str, sent: int) -> None:
     assert result == {"in": sent, "out": sent, "lost": 0, "duplicated": 0, "unexpected": 0}
 
 
-def pipeline(spark, broker: str, ckpt, **options):
+def pipeline(spark, broker: str, ckpt, source_options=None, **options):
     """IN to OUT through the source and the exactly-once sink, each message's UUID taken off
-    (`{"_meta":{"uuid":"<36>"},` is 57 bytes) for the sink to set its own."""
+    (`{"_meta":{"uuid":"<36>"},` is 57 bytes) for the sink to set its own; `options` go to both,
+    `source_options` to the source only."""
     from pyspark.sql.functions import expr
 
     source = spark.readStream.format("gazette").options(
-        broker=broker, journals=IN, startingOffsets="earliest", **options
+        broker=broker, journals=IN, startingOffsets="earliest", **options, **(source_options or {})
     )
     out = source.load().select(expr("concat(X'7B', substring(value, 58))").alias("value"))
     return (
@@ -146,11 +148,11 @@ def pipeline(spark, broker: str, ckpt, **options):
     )
 
 
-def run_through(spark, broker: str, ckpt, seconds: float, during=None, **options) -> int:
+def run_through(spark, broker: str, ckpt, seconds: float, during=None, source_options=None, **options) -> int:
     """The Publisher for `seconds` while the pipeline runs (`during(query)` once it has started),
     then the pipeline until it has read everything; how many messages were published."""
     pub = publish_rate(broker, seconds)
-    query = pipeline(spark, broker, ckpt, **options)
+    query = pipeline(spark, broker, ckpt, source_options, **options)
     try:
         if during:
             during(query)
@@ -353,6 +355,47 @@ def test_fragment_files_removed_under_a_running_query(spark, tmp_path, fail_on_d
                 assert lost_bytes() == hole_bytes
         finally:
             query.stop()
+
+
+def test_store_outages_while_a_query_reads_history_from_it_lose_and_repeat_nothing(spark, tmp_path):
+    """The input's S3 store (MinIO) stops, refusing connections, several times for a few seconds
+    (below the retry budget) while the query reads the journal's persisted history straight from
+    it and the Publisher goes on appending: tasks have the broker serve what the store cannot,
+    or wait for it, and every committed input message is in the output exactly once, as
+    Gazette's reader sees both. CHAOS_SEED=S replays the outages' schedule."""
+    seed = int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31))
+    rng = random.Random(seed)
+    print(f"store outages: seed {seed}")
+    with LocalCluster(brokers=1, store="s3") as cluster:
+        cluster.apply(
+            journal_specs("faults/", ["in", "out"], length=16 << 10, refresh="1s", store=cluster.store_url("faults/"))
+        )
+        sent = published(publish_rate(cluster.broker, seconds=6))
+        deadline = time.monotonic() + 60
+        while sum(1 for f in cluster.fragments(IN) if f.get("backing_store")) < 6:
+            assert time.monotonic() < deadline, f"the history of {IN} was not persisted: {cluster.fragments(IN)}"
+            time.sleep(0.5)
+
+        def outages(query):
+            wait_for("a first batch", lambda: rows_in(query) > 0, query)
+            for _ in range(3):
+                cluster.stop_store()
+                time.sleep(rng.uniform(1.0, 5.0))
+                cluster.start_store()
+                time.sleep(rng.uniform(0.5, 3.0))
+
+        sent += run_through(
+            spark,
+            cluster.broker,
+            tmp_path / "ckpt",
+            seconds=15,
+            during=outages,
+            source_options={"maxBytesPerTrigger": "8192"},
+        )
+        assert_exactly_once(cluster.broker, sent)  # the seed is printed above
+        assert sql_metric(spark, "bytes read straight from fragment stores") > 0, "no task read the store"
+        fallbacks = sql_metric(spark, "fragments a broker served because the store failed them, or failed lately")
+        print(f"store outages: {fallbacks} fragments served by the broker in place of the store")
 
 
 def test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing(spark, tmp_path):
