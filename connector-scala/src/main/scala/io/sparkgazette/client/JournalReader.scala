@@ -44,6 +44,8 @@ final class JournalReader private[client] (
   // a store that answers and then stalls is no better than one that does not answer.
   private var directStore: String = _
   private var directConfirmed = false
+  // Nonzero while this reader probes `directStore` after an outage (StoreHealth.admit).
+  private var directProbe = 0L
   // Whether Reads ask for signed URLs (do_not_proxy): dropped for good once the journal's store
   // turns out to be one this reader cannot reach, so that each fragment costs one Read only.
   private var askDirect = config.directFragmentReads
@@ -221,12 +223,20 @@ final class JournalReader private[client] (
     persisted match {
       case Some(m) =>
         FragmentReader.access(m.fragmentUrl, config.fragmentRoot, config.directFragmentReads) match {
-          case Some(FragmentReader.FromUrl) if !health.admit(StoreHealth.storeOf(m.fragmentUrl)) =>
-            // The store failed lately and is not due another try: a broker serves the fragment.
-            fallbacks += 1
-            proxyNext = true
-            proxyUntil = m.getFragment.end
-          case Some(access) => openDirect(access, m)
+          case Some(FragmentReader.FromUrl) =>
+            health.admit(StoreHealth.storeOf(m.fragmentUrl)) match {
+              case Some(probe) =>
+                directProbe = probe
+                openDirect(FragmentReader.FromUrl, m)
+              case None =>
+                // The store failed lately and is not due another try: a broker serves the fragment.
+                fallbacks += 1
+                proxyNext = true
+                proxyUntil = m.getFragment.end
+            }
+          case Some(access) =>
+            directProbe = 0L
+            openDirect(access, m)
           case None =>
             askDirect = false
             proxyNext = true
@@ -274,11 +284,11 @@ final class JournalReader private[client] (
   private def storeFailed(e: Throwable): Unit =
     if (directStore != null) {
       if (FragmentUrl.storeFailing(e)) health.failed(directStore, e.getMessage)
-      else if (!directConfirmed) health.released(directStore)
+      else if (!directConfirmed) health.released(directStore, directProbe)
     }
 
   private def closeDirect(): Unit = {
-    if (directStore != null && !directConfirmed) health.released(directStore)
+    if (directStore != null && !directConfirmed) health.released(directStore, directProbe)
     directStore = null
     try direct.close()
     catch { case NonFatal(_) => }

@@ -17,23 +17,24 @@ private[client] final class StoreHealth(nanoTime: () => Long = () => System.nano
 
   private val stores = new ConcurrentHashMap[String, Outage]()
 
-  /** Whether a reader may read from `store` now. A `true` for a store that was down makes the
-    * caller its one prober until it reports [[succeeded]], [[failed]] or [[released]], or until
-    * [[ProbeLease]] passes (a reader that stops without reporting does not block the store).
+  /** Whether a reader may read from `store` now: `Some(0)` for a store that is not down; for one
+    * that was, `Some(probe)` makes the caller its one prober until it reports [[succeeded]],
+    * [[failed]] or [[released]] with that probe, or until [[ProbeLease]] passes (a reader that
+    * stops without reporting does not block the store); `None`: leave it alone.
     */
-  def admit(store: String): Boolean = {
-    var admitted = false
+  def admit(store: String): Option[Long] = {
+    var probe = 0L
     stores.computeIfPresent(
       store,
       (_, o) => {
         val now = nanoTime()
         if (now >= o.retryAt && o.probeSince.forall(now - _ >= ProbeLease.toNanos)) {
-          admitted = true
-          o.copy(probeSince = Some(now))
+          probe = now max 1L
+          o.copy(probeSince = Some(probe))
         } else o
       }
     )
-    admitted || !stores.containsKey(store)
+    if (probe != 0) Some(probe) else if (stores.containsKey(store)) None else Some(0L)
   }
 
   def succeeded(store: String): Unit = stores.remove(store)
@@ -57,9 +58,11 @@ private[client] final class StoreHealth(nanoTime: () => Long = () => System.nano
     )
   }
 
-  /** The prober's read ended neither way (the query stopped, or the URL needed minting again). */
-  def released(store: String): Unit = {
-    stores.computeIfPresent(store, (_, o) => o.copy(probeSince = None))
+  /** The read admitted as `probe` ended neither way (the query stopped, or the URL needed minting
+    * again): if it was the store's prober, the next reader may probe. Others' reads change nothing.
+    */
+  def released(store: String, probe: Long): Unit = if (probe != 0) {
+    stores.computeIfPresent(store, (_, o) => if (o.probeSince.contains(probe)) o.copy(probeSince = None) else o)
     ()
   }
 

@@ -12,21 +12,22 @@ class StoreHealthSuite extends AnyFunSuite {
   test("a store that failed is left alone for a doubling backoff, then tried by one reader at a time") {
     val clock = new Clock
     val health = new StoreHealth(() => clock.now)
-    assert(health.admit(store) && health.admit(store), "a store nothing failed is always admitted")
+    assert(
+      health.admit(store).contains(0L) && health.admit(store).contains(0L), "a store nothing failed is always admitted")
     health.failed(store, "connect timed out")
-    assert(!health.admit(store))
+    assert(health.admit(store).isEmpty)
     clock.advance(999.millis)
-    assert(!health.admit(store))
+    assert(health.admit(store).isEmpty)
     clock.advance(1.milli)
-    assert(health.admit(store), "the backoff passed: one reader probes")
-    assert(!health.admit(store), "while it probes, the others go to brokers")
+    assert(health.admit(store).isDefined, "the backoff passed: one reader probes")
+    assert(health.admit(store).isEmpty, "while it probes, the others go to brokers")
     health.failed(store, "connect timed out")
     clock.advance(1999.millis)
-    assert(!health.admit(store))
+    assert(health.admit(store).isEmpty)
     clock.advance(1.milli)
-    assert(health.admit(store), "the second backoff is 2 s")
+    assert(health.admit(store).isDefined, "the second backoff is 2 s")
     health.succeeded(store)
-    assert(health.admit(store) && health.admit(store) && health.outage(store).isEmpty)
+    assert(health.admit(store).isDefined && health.admit(store).isDefined && health.outage(store).isEmpty)
   }
 
   test("reads that fail together, before the backoff they caused has passed, do not grow it") {
@@ -34,7 +35,7 @@ class StoreHealthSuite extends AnyFunSuite {
     val health = new StoreHealth(() => clock.now)
     (1 to 6).foreach(i => health.failed(store, s"reset #$i"))
     clock.advance(1.second)
-    assert(health.admit(store), "six reads failing at once are one failure: the backoff stays 1 s")
+    assert(health.admit(store).isDefined, "six reads failing at once are one failure: the backoff stays 1 s")
     assert(health.outage(store).map(_._2).contains("reset #6"))
   }
 
@@ -45,7 +46,7 @@ class StoreHealthSuite extends AnyFunSuite {
     val (since, last) = health.outage(store).get
     assert(since == 20.seconds && last == "HTTP 503 #20")
     clock.advance(StoreHealth.MaxBackoff - 1.second)
-    assert(health.admit(store))
+    assert(health.admit(store).isDefined)
   }
 
   test("a prober that reports neither way releases the store, or loses it after the lease") {
@@ -53,13 +54,17 @@ class StoreHealthSuite extends AnyFunSuite {
     val health = new StoreHealth(() => clock.now)
     health.failed(store, "reset")
     clock.advance(1.second)
-    assert(health.admit(store))
-    health.released(store)
-    assert(health.admit(store), "released: the next reader probes")
-    assert(!health.admit(store))
+    val probe = health.admit(store).get
+    health.released(store, 0L)
+    assert(health.admit(store).isEmpty, "a read admitted before the outage does not release the probe")
+    health.released(store, probe + 1)
+    assert(health.admit(store).isEmpty, "nor does another probe's")
+    health.released(store, probe)
+    assert(health.admit(store).isDefined, "released by its prober: the next reader probes")
+    assert(health.admit(store).isEmpty)
     clock.advance(StoreHealth.ProbeLease)
-    assert(health.admit(store), "a probe that never reported ends with its lease")
-    assert(health.admit("https://other.example.com"), "stores are apart")
+    assert(health.admit(store).isDefined, "a probe that never reported ends with its lease")
+    assert(health.admit("https://other.example.com").isDefined, "stores are apart")
   }
 
   test("stores are keyed by where their signed URLs point") {
