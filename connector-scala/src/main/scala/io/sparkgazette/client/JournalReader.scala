@@ -158,7 +158,9 @@ final class JournalReader private[client] (
     progressed = false
     contentSinceMetadata = false
     lastMetadata = None
-    stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead)
+    // A Read that does not block is answered at once, so silence is a dead connection.
+    val idle = if (block) 0L else config.rpcTimeout.toMillis
+    stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead, idle)
   }
 
   private def onContent(r: ReadResponse): Unit = {

@@ -17,9 +17,14 @@ import io.sparkgazette.client.protocol.{JournalGrpc, ReadRequest, ReadResponse}
   * and a broker's response carries at most 32 KiB, so one per response would be tens of
   * thousands of wake-ups per GiB. `ahead` bounds the memory a Read holds.
   *
-  * Fails as the blocking stub does: with the call's status as a `StatusRuntimeException`.
+  * Fails as the blocking stub does: with the call's status as a `StatusRuntimeException`; and
+  * with DEADLINE_EXCEEDED when `idleTimeoutMs` (> 0) passes without a response while the reader
+  * waits for one. A broker behind a partition that drops packets looks, to a stream opened
+  * before it, like one that is slow to answer, until gRPC's keepalive gives up on the
+  * connection: a Read that must be answered at once (of bytes that exist, not blocking) need not
+  * wait that long.
   */
-private[client] final class ReadStream(channel: Channel, request: ReadRequest, ahead: Int)
+private[client] final class ReadStream(channel: Channel, request: ReadRequest, ahead: Int, idleTimeoutMs: Long = 0)
     extends Iterator[ReadResponse] {
   import ReadStream._
 
@@ -42,7 +47,7 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
   call.request(ahead)
 
   override def hasNext: Boolean = {
-    if (next_ == null) next_ = received.take()
+    if (next_ == null) next_ = if (idleTimeoutMs > 0) answerWithin(idleTimeoutMs) else received.take()
     next_ match {
       case Closed(status, _) if status.isOk => false
       case Closed(status, trailers) => throw status.asRuntimeException(trailers)
@@ -57,6 +62,15 @@ private[client] final class ReadStream(channel: Channel, request: ReadRequest, a
     taken += 1
     if (taken == refill) { call.request(taken); taken = 0 }
     r
+  }
+
+  private def answerWithin(ms: Long): AnyRef = {
+    val r = received.poll(ms, java.util.concurrent.TimeUnit.MILLISECONDS)
+    if (r != null) r
+    else {
+      call.cancel("no response within the idle timeout", null)
+      Closed(Status.DEADLINE_EXCEEDED.withDescription(s"the broker sent nothing for $ms ms"), new Metadata())
+    }
   }
 
   /** Ends the call; responses not yet taken are dropped. */
