@@ -174,30 +174,27 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
-  test("a store that stops answering is waited on once, not for each fragment: a broker serves them meanwhile") {
-    proxied("store/blackhole/part-000", 6, codec = CompressionCodec.NONE) { proxy =>
-      val expected = judged("store/blackhole/part-000")
-      val fragments = client.listFragments("store/blackhole/part-000").flatMap(_.spec).count(_.backingStore.nonEmpty)
-      proxy.blackHole()
-      val (rows, metrics) = collect(batch("store/blackhole/part-000", "rpcTimeout" -> "2s"))
+  /** `journal`'s 6 fragments read while its store is silenced by `silence`: one GET finds the
+    * store silent, the fragments after it go to a broker, with at most one more GET to see
+    * whether the store is back.
+    */
+  private def readThroughSilence(journal: String)(silence: StoreProxy => Unit): Unit =
+    proxied(journal, 6, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged(journal)
+      val fragments = client.listFragments(journal).flatMap(_.spec).count(_.backingStore.nonEmpty)
+      silence(proxy)
+      val (rows, metrics) = collect(batch(journal, "rpcTimeout" -> "2s"))
       assert(rows == expected)
-      // One GET finds the store silent; the fragments after it go to a broker, with at most one
-      // more GET to see whether the store is back.
       assert(proxy.heldGets.get <= 2, s"${proxy.heldGets.get} GETs waited on a silent store of $fragments fragments")
       assert(metrics("storeFallbacks") >= fragments - 2 && metrics("bytesReadFromStore") == 0, metrics)
     }
+
+  test("a store that stops answering is waited on once, not for each fragment: a broker serves them meanwhile") {
+    readThroughSilence("store/blackhole/part-000")(_.blackHole())
   }
 
   test("a store that answers and then stalls is waited on once, not for each fragment") {
-    proxied("store/stall/part-000", 6, codec = CompressionCodec.NONE) { proxy =>
-      val expected = judged("store/stall/part-000")
-      val fragments = client.listFragments("store/stall/part-000").flatMap(_.spec).count(_.backingStore.nonEmpty)
-      proxy.stallBodies()
-      val (rows, metrics) = collect(batch("store/stall/part-000", "rpcTimeout" -> "2s"))
-      assert(rows == expected)
-      assert(proxy.heldGets.get <= 2, s"${proxy.heldGets.get} GETs stalled on a store of $fragments fragments")
-      assert(metrics("storeFallbacks") >= fragments - 2 && metrics("bytesReadFromStore") == 0, metrics)
-    }
+    readThroughSilence("store/stall/part-000")(_.stallBodies())
   }
 
   test("a fragment removed from the store after the broker listed it is a data-loss decision") {
