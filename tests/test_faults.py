@@ -48,8 +48,10 @@ def spark():
 
 
 def sql_metric(spark, description: str) -> int:
-    """The sum of a task metric over every SQL execution of the session so far."""
-    with urllib.request.urlopen(f"{spark.ui}/sql?details=true&planDescription=false", timeout=30) as r:
+    """The sum of a task metric over every SQL execution of the session so far. The REST API pages
+    executions 20 at a time unless asked for more, and a slow machine runs more batches than that."""
+    url = f"{spark.ui}/sql?details=true&planDescription=false&offset=0&length=1000000"
+    with urllib.request.urlopen(url, timeout=30) as r:
         executions = json.loads(r.read())
     return sum(
         int("".join(c for c in m["value"] if c.isdigit()) or 0)

@@ -574,8 +574,9 @@ private[spark] object GazetteOptions {
         |`df.writeStream`/`df.write` (the sink), or for every query of a session as
         |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
         |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
-        |(`startingOffsets` is `starting_offsets`) and convert Python values (booleans, datetimes, dicts, lists)
-        |to these strings.
+        |(`startingOffsets` is `starting_offsets`), keyword-only, and any option by this page's name through
+        |`**options` (`read_stream(spark, broker, journals="a", maxBytesPerTrigger=1 << 20)`); they convert Python
+        |values (booleans, datetimes, dicts, lists) to these strings.
         |
         |The connector checks every option where the DataFrame is loaded (`load()`, and a writer's
         |`save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
