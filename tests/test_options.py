@@ -140,7 +140,7 @@ def test_a_batch_write_other_than_append_is_refused(spark):
 
 
 def test_the_tables_are_the_connectors_option_names(spark):
-    jvm = spark._jvm.io.sparkgazette.spark.GazetteOptions
+    jvm = spark._jvm.io.sparkgazette.spark.options.GazetteOptions
     assert set(options.SOURCE.values()) == set(jvm.sourceOptionNames())
     assert set(options.SINK.values()) == set(jvm.sinkOptionNames())
     assert set(options.CONNECTION.values()) == set(jvm.connectionOptionNames())
@@ -198,7 +198,7 @@ def test_schema_types_the_rows_and_parse_options_go_by_sparks_names(spark):
     assert "journal" in df.schema["_gazette"].dataType.fieldNames()
     stream = read_stream(spark, broker=NOWHERE, journals="a", schema="user STRING")
     assert stream.schema.fieldNames() == ["user", "_gazette"]
-    assert set(spark._jvm.io.sparkgazette.spark.GazetteOptions.parsingOptionNames()) >= {
+    assert set(spark._jvm.io.sparkgazette.spark.options.GazetteOptions.parsingOptionNames()) >= {
         "timestampFormat",
         "dateFormat",
     }

@@ -28,7 +28,7 @@ LAYERS = [
         ),
     ),
     ("sequencer", ("io.sparkgazette.message.Sequencer", "io.sparkgazette.message.ReadCommitted")),
-    ("rows (ours)", ("io.sparkgazette.spark.source.MessageToRow", "io.sparkgazette.spark.protobuf")),
+    ("rows (ours)", ("io.sparkgazette.spark.source.rows.MessageToRow", "io.sparkgazette.spark.protobuf")),
     (
         "client (ours, gRPC, netty, protobuf)",
         ("io.sparkgazette.client", "io.grpc", "io.netty", "com.google.protobuf", "scalapb"),

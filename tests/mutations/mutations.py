@@ -42,9 +42,9 @@ class Mutation:
 
 
 SEQUENCER = "message/Sequencer.scala"
-RANGE_READER = "spark/source/JournalRangeReader.scala"
+RANGE_READER = "spark/source/reading/JournalRangeReader.scala"
 DATA_WRITER = "spark/sink/GazetteDataWriter.scala"
-SINK_ROWS = "spark/sink/SinkRows.scala"
+SINK_ROWS = "spark/sink/rows/SinkRows.scala"
 
 MUTATIONS = (
     Mutation(
@@ -137,7 +137,7 @@ MUTATIONS = (
     ),
     Mutation(
         "planner-range-past-head",
-        "spark/source/JournalRangePlanner.scala",
+        "spark/source/planning/JournalRangePlanner.scala",
         "j -> (start(j) + math.min(b, share))",
         "j -> (start(j) + math.min(b, share) + 1)",
         "a capped range ends one byte later: past the write head where its share is its whole backlog",
@@ -201,7 +201,7 @@ MUTATIONS = (
     ),
     Mutation(
         "times-skip-exact-match",
-        "spark/source/OffsetsForTimes.scala",
+        "spark/source/planning/OffsetsForTimes.scala",
         "env.clock != 0 && env.clock >= clock",
         "env.clock != 0 && env.clock > clock",
         "a starting or ending time skips the message published exactly then",
@@ -233,7 +233,7 @@ MUTATIONS = (
     ),
     Mutation(
         "intent-log-replaces-record",
-        "spark/sink/AckIntentLog.scala",
+        "spark/sink/intents/AckIntentLog.scala",
         "catch { case _: FileAlreadyExistsException => false }",
         "catch { case _: FileAlreadyExistsException => true }",
         "a second driver (a zombie) recording an epoch already recorded believes its own intents were kept",
@@ -241,7 +241,7 @@ MUTATIONS = (
     ),
     Mutation(
         "staged-run-appended-twice",
-        "spark/sink/staging/StagedRuns.scala",
+        "spark/sink/StagedRuns.scala",
         "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run)))))",
         "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run))))).filter(_ => false)",
         "a staged run published again after a crash is appended again: its rows are committed twice",
@@ -249,7 +249,7 @@ MUTATIONS = (
     ),
     Mutation(
         "staged-run-ignores-recreation",
-        "spark/sink/staging/StagedRuns.scala",
+        "spark/sink/StagedRuns.scala",
         "if (!current.exists(_.createRevision == run.revision)) {",
         "if (current.isEmpty) {",
         "a staged run recorded for a journal since deleted goes to the journal created again under its name",
@@ -257,7 +257,7 @@ MUTATIONS = (
     ),
     Mutation(
         "sink-forgets-last-acks",
-        "spark/sink/SinkProducers.scala",
+        "spark/sink/intents/SinkProducers.scala",
         "lastAcks = lastAcks ++ acks.map",
         "lastAcks = lastAcks ++ acks.take(0).map",
         "the record of an epoch forgets its ACKs: producers' clocks and rollbacks no longer follow them",
@@ -265,7 +265,7 @@ MUTATIONS = (
     ),
     Mutation(
         "sink-checkpoint-optional",
-        "spark/sink/SinkOptions.scala",
+        "spark/sink/config/SinkOptions.scala",
         "if (streaming && exactlyOnce && checkpoint.isEmpty)",
         "if (false && checkpoint.isEmpty)",
         "an exactly-once stream starts without a checkpointLocation for its ACK intents",
@@ -273,7 +273,7 @@ MUTATIONS = (
     ),
     Mutation(
         "unknown-option-ignored",
-        "spark/GazetteOptions.scala",
+        "spark/options/GazetteOptions.scala",
         "case None => throw GazetteErrors.unknownOption(k, known)",
         "case None => None",
         "a misspelled option is ignored instead of refused",
@@ -305,7 +305,7 @@ MUTATIONS = (
     ),
     Mutation(
         "source-ignores-uuid-pointer",
-        "spark/source/ReaderConfig.scala",
+        "spark/source/reading/ReaderConfig.scala",
         "case t => Framing.forContentType(t, options.uuidPointer, options.uuidField)",
         "case t => Framing.forContentType(t)",
         "the source ignores uuidPointer and uuidField: UUIDs elsewhere go unseen, rollbacks and duplicates are emitted",
@@ -321,7 +321,7 @@ MUTATIONS = (
     ),
     Mutation(
         "typed-json-drops-escaped-keys",
-        "spark/source/JsonPayloads.scala",
+        "spark/source/rows/JsonPayloads.scala",
         "while (i < until) { if (b(i) == '\\\\') return true; i += 1 }",
         "while (i < until) { if (false) return true; i += 1 }",
         "a member whose key is escaped (us\\u0065r) is left out of the selection, though Spark reads it by its name",
@@ -329,7 +329,7 @@ MUTATIONS = (
     ),
     Mutation(
         "typed-csv-cuts-a-column-early",
-        "spark/source/CsvPayloads.scala",
+        "spark/source/rows/CsvPayloads.scala",
         "else if (c == ',' && !quoted) { n += 1; if (n == columns) return i }",
         "else if (c == ',' && !quoted) { n += 1; if (n == columns - 1) return i }",
         "a typed CSV read hands its parser the record cut before the last column it reads",

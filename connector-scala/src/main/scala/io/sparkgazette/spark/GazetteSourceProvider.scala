@@ -2,7 +2,8 @@ package io.sparkgazette.spark
 
 import java.util
 
-import io.sparkgazette.spark.source.{MessageToRow, ProtobufType, TypedSchema}
+import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.source.rows.{MessageToRow, ProtobufType, TypedSchema}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{SessionConfigSupport, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
@@ -25,7 +26,7 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
   // Spark calls this where the DataFrame is loaded, for reads and writes: options fail there.
   // A protobuf message named by the options types the rows without a schema.
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
-    GazetteOptions.validateAtLoad(options)
+    OptionsAtLoad.validate(options)
     val includeLabels = GazetteSourceProvider.includeLabels(options)
     ProtobufType.of(options).fold(MessageToRow.schema(includeLabels))(p =>
       TypedSchema(p.schema, includeLabels, GazetteSourceProvider.corruptColumn(options)).table)
@@ -37,7 +38,7 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
     val typed = TypedSchema.of(schema, GazetteSourceProvider.includeLabels(options),
       GazetteSourceProvider.corruptColumn(options))
     typed.foreach { t =>
-      GazetteOptions.validateAtLoad(options)
+      OptionsAtLoad.validate(options)
       ProtobufType.of(options).foreach(_.check(t.fields, t.corruptColumn))
     }
     new GazetteTable(typed.fold(schema)(_.table), typed)

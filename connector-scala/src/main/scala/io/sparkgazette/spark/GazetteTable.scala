@@ -4,10 +4,11 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.source.rows.TypedSchema
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
 import io.sparkgazette.spark.sink.GazetteWriteBuilder
-import io.sparkgazette.spark.source.{GazetteScanBuilder, TypedSchema}
+import io.sparkgazette.spark.source.GazetteScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

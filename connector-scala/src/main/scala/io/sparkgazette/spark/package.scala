@@ -4,7 +4,7 @@ package io.sparkgazette
   * offsets are per-journal byte offsets and whose executors sequence messages exactly once,
   * and (see the sink) a transactional writer.
   *
-  * Options are parsed and validated once, in [[spark.GazetteOptions]]; every user-facing error
-  * message lives in [[spark.GazetteErrors]].
+  * Options are parsed and validated once, in [[spark.options.GazetteOptions]]; every user-facing error
+  * message lives in [[spark.errors.GazetteErrors]].
   */
 package object spark

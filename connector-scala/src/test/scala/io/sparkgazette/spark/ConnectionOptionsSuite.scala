@@ -3,8 +3,9 @@ package io.sparkgazette.spark
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.spark.sink.SinkOptions
-import io.sparkgazette.spark.source.SourceOptions
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.config.SinkOptions
+import io.sparkgazette.spark.source.offsets.SourceOptions
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 

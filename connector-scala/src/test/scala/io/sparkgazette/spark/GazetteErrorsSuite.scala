@@ -9,6 +9,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, StoreUnavailableException}
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.protobuf.ProtobufErrors
 import io.sparkgazette.spark.testing.SparkThrowables._
 import org.apache.spark.SparkThrowable
@@ -20,7 +21,8 @@ class GazetteErrorsSuite extends AnyFunSuite {
   // the first test.
   private val gazette: Map[String, () => Throwable] = Map(
     "unknownOption" -> (() => GazetteErrors.unknownOption("typo", Seq("broker", "selector"))),
-    "unknownSessionOption" -> (() => GazetteErrors.unknownSessionOption("brokr", Seq("broker"))),
+    "unknownSessionOption" ->
+      (() => GazetteErrors.unknownSessionOption("brokr", "spark.datasource.gazette.brokr", Seq("broker"))),
     "missingOption" -> (() => GazetteErrors.missingOption("broker", "the broker address")),
     "missingTarget" -> (() => GazetteErrors.missingTarget()),
     "brokerUnavailable" ->
@@ -60,7 +62,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
       (() => GazetteErrors.malformedMessage("a/b", 4096, 4100, "invalid JSON", new RuntimeException("x"))),
     "invalidSchema" -> (() => GazetteErrors.invalidSchema("field '_gazette' takes the name of the connector's column")),
     "missingSequencerState" -> (() => GazetteErrors.missingSequencerState("a/b", 4096, "/ckpt/sources/0")),
-    "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99))),
+    "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99), 2)),
     "offsetsNotAnObject" -> (() => GazetteErrors.offsetsNotAnObject("[1]")),
     "offsetNotWhole" -> (() => GazetteErrors.offsetNotWhole("a/b", "offset", "1.5")),
     "stagedRunDamaged" -> (() => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", -1, 100)),

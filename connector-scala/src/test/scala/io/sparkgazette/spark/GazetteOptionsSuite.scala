@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.errors.GazetteIllegalArgumentException
 import io.sparkgazette.spark.testing.SparkThrowables.condition
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
@@ -11,7 +12,7 @@ class GazetteOptionsSuite extends AnyFunSuite {
   private val broker = "broker" -> "http://127.0.0.1:8080"
 
   private def load(kv: (String, String)*): Unit =
-    GazetteOptions.validateAtLoad(new CaseInsensitiveStringMap(kv.toMap.asJava))
+    OptionsAtLoad.validate(new CaseInsensitiveStringMap(kv.toMap.asJava))
 
   private def refused(kv: (String, String)*): GazetteIllegalArgumentException =
     intercept[GazetteIllegalArgumentException](load(kv: _*))

@@ -3,6 +3,9 @@ package io.sparkgazette.spark
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+
 /** The pages generated from the code: `docs/options.md` whole, and the table of error conditions
   * in `docs/operations.md` (between its `<!-- conditions -->` markers). `make options-doc` writes
   * them; [[ReferenceDocsSuite]] fails when the checked-in pages differ.

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 
+import io.sparkgazette.spark.options.GazetteOptions
 import org.scalatest.funsuite.AnyFunSuite
 
 class ReferenceDocsSuite extends AnyFunSuite {

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 
+import io.sparkgazette.spark.runtime.SerializableConfiguration
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkConf
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer, Serializer}

@@ -5,6 +5,8 @@ import java.util.Base64
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 import io.sparkgazette.client.{GazetteClient, JournalSpecs}

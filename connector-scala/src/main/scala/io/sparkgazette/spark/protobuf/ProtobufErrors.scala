@@ -80,7 +80,7 @@ private[spark] object ProtobufErrors {
 }
 
 /** A protobuf decoding error: what `GazetteThrowable` is to the connector's other errors. */
-private[spark] sealed trait ProtobufThrowable extends io.sparkgazette.spark.ConditionedThrowable {
+private[spark] sealed trait ProtobufThrowable extends io.sparkgazette.spark.errors.ConditionedThrowable {
   protected def condition: String
   protected def sqlState: String
   protected def parameters: Map[String, String]

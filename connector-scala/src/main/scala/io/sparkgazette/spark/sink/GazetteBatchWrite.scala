@@ -1,6 +1,9 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import org.apache.spark.sql.connector.write._
 
 /** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are

@@ -3,6 +3,11 @@ package sink
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.ClientCache
+import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
+import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
 import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging._

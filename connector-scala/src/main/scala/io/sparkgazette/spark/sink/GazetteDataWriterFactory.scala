@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
+import io.sparkgazette.spark.sink.intents.SinkProducers
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory

@@ -1,6 +1,10 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, SinkTargets}
+import io.sparkgazette.spark.sink.intents.GazetteCommitMessage
 import io.sparkgazette.spark.sink.realtime._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow

@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.errors.GazetteErrors
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 

@@ -3,6 +3,14 @@ package sink
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.runtime.{ClientCache, SerializableConfiguration}
+import io.sparkgazette.spark.sink.config.{
+  IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
+}
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers}
+import io.sparkgazette.spark.sink.rows.CsvWidths
 import com.google.protobuf.ByteString
 import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import io.sparkgazette.spark.sink.staging._

@@ -2,6 +2,13 @@ package io.sparkgazette.spark
 package source
 
 import io.sparkgazette.client.GazetteClient
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.source.offsets.{JournalRange, JournalTask, OffsetSpec, SourceOptions}
+import io.sparkgazette.spark.source.planning.{JournalDirectory, JournalRangePlanner, OffsetsForTimes}
+import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
+import io.sparkgazette.spark.source.rows.RowShape
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory}
 
 /** A batch read of `[startingOffsets, endingOffsets)` of every journal: the messages that end

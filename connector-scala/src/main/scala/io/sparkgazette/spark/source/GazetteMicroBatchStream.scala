@@ -7,6 +7,18 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.source.offsets.{
+  JournalOffsets, JournalPosition, JournalRange, JournalTask, OffsetSpec, SourceOptions
+}
+import io.sparkgazette.spark.source.planning.{
+  JournalDirectory, JournalInfo, JournalRangePlanner, OffsetsForTimes, StaleHeads
+}
+import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
+import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeTask}
+import io.sparkgazette.spark.source.rows.RowShape
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.connector.read.streaming._
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}

@@ -3,6 +3,13 @@ package source
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.runtime.{RealTimeMode, SerializableConfiguration}
+import io.sparkgazette.spark.source.offsets.SourceOptions
+import io.sparkgazette.spark.source.reading.{PieceStates, SourceMetrics}
+import io.sparkgazette.spark.source.realtime.RealTimeStreams
+import io.sparkgazette.spark.source.rows.{MessageToRow, ProtobufType, RowShape, TypedRead, TypedSchema}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.CustomMetric
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.spark.source.rows.TypedSchema
 import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

@@ -1,6 +1,14 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.source.offsets.{JournalTask, SourceOptions}
+import io.sparkgazette.spark.source.reading.{JournalTaskReader, ReaderConfig}
+import io.sparkgazette.spark.source.realtime.{
+  JournalsReached, RealTimeJournalReader, RealTimePartitionReader, RealTimeTask
+}
+import io.sparkgazette.spark.source.rows.RowShape
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.connector.read.streaming.{Offset, PartitionOffset, SupportsRealTimeMode}

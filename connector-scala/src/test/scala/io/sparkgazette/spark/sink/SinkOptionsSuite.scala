@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions, WriteTarget}
 import io.sparkgazette.spark.sink.staging.StagingThreshold
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.message.ProducerId
+import io.sparkgazette.spark.sink.intents.SinkProducers
 import org.scalatest.funsuite.AnyFunSuite
 
 class SinkProducersSuite extends AnyFunSuite {

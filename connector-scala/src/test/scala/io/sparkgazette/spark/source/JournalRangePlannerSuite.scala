@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.spark.source.offsets.{JournalRange, Piece}
+import io.sparkgazette.spark.source.planning.JournalRangePlanner
 import org.scalacheck.Gen
 import org.scalatest.funsuite.AnyFunSuite
 import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks

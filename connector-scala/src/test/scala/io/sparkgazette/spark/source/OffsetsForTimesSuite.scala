@@ -5,7 +5,7 @@ import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
 import io.sparkgazette.message.{Flags, Framing, JournalBytes, MessageIterator, ProducerId, Uuid}
-import io.sparkgazette.spark.source.OffsetsForTimes.{FragmentTime, clockAt, firstAtOrAfter, searchFrom}
+import io.sparkgazette.spark.source.planning.OffsetsForTimes.{FragmentTime, clockAt, firstAtOrAfter, searchFrom}
 import org.scalatest.funsuite.AnyFunSuite
 
 class OffsetsForTimesSuite extends AnyFunSuite {

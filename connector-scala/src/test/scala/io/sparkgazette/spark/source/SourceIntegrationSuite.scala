@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
+import io.sparkgazette.spark.source.offsets.JournalTask
 import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.Trigger

@@ -1,6 +1,7 @@
 package io.sparkgazette.spark
 package source
 
+import io.sparkgazette.spark.source.reading.SourceMetrics
 import org.scalatest.funsuite.AnyFunSuite
 
 class SourceMetricsSuite extends AnyFunSuite {

@@ -9,6 +9,8 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.CompressionCodec
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
+import io.sparkgazette.spark.source.offsets.JournalOffsets
+import io.sparkgazette.spark.source.reading.SourceMetrics
 import io.sparkgazette.spark.testing.MessageKey
 import io.sparkgazette.testing.{Journals, Judge, MovedUuids, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame

@@ -4,6 +4,12 @@ package source
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.errors.GazetteUnsupportedOperationException
+import io.sparkgazette.spark.runtime.RealTimeMode
+import io.sparkgazette.spark.source.offsets.{
+  JournalOffsets, JournalPosition, JournalTarget, NoMessageAtTime, OffsetSpec, SourceOptions
+}
+import io.sparkgazette.spark.source.realtime.RealTimeStreams
 import io.sparkgazette.spark.testing.SparkThrowables.condition
 import io.sparkgazette.spark.testing.ThisSpark
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

@@ -11,6 +11,8 @@ import scala.util.Random
 
 import io.sparkgazette.client.protocol.ApplyRequest
 import io.sparkgazette.message.Framing
+import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition}
+import io.sparkgazette.spark.source.reading.SourceMetrics
 import io.sparkgazette.spark.testing.BatchPolicy
 import io.sparkgazette.spark.testing.BatchPolicy.{Limit, ReadAll, Skip}
 import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, JudgeScript, SparkClusterSuite}

@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.{Flags, Framing, ProducerId, Uuid}
+import io.sparkgazette.spark.source.offsets.JournalOffsets
+import io.sparkgazette.spark.source.planning.OffsetsForTimes
 import io.sparkgazette.testing.{Journals, Judge, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}

@@ -1,7 +1,8 @@
 package io.sparkgazette.spark
 package source
 
-import io.sparkgazette.spark.source.StaleHeads.{Behind, Grew, Waiting}
+import io.sparkgazette.spark.source.planning.StaleHeads
+import io.sparkgazette.spark.source.planning.StaleHeads.{Behind, Grew, Waiting}
 import org.scalatest.funsuite.AnyFunSuite
 
 class StaleHeadsSuite extends AnyFunSuite {

@@ -3,6 +3,7 @@ package source
 
 import java.nio.file.Files
 
+import io.sparkgazette.spark.source.rows.TypedSchema
 import com.google.protobuf.DescriptorProtos.FieldDescriptorProto.Type
 import com.google.protobuf.DescriptorProtos.{DescriptorProto, FileDescriptorProto, FileDescriptorSet}
 import io.sparkgazette.message.{Framing, Uuid}

@@ -10,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
+import io.sparkgazette.spark.source.reading.SourceMetrics
+import io.sparkgazette.spark.source.rows.{MessageToRow, TypedSchema}
 import io.sparkgazette.testing.Json
 import io.sparkgazette.testing.{Judge, JudgeRecord, SparkClusterSuite}
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec

@@ -4,7 +4,8 @@ import java.nio.file.Files
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.spark.source.state.{SequencerStateStore, StateRef}
+import io.sparkgazette.spark.source.offsets.StateRef
+import io.sparkgazette.spark.source.state.SequencerStateStore
 
 /** The Sequencer states a stream's checkpoint holds. */
 object SequencerStates {

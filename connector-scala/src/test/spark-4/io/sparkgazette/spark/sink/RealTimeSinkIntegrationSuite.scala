@@ -3,6 +3,8 @@ package sink
 
 import java.nio.file.Files
 
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{array, col, concat, explode, lit, struct, to_json}
@@ -205,7 +207,8 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
         Judge.read(cluster.broker, output, committed = false).size >= 2 * expected.size)
     finally second.stop()
     val firstEnd =
-      second.recentProgress.find(_.batchId == 0).map(p => source.JournalOffsets.fromJson(p.sources.head.endOffset))
+      second.recentProgress.find(_.batchId == 0).map(p =>
+        source.offsets.JournalOffsets.fromJson(p.sources.head.endOffset))
     assert(firstEnd.exists(_(input) < read.last.end), s"the rerun's first batch read the whole input: $firstEnd")
     assertEachOnce(written(Seq(output)), expected)
   }

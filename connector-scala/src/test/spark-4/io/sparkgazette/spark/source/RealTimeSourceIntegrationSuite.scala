@@ -8,6 +8,11 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
+import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, SourceOptions}
+import io.sparkgazette.spark.source.reading.{ReaderConfig, SourceMetrics}
+import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeJournalReader, RealTimeTask}
+import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap

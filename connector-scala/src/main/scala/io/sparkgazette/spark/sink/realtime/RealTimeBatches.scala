@@ -4,6 +4,9 @@ package realtime
 
 import java.security.SecureRandom
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.config.SinkTargets
+import io.sparkgazette.spark.sink.intents.{AckIntentLog, IntentRecord, SinkProducers}
 import org.apache.hadoop.conf.Configuration
 
 /** The driver's record of a real-time stream's batches, made as each batch starts, under

@@ -7,6 +7,12 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import io.sparkgazette.message._
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.SequencedMessages
+import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads}
+import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
+import io.sparkgazette.spark.sink.rows.SinkRows
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import org.slf4j.LoggerFactory

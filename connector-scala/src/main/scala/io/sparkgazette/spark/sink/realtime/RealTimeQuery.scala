@@ -6,6 +6,8 @@ import java.util.UUID
 
 import scala.util.{Failure, Success, Try}
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.runtime.RealTimeMode
 import org.apache.spark.sql.SparkSession
 
 /** Whether a stream runs in real-time mode. Spark tells a sink nothing about its trigger, and a

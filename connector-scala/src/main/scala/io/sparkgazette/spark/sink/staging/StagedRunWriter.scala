@@ -4,6 +4,7 @@ package staging
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.spark.errors.GazetteErrors
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}

@@ -5,6 +5,8 @@ package staging
 import scala.util.Try
 import scala.util.control.NonFatal
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 

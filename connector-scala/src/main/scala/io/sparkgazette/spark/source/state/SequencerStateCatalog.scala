@@ -4,6 +4,8 @@ package state
 
 import scala.collection.mutable
 
+import io.sparkgazette.spark.source.offsets.{JournalPosition, StateRef}
+
 /** The driver's view of the saved states: which states exist, by `(journal, offset, revision,
   * origin)`, and in which file. It reads a batch directory's indexes once (a listing and one
   * read per task of the batch), so that planning and committing a batch never list a directory

@@ -4,6 +4,9 @@ package state
 
 import java.io.{BufferedOutputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.source.offsets.StateRef
+
 /** The binary form of a task's file of Sequencer states, as [[SequencerStateStore]] writes it. */
 private[spark] object SequencerStateFormat {
   val FormatVersion = 2
@@ -57,16 +60,16 @@ private[spark] object SequencerStateFormat {
     val in = new DataInputStream(new java.io.BufferedInputStream(stream, 1 << 16))
     val header = new Array[Byte](12)
     try in.readFully(header)
-    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None) }
+    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None, FormatVersion) }
     val h = java.nio.ByteBuffer.wrap(header)
-    if (h.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(file, None)
+    if (h.getInt() != Magic) throw GazetteErrors.unsupportedStateFormat(file, None, FormatVersion)
     val version = h.getInt()
-    if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(file, Some(version))
+    if (version != FormatVersion) throw GazetteErrors.unsupportedStateFormat(file, Some(version), FormatVersion)
     val length = h.getInt()
-    if (length < 4) throw GazetteErrors.unsupportedStateFormat(file, None)
+    if (length < 4) throw GazetteErrors.unsupportedStateFormat(file, None, FormatVersion)
     val bytes = new Array[Byte](length)
     try in.readFully(bytes)
-    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None) }
+    catch { case _: java.io.EOFException => throw GazetteErrors.unsupportedStateFormat(file, None, FormatVersion) }
     val index = new DataInputStream(new java.io.ByteArrayInputStream(bytes))
     val n = index.readInt()
     (0 until n).map { _ =>
@@ -77,7 +80,7 @@ private[spark] object SequencerStateFormat {
       val resume = index.readLong()
       val producers = index.readInt()
       val position = index.readLong()
-      if (producers < 0) throw GazetteErrors.unsupportedStateFormat(file, None)
+      if (producers < 0) throw GazetteErrors.unsupportedStateFormat(file, None, FormatVersion)
       StateRef(file, journal, offset, revision, origin, resume, position, producers)
     }
   }

@@ -11,6 +11,8 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, StateRef}
 import com.fasterxml.jackson.databind.ObjectMapper
 import io.sparkgazette.message.{ProducerId, ProducerState}
 import org.apache.hadoop.conf.Configuration
@@ -58,9 +60,10 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
       finally in.close()
       val version = """"format"\s*:\s*(\d+)""".r.findFirstMatchIn(text).map(_.group(1).toInt)
       if (!version.contains(SequencerStateFormat.FormatVersion))
-        throw GazetteErrors.unsupportedStateFormat(marker.toString, version)
+        throw GazetteErrors.unsupportedStateFormat(marker.toString, version, SequencerStateFormat.FormatVersion)
     } else {
-      if (list(root).exists(s => !isTemporary(s.getPath.getName))) throw GazetteErrors.unsupportedStateFormat(dir, None)
+      if (list(root).exists(s => !isTemporary(s.getPath.getName)))
+        throw GazetteErrors.unsupportedStateFormat(dir, None, SequencerStateFormat.FormatVersion)
       writeOnce(marker, out => out.write(s"""{"format": ${SequencerStateFormat.FormatVersion}}""".getBytes(UTF_8)))
     }
 

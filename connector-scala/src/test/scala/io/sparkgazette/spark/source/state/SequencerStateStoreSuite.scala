@@ -7,6 +7,7 @@ import java.nio.file.{Files, Path}
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.{ProducerId, ProducerState, Sequencer}
+import io.sparkgazette.spark.source.offsets.JournalPosition
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 

@@ -1,0 +1,37 @@
+package io.sparkgazette.spark
+package sink
+package config
+
+import scala.util.Try
+
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.GazetteOptions
+
+/** A failure the tests inject at a chosen point of the sink's protocol (test-only option
+  * `test.sinkFault`, `point:epoch`): `task-after-half` fails the first attempt of partition 0's
+  * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
+  * `task-lost-after-half` too, but the attempt is lost as if its executor died: its abort rolls
+  * back nothing; `driver-before-persist`, `driver-after-persist`, `driver-after-some-acks` and
+  * `driver-after-publish` fail the driver's commit there.
+  */
+private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
+  def strikes(point: String, epoch: Long): Boolean =
+    this.point == point &&
+      (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
+}
+
+private[spark] object SinkFault {
+  private val TaskPoints = Set("task-after-half", "task-lost-after-half")
+  private val Points = TaskPoints ++ Set("driver-before-persist", "driver-after-persist", "driver-after-some-acks",
+    "driver-after-publish")
+
+  private val Every = "([0-9]+)/([1-9][0-9]*)".r
+
+  def parse(value: String): SinkFault = value.split(':') match {
+    case Array(point, epoch) if Points.contains(point) && Try(epoch.toLong).isSuccess => SinkFault(point, epoch.toLong)
+    case Array(point, Every(first, period)) if TaskPoints.contains(point) =>
+      SinkFault(point, first.toLong, period.toLong)
+    case _ =>
+      throw GazetteErrors.invalidOption(GazetteOptions.TestSinkFault, value, "point:epoch, e.g. driver-after-persist:1")
+  }
+}

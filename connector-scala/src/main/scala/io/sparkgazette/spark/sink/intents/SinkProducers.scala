@@ -1,0 +1,62 @@
+package io.sparkgazette.spark
+package sink
+package intents
+
+import java.security.SecureRandom
+
+import io.sparkgazette.message.ProducerId
+
+/** The producers of an exactly-once stream, and where each stands: what the driver records
+  * with every epoch, so that readers track as many producers as the query has parallelism, not
+  * as many as it has had epochs.
+  *
+  * The protocol, against Gazette's Sequencer rules:
+  *  - A task attempt publishes as the producer of (query, partition, stage attempt, task
+  *    attempt, epoch parity). Attempts that can run at once (speculation, retries, zombies of a
+  *    stage retry, a killed attempt still finishing as the next epoch starts) differ in one of
+  *    these, so no two live attempts share a producer; a query uses at most partitions × 2 ×
+  *    the attempts it makes of each task.
+  *  - `lastAcks` holds, per producer and journal, the clock of the last ACK recorded for it.
+  *    A producer's clock starts above every one of them, on whatever executor it runs.
+  *  - The first time a task writes a journal, it appends first an ACK at that last recorded
+  *    clock (at clock 1 where it has none): readers take it as a rollback of whatever an
+  *    earlier failed attempt under the producer left open there, so the task's own ACK commits
+  *    only its own messages.
+  *
+  * @param seed drawn once per query (a checkpoint), so that two queries never share producers
+  */
+private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long]) {
+
+  /** The producer of a task attempt of `epoch`. */
+  def producer(partition: Int, stageAttempt: Int, attempt: Int, epoch: Long): ProducerId = {
+    var h = seed
+    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, epoch & 1L)) h = SinkProducers.mix(h ^ v)
+    // Gazette's rule for random producers: the multicast bit set, so never a real MAC.
+    ProducerId((h & 0xffffffffffffL) | (1L << 40))
+  }
+
+  /** The clock `producer` continues from: no message of it may fall at or below an ACK of it. */
+  def clockFloor(producer: ProducerId): Long =
+    lastAcks.iterator.collect { case ((p, _), c) if p == producer => c }.foldLeft(0L)(math.max)
+
+  /** The clock of the ACK that rolls back what `producer` left open in `journal`. */
+  def rollbackClock(producer: ProducerId, journal: String): Long = lastAcks.getOrElse((producer, journal), 1L)
+
+  /** After an epoch whose ACKs (producer, journal, clock) were recorded. */
+  def after(acks: Iterable[(ProducerId, String, Long)]): SinkProducers =
+    copy(lastAcks = lastAcks ++ acks.map { case (p, j, c) => (p, j) -> math.max(c, lastAcks.getOrElse((p, j), 0L)) })
+}
+
+private[spark] object SinkProducers {
+  private val random = new SecureRandom()
+
+  def fresh(): SinkProducers = SinkProducers(random.nextLong(), Map.empty)
+
+  // SplitMix64's finalizer: every input bit moves every output bit.
+  private def mix(x: Long): Long = {
+    var z = x + 0x9e3779b97f4a7c15L
+    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L
+    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL
+    z ^ (z >>> 31)
+  }
+}

@@ -1,8 +1,0 @@
-package io.sparkgazette.spark
-package source
-
-/** The rows a scan makes: `columns`, the connector's columns it reads (names of
-  * [[MessageToRow.schema]]: top-level, or inside [[TypedSchema.Meta]] when the rows are typed),
-  * and, with a schema, the message fields it parses.
-  */
-private[spark] final case class RowShape(columns: Seq[String], typed: Option[TypedRead] = None)

@@ -1,0 +1,49 @@
+package io.sparkgazette
+
+import java.io.File
+import java.nio.file.{Files, Path, Paths}
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The shape the design promises (docs/development.md): layers that depend one way, and rooms small
+  * enough to read.
+  */
+class ArchitectureSuite extends AnyFunSuite {
+  private lazy val classes = new File(client.Backoff.getClass.getProtectionDomain.getCodeSource.getLocation.toURI)
+  private lazy val graph = PackageDependencies.of(classes)
+  private def show(g: Map[String, Set[String]]) =
+    g.toSeq.sortBy(_._1).map { case (p, uses) => s"  $p -> ${uses.toSeq.sorted.mkString(", ")}" }.mkString("\n")
+
+  test("no package uses a package that uses it back") {
+    assert(graph.size > 10, s"read ${graph.size} packages from $classes")
+    val cycles = PackageDependencies.cycles(graph)
+    assert(
+      cycles.isEmpty, s"package cycles: ${cycles.map(_.toSeq.sorted.mkString(" <-> ")).mkString("; ")}\n${show(graph)}")
+  }
+
+  test("the layers depend one way: spark -> message -> client, and client on nothing of ours") {
+    def uses(p: String) = PackageDependencies.reachable(graph, p) + p
+    val below = Seq("io.sparkgazette.client", "io.sparkgazette.message")
+    assert(!uses("io.sparkgazette.client").exists(_.startsWith("io.sparkgazette.message")))
+    for (p <- below; q <- uses(p)) assert(!q.startsWith("io.sparkgazette.spark"), s"$p reaches $q\n${show(graph)}")
+  }
+
+  private val sources = Paths.get(sys.props.getOrElse("sparkgazette.root", ".")).resolve("connector-scala/src/main")
+  private def walk(p: Path) = Files.walk(p).iterator().asScala.toSeq
+
+  test("no main source file over 450 lines") {
+    val files = walk(sources).filter(p => Files.isRegularFile(p) && p.toString.matches(".*\\.(scala|java)"))
+    assert(files.size > 50, s"found ${files.size} sources under $sources")
+    val long = files.map(p => p -> Files.readAllLines(p).size).filter(_._2 > 450)
+    assert(long.isEmpty, long.map { case (p, n) => s"${sources.relativize(p)}: $n lines" }.mkString("; "))
+  }
+
+  test("no main source folder holds more than 20 files") {
+    val full = walk(sources).filter(Files.isDirectory(_)).map(d =>
+      d -> Files.list(d).iterator().asScala.count(Files.isRegularFile(_)))
+    val crowded = full.filter(_._2 > 20)
+    assert(crowded.isEmpty, crowded.map { case (d, n) => s"${sources.relativize(d)}: $n files" }.mkString("; "))
+  }
+}
