@@ -25,8 +25,9 @@ message, and once the fault heals it must commit a batch within STALL_BOUND seco
 (--long-share) lasts LONG_SECONDS, past `retryTimeout` + `rpcTimeout`: then the query may fail, by
 EXIT_BOUND seconds into the fault, with an error that names the journal and the retry budget
 (GAZETTE_BROKER_UNAVAILABLE: "... of journal J: broker B is unreachable after retrying for 40
-seconds"; a List names its selector in place of J), or go on committing batches; one that neither
-fails so nor commits, or fails with another error, is a defect. Then traffic stops, the query
+seconds"; a List names its selector in place of J), or fail its tasks so (where the RPC that gave
+up ran in a task, Spark runs the task again, up to spark.task.maxFailures attempts), or go on
+committing batches; one that does none of these, or fails with another error, is a defect. Then traffic stops, the query
 drains to the write heads, and Gazette's ReadCommittedIter judges inputs against outputs, as in
 chaos.py.
 
@@ -96,6 +97,7 @@ class Summary:
     stalls: int = 0  # no batch within the bound after a fault; a long fault with neither a batch nor an exit
     long_faults: int = 0
     timed_out: int = 0  # long faults that failed the query as documented (journal and retry budget named)
+    tasks_failed: int = 0  # long faults that failed tasks as documented while Spark retried them
     slowest_exit: float = 0.0  # the latest such failure, seconds into its fault
     slowest: float = 0.0  # the longest wait for a batch after a fault ended (seconds)
     slowest_fault: str = ""
@@ -132,7 +134,8 @@ class Summary:
                 f"slowest batch after a fault ended: {self.slowest:.0f} s ({self.slowest_fault or 'none'}); "
                 f"bound {STALL_BOUND:.0f} s, {RESTART_BOUND:.0f} s after a driver restart",
                 f"faults past retryTimeout: {self.long_faults}, failing the query as documented {self.timed_out} "
-                f"times (latest {self.slowest_exit:.0f} s into its fault, bound {EXIT_BOUND:.0f} s), "
+                f"times and its tasks {self.tasks_failed} times (Spark retrying them, spark.task.maxFailures; "
+                f"latest {self.slowest_exit:.0f} s into its fault, bound {EXIT_BOUND:.0f} s), "
                 f"the query went on committing batches through the others",
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
                 f"{self.written} committed output messages; committed again after a rollback: {self.recommitted}",
@@ -344,12 +347,20 @@ def run(
 def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float, spark: SparkStandalone, work: str) -> str:
     """Watches the query through a fault past its timeouts: it fails as documented, by EXIT_BOUND,
     or goes on committing batches; otherwise a defect. Leaves it stopped or running."""
-    base = query.batches()
+    base, logged, failed_tasks = query.batches(), os.path.getsize(query.log), None
     while time.monotonic() - at < fault.seconds and not query.exited():
         time.sleep(0.2)
+        if failed_tasks is None and _documented_task_failure(query, logged):
+            failed_tasks = time.monotonic() - at
     if not query.exited():
         if query.batches() > base:
             return "the query went on committing batches"
+        # A task's RPC that gives up fails the task, not the query: Spark runs it again, each attempt
+        # with a budget of its own, until spark.task.maxFailures attempts have failed.
+        if failed_tasks is not None and failed_tasks <= EXIT_BOUND:
+            summary.tasks_failed += 1
+            summary.slowest_exit = max(summary.slowest_exit, failed_tasks)
+            return f"its tasks failed {failed_tasks:.0f}s into it as documented, and Spark ran them again"
         summary.stalls += 1
         dump = chaos._dump_threads(query, spark, os.path.join(work, f"stall-{summary.stalls}"))
         summary.incidents.append(
@@ -365,6 +376,13 @@ def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float, sp
     summary.failures += 1
     summary.incidents.append(f"{fault.text}: the query failed {after:.0f}s into it with: {error[:300]}")
     return f"the query failed {after:.0f}s into it, not as documented: {error[:200]}"
+
+
+def _documented_task_failure(query: Query, since: int) -> bool:
+    """Whether Spark logged a task failing with the documented error after byte `since` of the log."""
+    with open(query.log, errors="replace") as log:
+        log.seek(since)
+        return any("Lost task" in line and all(d in line for d in DOCUMENTED) for line in log)
 
 
 def _error(query: Query) -> str:

@@ -53,6 +53,8 @@ def main(
     # The connector's own retries and warnings, to read after a stall.
     log4j = spark._jvm.org.apache.logging.log4j
     log4j.core.config.Configurator.setLevel("io.sparkgazette", log4j.Level.INFO)
+    # A task that fails, with its error: the network chaos tells a task failing as documented from a stall.
+    log4j.core.config.Configurator.setLevel("org.apache.spark.scheduler.TaskSetManager", log4j.Level.WARN)
     reader = (
         spark.readStream.format("gazette")
         .option("broker", brokers)
