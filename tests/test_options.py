@@ -1,6 +1,6 @@
 """The Python helpers' options: one keyword per connector option, Python values converted to the
 option strings, and every value checked by the connector alone, where the DataFrame is loaded
-(before any broker is contacted: GazetteOptions.validateAtLoad only parses, so these tests need
+(before any broker is contacted: OptionsAtLoad only parses, so these tests need
 the connector's jar and no broker).
 
 Python once checked values too, and disagreed with the connector: it refused what the connector
@@ -9,13 +9,15 @@ accepts ("EARLIEST", "Modulo", "LATEST") and sent what the connector refuses (en
 
 import doctest
 import inspect
+import json
 import re
+import zipfile
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from pyspark.errors import PySparkException
 
-from conftest import condition_of, option_error
+from conftest import assembly_jar, condition_of, option_error
 from spark_gazette import options, read, read_stream, write, write_stream
 
 NOWHERE = "http://127.0.0.1:1"  # never contacted: the options are checked first
@@ -23,9 +25,20 @@ SIDES = {"source": (options.SOURCE, (read_stream, read)), "sink": (options.SINK,
 
 
 NOT_OPTIONS = {"spark", "df", "schema", "parse_options", "mode", "options"}
-# Options of streams only (triggers, real-time mode), and of batch reads only (where they end).
-STREAMING_ONLY = {"max_bytes_per_trigger", "min_bytes_per_trigger", "max_trigger_delay", "real_time_partitions"}
-BATCH_ONLY = {"ending_offsets", "ending_timestamp", "ending_offsets_by_timestamp", "batch_id", "staging_location"}
+
+
+def reference() -> list[dict]:
+    """The connector's options reference, as its jar holds it (options.json): each option's name,
+    side (source, sink, connection, parsing) and the queries that take it (stream, batch)."""
+    with zipfile.ZipFile(assembly_jar()) as jar:
+        return json.loads(jar.read("io/sparkgazette/spark/options/options.json"))
+
+
+def jvm_options(side: str, mode: str | None = None) -> set[str]:
+    """The options of one side (with the connection's), of queries of `mode` where given."""
+    return {
+        o["name"] for o in reference() if o["side"] in (side, "connection") and (mode is None or mode in o["modes"])
+    }
 
 
 def keywords(helper) -> set[str]:
@@ -95,10 +108,10 @@ def test_options_are_keyword_only_and_any_other_goes_through_options(helper):
 
 
 @pytest.mark.parametrize("side", SIDES)
-def test_a_stream_takes_every_option_but_the_batch_ones_and_a_batch_every_option_but_the_streaming_ones(side):
-    table, (stream, batch) = SIDES[side]
-    assert keywords(stream) == table.keys() - BATCH_ONLY
-    assert keywords(batch) == table.keys() - STREAMING_ONLY
+def test_each_helper_takes_exactly_the_options_the_connector_takes_for_its_queries(side):
+    _, (stream, batch) = SIDES[side]
+    for helper, mode in ((stream, "stream"), (batch, "batch")):
+        assert keywords(helper) == {snake_case(o) for o in jvm_options(side, mode)}, helper.__name__
 
 
 def test_options_pass_through_by_the_connectors_name_or_the_keywords():
@@ -139,11 +152,10 @@ def test_a_batch_write_other_than_append_is_refused(spark):
     assert condition_of(e.value) == "GAZETTE_UNSUPPORTED_OUTPUT_MODE", str(e.value)
 
 
-def test_the_tables_are_the_connectors_option_names(spark):
-    jvm = spark._jvm.io.sparkgazette.spark.options.GazetteOptions
-    assert set(options.SOURCE.values()) == set(jvm.sourceOptionNames())
-    assert set(options.SINK.values()) == set(jvm.sinkOptionNames())
-    assert set(options.CONNECTION.values()) == set(jvm.connectionOptionNames())
+def test_the_tables_are_the_connectors_option_names():
+    assert set(options.SOURCE.values()) == jvm_options("source")
+    assert set(options.SINK.values()) == jvm_options("sink")
+    assert set(options.CONNECTION.values()) == {o["name"] for o in reference() if o["side"] == "connection"}
 
 
 def test_starting_offsets_earliest_in_capitals_is_accepted(spark):
@@ -198,10 +210,7 @@ def test_schema_types_the_rows_and_parse_options_go_by_sparks_names(spark):
     assert "journal" in df.schema["_gazette"].dataType.fieldNames()
     stream = read_stream(spark, broker=NOWHERE, journals="a", schema="user STRING")
     assert stream.schema.fieldNames() == ["user", "_gazette"]
-    assert set(spark._jvm.io.sparkgazette.spark.options.GazetteOptions.parsingOptionNames()) >= {
-        "timestampFormat",
-        "dateFormat",
-    }
+    assert {o["name"] for o in reference() if o["side"] == "parsing"} >= {"timestampFormat", "dateFormat"}
 
 
 def test_a_parse_option_spark_does_not_take_here_is_refused_naming_it(spark):

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.protobuf.ProtobufErrors
 
 /** The pages generated from the code: `docs/options.md` whole, and the table of error conditions
   * in `docs/operations.md` (between its `<!-- conditions -->` markers). `make options-doc` writes
@@ -18,11 +18,12 @@ object ReferenceDocs {
   def optionsPage: Path = root.resolve("docs/options.md")
   def operationsPage: Path = root.resolve("docs/operations.md")
 
-  def options: String = GazetteOptions.markdown
+  def options: String = OptionsPage.markdown
 
   def conditions: String =
-    ("| condition | meaning |" +: "| --- | --- |" +: GazetteErrors.conditions.map { case (name, meaning) =>
-      s"| `$name` | $meaning |"
+    ("| condition | meaning |" +: "| --- | --- |" +: (GazetteErrors.conditions ++ ProtobufErrors.conditions).map {
+      case (name, meaning) =>
+        s"| `$name` | $meaning |"
     }).mkString("\n")
 
   /** `page` with the conditions' table between its markers. */

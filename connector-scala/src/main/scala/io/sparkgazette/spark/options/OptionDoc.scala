@@ -1,0 +1,61 @@
+package io.sparkgazette.spark
+package options
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+/** One option as the reference documents it: its name, the side that takes it, whether streams,
+  * batch queries or both take it, its default and what it does.
+  */
+private[spark] final case class OptionDoc(name: String, side: OptionDoc.Side, modes: Set[OptionDoc.Mode],
+    default: String, doc: String)
+
+private[spark] object OptionDoc {
+  sealed abstract class Side(val key: String)
+  case object Source extends Side("source")
+  case object Sink extends Side("sink")
+
+  /** How the clients reach the brokers: the source, the sink and the admin helpers take these. */
+  case object Connection extends Side("connection")
+
+  /** Spark's parsing options, which the source takes with a schema. */
+  case object Parsing extends Side("parsing")
+
+  sealed abstract class Mode(val key: String)
+  case object Stream extends Mode("stream")
+  case object Batch extends Mode("batch")
+
+  private val Sides = Seq(Source, Sink, Connection, Parsing)
+  private val Modes = Seq(Stream, Batch)
+
+  /** Where the reference lives: data in the jar, so that the Python package's tests and the
+    * options page read the very list the connector checks names against.
+    */
+  val Resource = "/io/sparkgazette/spark/options/options.json"
+
+  lazy val all: Seq[OptionDoc] = {
+    val in = getClass.getResourceAsStream(Resource)
+    require(in != null, s"$Resource is missing from the connector's jar")
+    val json = try new String(in.readAllBytes(), UTF_8)
+    finally in.close()
+    new ObjectMapper().readTree(json).elements().asScala.map(parse).toSeq
+  }
+
+  private def parse(o: JsonNode): OptionDoc = {
+    def text(field: String): String =
+      Option(o.get(field)).filter(_.isTextual).map(_.asText)
+        .getOrElse(throw new IllegalStateException(s"$Resource: an option without '$field': $o"))
+    def one[T](keys: Seq[T], key: T => String, value: String): T =
+      keys.find(key(_) == value).getOrElse(throw new IllegalStateException(s"$Resource: '$value' in $o"))
+    OptionDoc(
+      text("name"),
+      one[Side](Sides, _.key, text("side")),
+      o.get("modes").elements().asScala.map(m => one[Mode](Modes, _.key, m.asText)).toSet,
+      text("default"),
+      text("doc")
+    )
+  }
+}

@@ -1,0 +1,63 @@
+package io.sparkgazette.spark
+
+import io.sparkgazette.spark.options.OptionDoc
+
+/** `docs/options.md`: the connector's options reference (its `options.json`) as a page. */
+object OptionsPage {
+  private def modes(d: OptionDoc): String =
+    if (d.modes == Set[OptionDoc.Mode](OptionDoc.Stream, OptionDoc.Batch)) "streams, batches"
+    else if (d.modes == Set[OptionDoc.Mode](OptionDoc.Stream)) "streams"
+    else "batches"
+
+  def markdown: String = {
+    def table(side: OptionDoc.Side): String =
+      ("| option | default | in | meaning |" +: "| --- | --- | --- | --- |" +:
+        OptionDoc.all.filter(_.side == side).map {
+          d => s"| `${d.name}` | ${d.default} | ${modes(d)} | ${d.doc} |"
+        }).mkString("\n")
+    // Interpolated after the margin is stripped: the tables' rows begin with the margin character.
+    val intro =
+      """# Options
+        |
+        |<!-- Generated from the connector's options.json by `make options-doc`; a test fails when this page and the code differ. -->
+        |
+        |Options are set with `.option(name, value)` on `spark.readStream`/`spark.read` (the source) and on
+        |`df.writeStream`/`df.write` (the sink), or for every query of a session as
+        |`spark.datasource.gazette.<option>` (`spark.conf.set`, `--conf`); an option a query sets itself wins.
+        |Names are case-insensitive. The Python helpers take the same options as snake_case keywords
+        |(`startingOffsets` is `starting_offsets`), keyword-only, and any option by this page's name through
+        |`**options` (`read_stream(spark, broker, journals="a", maxBytesPerTrigger=1 << 20)`); they convert Python
+        |values (booleans, datetimes, dicts, lists) to these strings. Column *in* says which queries take an
+        |option: streams (`readStream`, `writeStream`; Python's `read_stream`, `write_stream`), batch queries
+        |(`read`, `write`), or both.
+        |
+        |The connector checks every option where the DataFrame is loaded (`load()`, and a writer's
+        |`save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
+        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`). What
+        |only a stream must not do or must have (`endingOffsets` and the other ending options, `batchId`, an
+        |exactly-once sink's `checkpointLocation`) is checked when the stream starts running: `start()`
+        |returns, and the query stops at once with that error.
+        |
+        |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and the query's name
+        |(`queryName`) passes through.""".stripMargin
+    val typedIntro =
+      """Given a schema (`.schema(...)`, Python's `schema=`), the source parses each message into the schema's
+        |fields, with Spark's own parsers and these of their options (Python: `parse_options={...}` with these
+        |names); the connector's columns move into the struct `_gazette`. See the user guide (docs/source.md).""".stripMargin
+    val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
+      |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
+    Seq(
+      intro,
+      "## Source",
+      table(OptionDoc.Source),
+      "## Sink",
+      table(OptionDoc.Sink),
+      "## Typed rows (source, with a schema)",
+      typedIntro,
+      table(OptionDoc.Parsing),
+      "## Connection (source, sink and the admin helpers)",
+      table(OptionDoc.Connection),
+      tls
+    ).mkString("", "\n\n", "\n")
+  }
+}
