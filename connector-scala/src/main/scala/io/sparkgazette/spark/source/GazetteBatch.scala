@@ -52,7 +52,7 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
               revision = journals(j).revision, lookAhead = heads(j)))
         else None
       }
-      val pieces = GazetteMicroBatchStream.splitRanges(
+      val pieces = RangeSplits.splitRanges(
         ranges,
         options,
         r => Some(r.start),
@@ -60,12 +60,12 @@ private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: Seri
           passes(parts)(PieceStates.runJob(parts, readerConfig,
               "Gazette source: the producers' states at the pieces of journal ranges split read committed"))
       )
-      GazetteMicroBatchStream.warnTooLarge(pieces.tooLarge, scala.collection.mutable.Set.empty)
+      RangeSplits.warnTooLarge(pieces.tooLarge, scala.collection.mutable.Set.empty)
       JournalRangePlanner.pack(
         pieces.ranges,
         (r: JournalRange) => r.bytes,
         options.bytesPerPartition,
-        GazetteMicroBatchStream.minPartitions(options)
+        RangeSplits.minPartitions(options)
       ).map(JournalTask(_): InputPartition).toArray
     } finally {
       directory.close()

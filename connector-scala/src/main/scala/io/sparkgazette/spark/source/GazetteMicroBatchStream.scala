@@ -6,15 +6,12 @@ import java.util.Optional
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.runtime.SerializableConfiguration
-import io.sparkgazette.spark.source.offsets.{
-  JournalOffsets, JournalPosition, JournalRange, JournalTask, OffsetSpec, SourceOptions
-}
+import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.planning.{
-  JournalDirectory, JournalInfo, JournalRangePlanner, OffsetsForTimes, StaleHeads
+  JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets
 }
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
 import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeTask}
@@ -55,6 +52,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   private def graceMs(j: String): Long = options.clientConfig.retryTimeout.toMillis +
     known.get(j).fold(0L)(_.refreshIntervalMs)
   private val staleHeads = new StaleHeads(graceMs)
+  private val startingOffsets = new StartingOffsets(directory, options)
   // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
   @volatile private var restarted = 0L
@@ -73,47 +71,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   // Spark plans the first batch from initialOffset again after a restart: it must not move.
   override def initialOffset(): Offset = GazetteErrors.brokerCalls {
-    JournalOffsets.fromJson(store.once("initial-offsets.json")(computeInitialOffset().json()))
+    JournalOffsets.fromJson(store.once("initial-offsets.json")(startingOffsets(discover(mustExist = true)).json()))
   }
-
-  private def computeInitialOffset(): JournalOffsets = {
-    val journals = discover(mustExist = true)
-    if (journals.isEmpty) log.warn(s"no Gazette journals match ${options.target.describe} yet")
-    val (suspended, readable) = journals.partition(_._2.suspended)
-    // Times become offsets here, once: the checkpoint keeps them for every restart.
-    val spec = OffsetsForTimes.resolve(options.startingOffsets, journals, directory, options, starting = true)
-    // A suspended journal has no replica to ask: its write head is where it was suspended. Read
-    // from the earliest, it joins when an append resumes it, like a journal created then.
-    val latest = spec match {
-      case OffsetSpec.Latest => suspended.keySet
-      case OffsetSpec.Specific(given) =>
-        suspended.keySet.filter(j => given.get(j).exists(_ != OffsetSpec.EarliestOffset))
-      case _ => Set.empty[String]
-    }
-    val explicit = spec match { case OffsetSpec.Specific(e) => e; case _ => Map.empty[String, Long] }
-    val offsets = startingOffsets(spec, readable.keys, ignore = suspended.keySet) ++
-      latest.map(j => j -> explicit.get(j).filter(_ >= 0).getOrElse(suspended(j).suspendedAt))
-    JournalOffsets(offsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) })
-  }
-
-  private def startingOffsets(spec: OffsetSpec, journals: Iterable[String], ignore: Set[String]): Map[String, Long] =
-    spec match {
-      case OffsetSpec.Earliest => directory.earliest(journals)
-      case OffsetSpec.Latest => directory.writeHeads(journals)
-      case OffsetSpec.Specific(explicit) =>
-        explicit.keys.find(j => !journals.exists(_ == j) && !ignore(j)).foreach(j =>
-          throw GazetteErrors.unknownJournal(j, GazetteOptions.StartingOffsets))
-        val earliest = directory.earliest(
-          journals.filter(j => explicit.getOrElse(j, OffsetSpec.EarliestOffset) == OffsetSpec.EarliestOffset))
-        val latest = directory.writeHeads(
-          journals.filter(j => explicit.get(j).exists(o => o == OffsetSpec.LatestOffset || o >= 0)))
-        explicit.collect {
-          case (j, o) if o >= 0 && latest.get(j).exists(_ < o) =>
-            throw GazetteErrors.startPastWriteHead(j, o, latest(j))
-        }
-        journals.map(j => j -> explicit.get(j).filter(_ >= 0).orElse(latest.get(j)).getOrElse(earliest(j))).toMap
-      case other => throw GazetteErrors.internal(s"starting offsets $other were not resolved")
-    }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)
 
@@ -327,14 +286,14 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     }
     catalog.pin(journalRanges.flatMap(_.base))
     val batch = SequencerStateStore.batchDir(to)
-    val pieces = splitRanges(journalRanges.sortBy(_.journal), options, knownResume, firstPass)
+    val pieces = RangeSplits.splitRanges(journalRanges.sortBy(_.journal), options, RangeSplits.knownResume, firstPass)
     rangesSplit = pieces.split
     prescannedBytes = pieces.prescanned
     rangesNotSplit = pieces.tooLarge.size
-    warnTooLarge(pieces.tooLarge, warnedTooLarge)
+    RangeSplits.warnTooLarge(pieces.tooLarge, warnedTooLarge)
     val packed =
       JournalRangePlanner.pack(pieces.ranges, (r: JournalRange) => r.bytes, options.bytesPerPartition,
-        minPartitions(options))
+        RangeSplits.minPartitions(options))
     tasks = packed.size
     packed.map(rs => JournalTask(rs, Some(SequencerStateStore.taskFile(batch, rs))): InputPartition).toArray
   }
@@ -397,13 +356,13 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
         // serves until then. Such a journal's position (and states) is handed back unchanged.
         val (reads, waiting) = all.partition(r =>
           !journals.get(r.range.journal).exists(_.suspended) || r.producers.isDefined || !options.readCommitted ||
-            knownResume(r.range).isDefined)
+            RangeSplits.knownResume(r.range).isDefined)
         catalog.pin(reads.flatMap(_.range.base))
         planned = positions
         val suspended = waiting.map(_.range.journal).toSet
         val carried = JournalsReached(positions.filter { case (j, _) => suspended(j) },
           start.producers.filter { case (j, _) => suspended(j) })
-        val n = math.max(1, math.min(realTimePartitions(options), reads.size))
+        val n = math.max(1, math.min(RangeSplits.realTimePartitions(options), reads.size))
         val tasks = (0 until n).map(i => reads.zipWithIndex.collect { case (r, k) if k % n == i => r })
         this.tasks = tasks.size
         tasks.zipWithIndex.map { case (rs, i) =>
@@ -488,54 +447,4 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 private[spark] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
-
-  /** Large ranges of ndjson split into pieces. Read uncommitted, into pieces of about
-    * `bytesPerPartition`, and further for `minPartitions`. Read committed, every piece but the
-    * last is read twice (see [[PieceStates]]), and a task's memory does not grow with its range:
-    * the largest ranges are split only until there are `minPartitions` tasks, into pieces of at
-    * least `bytesPerPartition`; only a range whose first message is known (`resume`: where the
-    * state at its start resumes; None when that state is still to be rebuilt), and each piece but
-    * the first gets the producers' states at its start from `firstPass` over the pieces before it.
-    */
-  def splitRanges(ranges: Seq[JournalRange], options: SourceOptions, resume: JournalRange => Option[Long],
-      firstPass: Seq[PieceStates.Part] => Seq[PieceStates.Result]): PieceStates.Planned = {
-    val lines = (r: JournalRange) => Framing.splitsAtNewlines(r.contentType)
-    if (!options.readCommitted)
-      PieceStates.Planned(JournalRangePlanner.split(ranges, lines, options.bytesPerPartition, minPartitions(options)))
-    else if (!options.splitCommitted) PieceStates.Planned(ranges)
-    else PieceStates.attach(
-      JournalRangePlanner.split(ranges, r => lines(r) && resume(r).isDefined, Long.MaxValue / 4,
-        minPartitions(options), minPieceBytes = options.bytesPerPartition),
-      r => resume(r).get,
-      minPartitions(options),
-      firstPass
-    )
-  }
-
-  /** Where a stream's range's first message begins, if the driver knows: the resume offset of the
-    * state saved at its start, or its start where the query began the journal there (no state).
-    */
-  def knownResume(r: JournalRange): Option[Long] = r.base match {
-    case Some(b) if b.offset == r.start => Some(b.resume)
-    case None if !(r.origin >= 0 && r.origin < r.start) => Some(r.start)
-    case _ => None
-  }
-
-  /** How many tasks read a real-time batch: `realTimePartitions`, else the session's default parallelism. */
-  def realTimePartitions(options: SourceOptions): Int = options.realTimePartitions.getOrElse(
-    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
-        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
-
-  /** Says, once per journal, that its range was read by one task. */
-  def warnTooLarge(journals: Seq[String], warned: scala.collection.mutable.Set[String]): Unit =
-    journals.filter(warned.add).foreach { j =>
-      log.warn(s"journal $j: a range of it is read by one task: the producers' states at its pieces would hold more " +
-        s"than ${PieceStates.MaxTransferSize} producers and messages (many producers, or a long transaction without " +
-        "an ACK); metric rangesNotSplit")
-    }
-
-  /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
-  def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(
-    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
-        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
 }

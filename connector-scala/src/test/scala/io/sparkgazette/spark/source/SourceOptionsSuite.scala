@@ -72,7 +72,7 @@ class SourceOptionsSuite extends AnyFunSuite {
     assert(s.bytesPerPartition == (16L << 20) && s.minPartitions.isEmpty)
     val o = parse(streaming = true, base ++ Seq("bytesPerPartition" -> "1048576", "MINPARTITIONS" -> "8"): _*)
     assert(
-      o.bytesPerPartition == (1L << 20) && o.minPartitions.contains(8) && GazetteMicroBatchStream.minPartitions(o) == 8)
+      o.bytesPerPartition == (1L << 20) && o.minPartitions.contains(8) && RangeSplits.minPartitions(o) == 8)
   }
 
   test("starting and ending by time: Kafka's names, values and precedence") {
@@ -128,9 +128,9 @@ class SourceOptionsSuite extends AnyFunSuite {
 
   test("real-time tasks: the session's parallelism unless realTimePartitions says; refused without real-time mode") {
     val s = parse(streaming = true, base: _*)
-    assert(s.realTimePartitions.isEmpty && GazetteMicroBatchStream.realTimePartitions(s) >= 1)
+    assert(s.realTimePartitions.isEmpty && RangeSplits.realTimePartitions(s) >= 1)
     val o = parse(streaming = true, base :+ ("REALTIMEPARTITIONS" -> "3"): _*)
-    assert(o.realTimePartitions.contains(3) && GazetteMicroBatchStream.realTimePartitions(o) == 3)
+    assert(o.realTimePartitions.contains(3) && RangeSplits.realTimePartitions(o) == 3)
     RealTimeStreams.refuseWithout(s, available = false, "4.0.1")
     RealTimeStreams.refuseWithout(o, available = true, "4.3.0")
     val e =

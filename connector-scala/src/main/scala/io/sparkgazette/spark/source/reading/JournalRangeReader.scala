@@ -10,7 +10,7 @@ import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.ClientCache
 import io.sparkgazette.spark.source.offsets.JournalRange
-import io.sparkgazette.spark.source.rows.{MessageToRow, TypedRows}
+import io.sparkgazette.spark.source.rows.MessageToRow
 import io.sparkgazette.spark.source.state._
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
@@ -38,18 +38,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private val journal = range.journal
   private val options = config.options
   private val client = ClientCache(config.client)
-  private val framing = config.framing(range.contentType).fold(
-    problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
-  private val toRow =
-    new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
-  private val onMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
-  // With a schema, each message's fields, parsed as it is emitted (a first pass emits none); its
-  // connector's columns by `toRow`.
-  private val typedRows = config.shape.typed.filter(_ => !firstPass).map { t =>
-    val parse = t.parser(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem),
-      identity)
-    new TypedRows(parse, if (config.columns.nonEmpty) Some(toRow) else None)
-  }
+  private val decoder = new JournalDecoder(range, config, rows = !firstPass)
+  private val onMalformed = decoder.onMalformed
   private var row: InternalRow = _
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
@@ -87,7 +77,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   /** The state at the range's start: saved, rebuilt, or carried into a piece. */
   def startState: SequencerState = saved
-  private val sequencer = newSequencer(position, saved.producers)
+  private val sequencer = decoder.sequencer(position, saved.producers)
   // A piece of a split range reads its messages up to the first that begins at `until`.
   private val until = range.piece.fold(Long.MaxValue)(_.until)
   private var lineStart: LineStart = _
@@ -155,18 +145,16 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     false
   }
 
-  override def get(): InternalRow = if (typedRows.isDefined) row else toRow(current)
+  override def get(): InternalRow = if (decoder.typed) row else decoder.toRow(current)
 
-  // Whether `env` is a row: typed, a message whose payload does not parse is malformed, failed on
-  // or skipped as the framing's malformed messages are.
-  private def emit(env: Envelope[RawMessage]): Boolean = typedRows match {
-    case None => current = env; emitted += 1; true
-    case Some(typed) =>
-      typed(env) match {
-        case Right(r) => row = r; emitted += 1; true
-        case Left(reason) => onMalformed(MalformedMessage(journal, env.begin, env.end, reason)); false
-      }
-  }
+  // Whether `env` is a row: typed, one whose payload does not parse is malformed instead.
+  private def emit(env: Envelope[RawMessage]): Boolean =
+    if (!decoder.typed) { current = env; emitted += 1; true }
+    else {
+      row = decoder.typedRow(env)
+      if (row != null) emitted += 1
+      row != null
+    }
 
   /** Read committed, what this piece's messages do to the producers' states, found without
     * sequencing them or building rows (by a reader made with `firstPass`, which keeps no message's
@@ -202,15 +190,6 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     try r.close()
     catch { case _: Exception => })
 
-  private def newSequencer(at: Long, producers: Seq[ProducerState]) =
-    new Sequencer[RawMessage](
-      Map(journal -> at),
-      producers,
-      options.sequencerRingSize,
-      options.sequencerRingBytes,
-      m => m.bytes.length + (if (m.members == null) 0 else 4 * m.members.length) + EnvelopeOverhead
-    )
-
   // Replays what a commit needs from before the ring, unless only the producers' states matter.
   private def queue(sequencer: Sequencer[RawMessage], env: Envelope[RawMessage], replay: Boolean): Unit =
     sequencer.queue(env) match {
@@ -232,7 +211,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     val origin = if (range.origin >= 0 && range.origin <= range.start) range.origin else range.start
     val (at, base) = nearest.getOrElse(origin -> SequencerState(origin, Nil, range.revision, range.origin))
     if (at == range.start) return base
-    val sequencer = newSequencer(base.resume, base.producers)
+    val sequencer = decoder.sequencer(base.resume, base.producers)
     var resume = base.resume
     val skipped = new OnMalformed.Skip
     val messages = open(base.resume, range.start, replay = true, advances = true)
@@ -264,24 +243,11 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
 
   // A first pass needs no message's bytes, and copies none. Where a malformed message fails the read
   // (failOnMalformed), it takes every line for well-formed: one that is not fails the task that reads
-  // its piece, and so the batch, which no piece's states then reach. Typed rows with a corrupt-record
-  // column (PERMISSIVE) take what the framing finds malformed for a message without a UUID, for the
-  // parser to make a corrupt record of: the framing checks every line first, so that a torn line never
-  // counts with a UUID it seems to carry, and the first pass checks too, as such a read does not fail.
-  private lazy val permissive = config.shape.typed.exists(_.schema.permissive)
-  private lazy val validate = !(options.failOnMalformed && firstPass && !permissive)
-
+  // its piece, and so the batch, which no piece's states then reach. With a corrupt-record column the
+  // framing checks every line anyway (JournalDecoder), so that a torn line never counts with a UUID it
+  // seems to carry.
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
-    new MessageIterator(
-      journal,
-      framing,
-      bytes,
-      holdTail = true,
-      maxMessageBytes = options.maxMessageBytes,
-      payloads = !firstPass,
-      validate = validate,
-      malformedAsMessages = permissive
-    )
+    decoder.messages(bytes, validate = !(options.failOnMalformed && firstPass))
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
@@ -413,7 +379,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
     duplicates,
     sequencer.discarded,
     replayedBytes,
-    onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L },
+    decoder.malformedSkipped,
     lostBytes,
     rebuiltBytes,
     readers.iterator.map(_.bytesFromStore).sum,
@@ -444,9 +410,6 @@ private[spark] object RangeStart {
 
 private[spark] object JournalRangeReader {
   private val log = LoggerFactory.getLogger(classOf[JournalRangeReader])
-
-  // What a held message costs beyond its bytes: the envelope, its UUID and the array header.
-  private val EnvelopeOverhead = 128
 
   // How far past its end a piece of a split range reads at first: the message that crosses the end
   // and the one after it, which tells the piece it is done.

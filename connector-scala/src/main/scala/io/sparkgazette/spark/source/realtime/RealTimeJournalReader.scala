@@ -14,9 +14,8 @@ import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads, SequencedMessages}
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
-import io.sparkgazette.spark.source.reading.{JournalRangeReader, RangeStart, ReaderConfig, SourceMetrics}
-import io.sparkgazette.spark.source.rows.{MessageToRow, TypedRows}
-import io.sparkgazette.spark.source.state._
+import io.sparkgazette.spark.source.reading.{JournalDecoder, ReaderConfig, SourceMetrics}
+import io.sparkgazette.spark.source.rows.MessageToRow
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
@@ -160,7 +159,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       values(2) += t.duplicates
       values(3) += t.sequencer.discarded
       values(4) += t.replayedBytes
-      values(5) += (t.onMalformed match { case s: OnMalformed.Skip => s.messages; case _ => 0L })
+      values(5) += t.malformedSkipped
       values(6) += t.lostBytes.get()
     }
     values
@@ -175,18 +174,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private final class Tail(spec: RealTimeJournal, index: Int) {
     val range: JournalRange = spec.range
     val journal: String = range.journal
-    private val framing = config.framing(range.contentType).fold(
-      problem => throw GazetteErrors.unsupportedFraming(journal, problem), identity)
-    private val toRow =
-      new MessageToRow.Converter(journal, if (config.readsLabels) Some(range.labels) else None, config.columns)
-    private val typedRows = config.shape.typed.map { t =>
-      val parse = t.parser(range.contentType).fold(problem => throw GazetteErrors.unsupportedFraming(journal, problem),
-        identity)
-      new TypedRows(parse, if (config.columns.nonEmpty) Some(toRow) else None)
-    }
-    val onMalformed: OnMalformed = if (options.failOnMalformed) OnMalformed.Fail else new OnMalformed.Skip
-    private val permissive = config.shape.typed.exists(_.schema.permissive)
-    private val start = startState()
+    private val decoder = new JournalDecoder(range, config)
+    val onMalformed: OnMalformed = decoder.onMalformed
+    def malformedSkipped: Long = decoder.malformedSkipped
+    private val start = RealTimeStart(spec, config)
     private val replays = mutable.ArrayBuffer[JournalReader]()
     @volatile private var reader: JournalReader = _
     // How long the feed waits before it reads the journal, suspended, again (0: not suspended).
@@ -198,13 +189,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
     /** The end of the last message taken from the feed. */
     var position: Long = start.resume
-    val sequencer: Sequencer[RawMessage] = new Sequencer[RawMessage](
-      Map(journal -> position),
-      start.producers,
-      options.sequencerRingSize,
-      options.sequencerRingBytes,
-      m => m.bytes.length + (if (m.members == null) 0 else 4 * m.members.length) + EnvelopeOverhead
-    )
+    val sequencer: Sequencer[RawMessage] = decoder.sequencer(position, start.producers)
     // The commit being stepped: the message that commits it; for an ACK, the position before it
     // and the committing producer's state there (-1 and None otherwise); and the last message
     // stepped out of it. An ACK changes no other producer's state, so the states before it are
@@ -229,13 +214,10 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
         sequenced.add(journal, env.producer.value, env.clock,
           Sequencer.nextSequenceClock(sequencer.sequenceClock(journal, env.producer), env.clock))
 
-    private def build(env: Envelope[RawMessage]): Boolean = typedRows match {
-      case None => row = toRow(env); emitted += 1; true
-      case Some(typed) =>
-        typed(env) match {
-          case Right(r) => row = r; emitted += 1; true
-          case Left(reason) => onMalformed(MalformedMessage(journal, env.begin, env.end, reason)); false
-        }
+    private def build(env: Envelope[RawMessage]): Boolean = {
+      row = if (decoder.typed) decoder.typedRow(env) else decoder.toRow(env)
+      if (row != null) emitted += 1
+      row != null
     }
 
     /** Sequences a message; true when it commits something to step out. */
@@ -311,15 +293,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       sequencer.checkpoint(options.producerPruneHorizon.toNanos, bySequenceClock = true)._2
     }
 
-    private def messages(bytes: Iterator[JournalBytes]): MessageIterator =
-      new MessageIterator(
-        journal,
-        framing,
-        bytes,
-        holdTail = true,
-        maxMessageBytes = options.maxMessageBytes,
-        malformedAsMessages = permissive
-      )
+    private def messages(bytes: Iterator[JournalBytes]): MessageIterator = decoder.messages(bytes)
 
     // What a commit needs from before the ring, read again; a Read that ends short of it (a
     // lagging replica) is opened again until the client's retry timeout.
@@ -416,24 +390,6 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       log.warn(s"journal $journal: $what; it is no longer read (failOnDataLoss=false)")
       lostBytes.addAndGet(math.max(0L, head - at))
     }
-
-    private def startState(): SequencerState = spec.producers match {
-      case Some(producers) => SequencerState(range.start, producers, range.revision, range.origin)
-      case None if !options.readCommitted => SequencerState(range.start, Nil, range.revision, range.origin)
-      case None =>
-        val store = new SequencerStateStore(config.stateDir.getOrElse(
-            throw GazetteErrors.internal(s"a real-time read of $journal has no state directory")),
-          config.hadoopConf.value)
-        try {
-          val from = range.base.filter(_.offset == range.start) match {
-            case Some(ref) => RangeStart.Saved(store.load(ref))
-            case None => RangeStart.Rebuild(range.base.map(b => b.offset -> store.load(b)))
-          }
-          val rebuild = new JournalRangeReader(range.copy(end = range.start), config, from)
-          try rebuild.startState
-          finally rebuild.close()
-        } finally store.close()
-    }
   }
 
   private def closeQuietly(r: JournalReader): Unit =
@@ -454,7 +410,6 @@ private[spark] object RealTimeJournalReader {
   // while it stays suspended (a task may hold many idle journals).
   private val SuspendedPollMs = 1000L
   private val MaxSuspendedPollMs = 8000L
-  private val EnvelopeOverhead = 128
 
   // What the feeds hand the task: a message read from its `index`th journal, or why a feed failed.
   private sealed trait Event
