@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -110,16 +110,12 @@ test-python: setup
 # A backfill of journals persisted in an S3 store (the harness's local server), read from the store
 # against through the broker, and one large journal read committed by several tasks against one
 # (BENCH_ARGS="--journals 8 --mib 512 --codec GZIP --split-mib 1024").
-bench-backfill: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_backfill.py $(BENCH_ARGS)
+bench-backfill: jar
+	@$(LINE_PYTHON) tests/bench/bench_backfill.py $(BENCH_ARGS)
 
 # Exactly-once writes of the sink against Gazette's Go Publisher, and the read cost of its output
 # (BENCH_ARGS="--rows 1000000").
-bench-sink: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+bench-sink: jar
 	@$(LINE_PYTHON) tests/bench/bench_sink.py $(BENCH_ARGS)
 
 # The sink over 1,000 epochs: each row once, the driver's descriptors and threads flat (the
@@ -153,16 +149,17 @@ test-compose:
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run, --real-time for a stateless pipeline in real-time mode with
 # its latencies; Ctrl-C stops everything cleanly.
-demo: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+demo: jar
 	@$(LINE_PYTHON) python/examples/rollups.py $(DEMO_ARGS)
 
-# The connector's shaded jar for SPARK's line, also copied into the Python package; its path is the
-# last line printed.
-assembly: setup
-	@$(SBT) $(LINE)/assembly >&2
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON) >&2
+# The connector's shaded jar for SPARK's line, built and installed (inside the Python package) into
+# that line's virtualenv: what every target that runs Spark starts with.
+jar: setup
+	@mkdir -p target && $(SBT) $(LINE)/assembly >target/jar.log 2>&1 || { tail -40 target/jar.log >&2; exit 1; }
+	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+
+# The same, saying its path (the last line printed).
+assembly: jar
 	@ls $(if $(filter 3.5,$(SPARK)),$(JAR_SPARK35),$(JAR))
 
 # The Python package with the assembly jars built so far inside, each under its artifact's name
@@ -192,15 +189,11 @@ dist: setup
 
 # Every benchmark below, one after the other, then one table of their ratios and results
 # (BENCH_ARGS="--tiny" for a quick run, "--only sink,latency" for some).
-bench: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/run_all.py $(BENCH_ARGS)
+bench: jar
+	@$(LINE_PYTHON) tests/bench/run_all.py $(BENCH_ARGS)
 
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
-bench-source: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+bench-source: jar
 	@$(LINE_PYTHON) tests/bench/bench_source.py $(BENCH_ARGS)
 
 # The client's raw read against Gazette's Go reader, below framing and rows (BENCH_ARGS="--mib 1024").
@@ -209,31 +202,24 @@ bench-client: setup
 
 # The source over many journals, one small message each per batch: the driver's cost per trigger,
 # the batch end to end, and checkpoint files per batch (BENCH_ARGS="--journals 10000").
-bench-journals: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_journals.py $(BENCH_ARGS)
+bench-journals: jar
+	@$(LINE_PYTHON) tests/bench/bench_journals.py $(BENCH_ARGS)
 
 # The source's latency from an append to its row in a foreachBatch, default trigger, over 100
 # journals with steady traffic (BENCH_ARGS="--journals 10 --rate 70"); BENCH_ARGS="--real-time
 # --journals 10,100" adds real-time mode: to a foreach writer, and Gazette -> Spark -> Gazette.
-bench-latency: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_latency.py $(BENCH_ARGS)
+bench-latency: jar
+	@$(LINE_PYTHON) tests/bench/bench_latency.py $(BENCH_ARGS)
 
 # Protobuf decoding: the connector's JVM decoder against its Python twin and from_json (BENCH_ARGS="--rows 1000000").
-bench-decode: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(MAKE) -s python-package
-	@$(PYTHON) tests/bench/bench_decode.py $(BENCH_ARGS)
+bench-decode: jar
+	@$(LINE_PYTHON) tests/bench/bench_decode.py $(BENCH_ARGS)
 
 # The pipeline at a steady rate for an hour (Go Publisher -> source -> exactly-once sink) on a Spark
 # standalone cluster: heap, threads, descriptors and checkpoint sampled every 5 minutes, then
 # judged by Gazette's reader (SOAK_MINUTES=60, SOAK_RATE=bytes/s, SOAK_ARGS="--local").
-soak: setup
-	@$(SBT) connector/assembly >/dev/null
-	@$(PYTHON) tests/soak/soak.py $(SOAK_ARGS)
+soak: jar
+	@$(LINE_PYTHON) tests/soak/soak.py $(SOAK_ARGS)
 
 # The source's random schedules, judged by Gazette's reader: `make test` runs 200; SCHEDULES=5000
 # by hand, SEED=S to replay the group a failure names.
@@ -254,9 +240,7 @@ test-mutations: setup
 # real-time mode (`CHAOS_ARGS=--real-time`). `make test` runs the short versions (`pytest tests/chaos`): micro-batches on Spark 3.5, real time on 4.3.
 CHAOS_CYCLES ?= 100
 CHAOS_ARGS ?=
-chaos: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+chaos: jar
 	@CHAOS_CYCLES=$(CHAOS_CYCLES) $(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) $(LINE_PYTHON) tests/chaos/chaos.py $(CHAOS_ARGS)
 
 chaos-real-time: override CHAOS_ARGS += --real-time
@@ -272,15 +256,11 @@ chaos-real-time: chaos
 # time (tests/chaos/test_network_chaos.py, about four minutes each), meant for `make test`.
 CHAOS_NETWORK_CYCLES ?= 200
 CHAOS_NETWORK_ARGS ?=
-chaos-network: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+chaos-network: jar
 	@$(LINE_PYTHON) tests/chaos/network_chaos.py --cycles $(CHAOS_NETWORK_CYCLES) \
 	  $(if $(CHAOS_SEED),--seed $(CHAOS_SEED)) $(CHAOS_NETWORK_ARGS)
 
-chaos-network-short: setup
-	@$(SBT) $(LINE)/assembly >/dev/null
-	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+chaos-network-short: jar
 	$(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(LINE_PYTHON) -m pytest -q \
 	  tests/test_network.py tests/chaos/test_network_chaos.py
 
