@@ -142,7 +142,7 @@ test-compat-real-time: setup
 
 # The Python suites inside docker-compose (etcd, broker, journals, Spark runner) through
 # testcontainers; installs Docker, Compose v2 and base images where they are missing. Not part of
-# `make test`. PYTEST_ARGS="-q tests/test_broker.py" runs some suites only.
+# `make test`. PYTEST_ARGS="-q tests/harness/test_broker.py" runs some suites only.
 test-compose:
 	@GAZETTE_COMPOSE=1 docker/test-compose.sh $(PYTEST_ARGS)
 
@@ -262,7 +262,7 @@ chaos-network: jar
 
 chaos-network-short: jar
 	$(if $(CHAOS_SEED),CHAOS_SEED=$(CHAOS_SEED)) GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(LINE_PYTHON) -m pytest -q \
-	  tests/test_network.py tests/chaos/test_network_chaos.py
+	  tests/harness/test_network.py tests/chaos/test_network_chaos.py
 
 cluster-up: setup
 	@$(PYTHON) tests/harness/cluster.py up --brokers $(BROKERS) --store $(STORE) --specs tests/specs/examples.yaml

@@ -3,7 +3,7 @@
 `journal_tree` makes gazctl's hierarchical spec as a dict, which `spark_gazette.admin.apply_specs`
 takes as it is; `journal_specs` is the same tree as YAML text, for `LocalCluster.apply` (gazctl)
 and `apply_specs`. tests/specs/examples.yaml, which docker-compose applies, is pinned to it by
-tests/test_specs.py.
+tests/harness/test_specs.py.
 
     >>> journal_tree("events/", ["a"])["children"]
     [{'name': 'events/a', 'labels': [{'name': 'content-type', 'value': 'application/x-ndjson'}]}]

@@ -25,7 +25,7 @@ from specs import journal_specs
 
 pytestmark = requires_local_binaries
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HARNESS = [sys.executable, str(ROOT / "tests" / "harness" / "cluster.py")]
 CODECS = ["NONE", "GZIP", "SNAPPY", "ZSTANDARD", "GZIP_OFFLOAD_DECOMPRESSION"]
 POSTFIX = 'utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}'

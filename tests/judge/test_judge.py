@@ -9,7 +9,7 @@ from conftest import requires_local_binaries
 
 pytestmark = requires_local_binaries
 
-JUDGE = Path(__file__).resolve().parent / "judge"
+JUDGE = Path(__file__).resolve().parent
 
 
 def test_the_judges_go_tests_pass():

@@ -12,7 +12,7 @@ import pytest
 from cluster import LocalCluster, State, alive
 from conftest import requires_local_binaries
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HARNESS = [sys.executable, str(ROOT / "tests" / "harness" / "cluster.py")]
 SPECS = (ROOT / "tests" / "specs" / "examples.yaml").read_text()
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-RUN_ALL = Path(__file__).resolve().parent / "bench" / "run_all.py"
+RUN_ALL = Path(__file__).resolve().parent / "run_all.py"
 
 
 def test_every_benchmark_runs_and_reports():
