@@ -95,7 +95,7 @@ format: setup
 	@$(PYTHON) -m ruff format -q python tests docker
 
 # docs/options.md and the error conditions of docs/operations.md, generated from the code
-# (GazetteOptions.reference, GazetteErrors.conditions); ReferenceDocsSuite fails when they differ.
+# (options.json, GazetteErrors.conditions); ReferenceDocsSuite fails when they differ.
 options-doc: setup
 	@$(SBT) "connector/Test/runMain io.sparkgazette.spark.ReferenceDocs"
 

@@ -165,3 +165,41 @@ def test_unknown_option_is_named(cluster, spark):
             .load()
             .collect()
         )
+
+
+def test_foreach_batch_into_parquet_overwriting_each_batch_is_exactly_once_across_a_failed_batch(
+    cluster, spark, tmp_path
+):
+    """docs/source.md's foreachBatch example: each micro-batch overwrites its own directory, so a
+    batch Spark runs again after a failure (here, one that fails after writing) replaces its first
+    attempt's files instead of adding to them."""
+    out, marker = str(tmp_path / "parquet"), tmp_path / "failed-once"
+
+    def write(batch, batch_id):
+        batch.select("journal", "begin", "end", "uuid").write.mode("overwrite").parquet(f"{out}/batch_id={batch_id}")
+        if batch_id == 2 and not marker.exists():
+            marker.touch()
+            raise RuntimeError("the batch fails after its files are written")
+
+    def run():
+        return (
+            spark.readStream.format("gazette")
+            .option("broker", cluster.broker)
+            .option("selector", "prefix=pysource/")
+            .option("startingOffsets", "earliest")
+            .option("maxBytesPerTrigger", "4000")
+            .load()
+            .writeStream.foreachBatch(write)
+            .option("checkpointLocation", str(tmp_path / "ckpt"))
+            .trigger(availableNow=True)
+            .start()
+        )
+
+    first = run()
+    with pytest.raises(Exception, match="the batch fails after its files are written"):
+        first.awaitTermination(600)
+    assert marker.exists()
+    assert run().awaitTermination(600), "the query did not end within 10 minutes"
+    rows = [(r.journal, r.begin, r.end, r.uuid) for r in spark.read.parquet(out).collect()]
+    assert len(rows) == len(set(rows)), "a message was written twice"
+    assert set(rows) == expected(cluster.broker)

@@ -8,7 +8,7 @@ class ReferenceDocsSuite extends AnyFunSuite {
   test("docs/options.md is the page generated from the options' reference (make options-doc)") {
     assert(
       ReferenceDocs.read(ReferenceDocs.optionsPage) == ReferenceDocs.options,
-      "docs/options.md differs from GazetteOptions.reference: run `make options-doc`"
+      "docs/options.md differs from the options reference (options.json): run `make options-doc`"
     )
   }
 

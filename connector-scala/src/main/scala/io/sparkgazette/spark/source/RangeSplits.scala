@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory
   * into pieces, and how many tasks a batch wants.
   */
 private[spark] object RangeSplits {
-  private val log = LoggerFactory.getLogger(getClass)
+  private val log = LoggerFactory.getLogger(getClass.getName.stripSuffix("$"))
 
   /** Large ranges of ndjson split into pieces. Read uncommitted, into pieces of about
     * `bytesPerPartition`, and further for `minPartitions`. Read committed, every piece but the
