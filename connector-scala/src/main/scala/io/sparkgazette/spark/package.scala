@@ -5,6 +5,6 @@ package io.sparkgazette
   * and (see the sink) a transactional writer.
   *
   * Options are parsed and validated once, in [[spark.options.GazetteOptions]]; every user-facing error
-  * message lives in [[spark.errors.GazetteErrors]].
+  * is built in [[spark.errors.GazetteErrors]] (or protobuf's), worded in `error-conditions.json`.
   */
 package object spark

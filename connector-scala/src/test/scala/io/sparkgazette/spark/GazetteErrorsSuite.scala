@@ -9,7 +9,9 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, StoreUnavailableException}
-import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.errors.{
+  ErrorConditions, GazetteErrors, GazetteIllegalArgumentException, GazetteIllegalStateException, MessageTemplate
+}
 import io.sparkgazette.spark.protobuf.ProtobufErrors
 import io.sparkgazette.spark.testing.SparkThrowables._
 import org.apache.spark.SparkThrowable
@@ -111,8 +113,18 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "malformedProtobuf" -> (() => ProtobufErrors.malformedProtobuf("demo.Event", "a/b", 4096L, "truncated"))
   )
 
+  // Calls whose arguments pick another of their builder's wordings than the call above does.
+  private val otherWordings: Seq[() => Throwable] = Seq(
+    () => GazetteErrors.unknownOption("journal", Seq("journals", "broker")),
+    () => GazetteErrors.missingJournal("a/b", None),
+    () => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", None, 2),
+    () => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", 50, 100),
+    () => ProtobufErrors.unknownProtobufMessage("demo.Nope", "x.desc", Nil)
+  )
+
+  // Public in the bytecode: what Scala's private[spark] compiles to, and the forwarders of the traits mixed in.
   private def builders(o: AnyRef): Set[String] =
-    o.getClass.getDeclaredMethods.filter(m =>
+    o.getClass.getMethods.filter(m =>
       Modifier.isPublic(m.getModifiers) && !m.getName.contains("$") &&
         classOf[Throwable].isAssignableFrom(m.getReturnType)).map(_.getName).toSet
 
@@ -140,11 +152,57 @@ class GazetteErrorsSuite extends AnyFunSuite {
     GazetteErrors.conditions.foreach { case (n, meaning) =>
       assert(meaning.trim.nonEmpty && !meaning.contains('|') && !meaning.contains('\n'), n)
     }
-    assert(ProtobufErrors.conditions.forall(_._1.startsWith("GAZETTE_PROTOBUF_")))
+    val raisedByProtobuf = protobuf.values.map(make => condition(throwable(make()))).toSet
+    assert(names.filter(_.startsWith("GAZETTE_PROTOBUF_")).toSet == raisedByProtobuf)
+  }
+
+  test("every condition in error-conditions.json has a SQLSTATE, a meaning and a message") {
+    assert(ErrorConditions.all.map(c => c.name -> c.meaning) == GazetteErrors.conditions)
+    for (c <- ErrorConditions.all) {
+      assert(c.sqlState.matches("[0-9A-Z]{5}"), s"${c.name}: ${c.sqlState}")
+      assert(c.meaning.trim.nonEmpty && c.wordings.nonEmpty, c.name)
+      for ((key, wording) <- c.wordings) {
+        assert(key == c.name || key.startsWith(s"${c.name}."), key)
+        assert(wording.text.trim.nonEmpty && wording.text == wording.text.trim && !wording.text.contains("  "), key)
+      }
+    }
+  }
+
+  private def wordingsOf(e: Throwable): Seq[String] = {
+    val t = throwable(e)
+    val parameters = t.getMessageParameters.asScala.toMap
+    val c = ErrorConditions.all.find(_.name == condition(t)).getOrElse(fail(s"${condition(t)} is not listed"))
+    c.wordings.collect {
+      case (key, wording)
+          if wording.missing(parameters).isEmpty &&
+            e.getMessage == s"[${c.name}] ${wording.format(parameters)}" => key
+    }.toSeq
+  }
+
+  test("every message is a wording filled from its error's parameters, and every wording is some builder's") {
+    val all = built.map(_._2) ++ otherWordings.map(_())
+    for (e <- all) {
+      assert(MessageTemplate.Placeholder.findFirstIn(e.getMessage).isEmpty, s"unfilled: ${e.getMessage}")
+      assert(wordingsOf(e).size == 1, s"no one wording, filled from the parameters, says: ${e.getMessage}")
+    }
+    val unused = ErrorConditions.all.flatMap(_.wordings.keySet).toSet -- all.flatMap(wordingsOf)
+    assert(unused.isEmpty, "wordings no builder uses")
+  }
+
+  test("a parameter a wording needs and its error is not given is an internal error, not a gap") {
+    val missing = intercept[GazetteIllegalStateException](
+      GazetteIllegalArgumentException("GAZETTE_UNKNOWN_JOURNAL.MISSING_FROM_OPTION", Map("journal" -> "a/b")))
+    assert(condition(missing) == "GAZETTE_INTERNAL_ERROR" && missing.isInternalError)
+    assert(missing.getMessage.contains("GAZETTE_UNKNOWN_JOURNAL.MISSING_FROM_OPTION needs parameter(s) option"))
+    val unknown = intercept[GazetteIllegalStateException](GazetteIllegalStateException("GAZETTE_NO_SUCH", Map.empty))
+    assert(condition(unknown) == "GAZETTE_INTERNAL_ERROR" && unknown.getMessage.contains("GAZETTE_NO_SUCH"))
+    // A value is put in as it is: neither read for placeholders nor for a regex's group references.
+    val literal = GazetteErrors.missingJournal("<option> $1 \\", None)
+    assert(literal.getMessage == "[GAZETTE_UNKNOWN_JOURNAL] Journal '<option> $1 \\' does not exist")
   }
 
   test("every error carries a listed condition, its SQLSTATE and parameters, and says its condition first") {
-    val listed = (GazetteErrors.conditions ++ ProtobufErrors.conditions).map(_._1).toSet
+    val listed = GazetteErrors.conditions.map(_._1).toSet
     for ((name, e) <- built) {
       val t = throwable(e)
       assert(listed.contains(condition(t)), s"$name: ${condition(t)}")

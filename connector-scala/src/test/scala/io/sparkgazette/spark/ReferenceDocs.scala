@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.protobuf.ProtobufErrors
 
 /** The pages generated from the code: `docs/options.md` whole, and the table of error conditions
   * in `docs/operations.md` (between its `<!-- conditions -->` markers). `make options-doc` writes
@@ -21,7 +20,7 @@ object ReferenceDocs {
   def options: String = OptionsPage.markdown
 
   def conditions: String =
-    ("| condition | meaning |" +: "| --- | --- |" +: (GazetteErrors.conditions ++ ProtobufErrors.conditions).map {
+    ("| condition | meaning |" +: "| --- | --- |" +: GazetteErrors.conditions.map {
       case (name, meaning) =>
         s"| `$name` | $meaning |"
     }).mkString("\n")
