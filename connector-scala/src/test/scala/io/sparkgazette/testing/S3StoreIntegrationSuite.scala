@@ -7,10 +7,10 @@ import scala.util.Try
 import io.sparkgazette.client.protocol.CompressionCodec
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The harness's S3 store (MinIO) from Scala: a journal spec naming it, with the fragment settings
-  * the suites choose, has its fragments persisted there; the server stops and starts on its port
-  * and objects. (tests/test_store.py reads the fragments back through signed URLs and Gazette's
-  * reader.)
+/** The harness's own test, kept beside it as tests/harness keeps Python's: its S3 store (MinIO)
+  * from Scala. A journal spec naming it, with the fragment settings the suites choose, has its
+  * fragments persisted there; the server stops and starts on its port and objects.
+  * (tests/harness/test_store.py reads the fragments back through signed URLs and Gazette's reader.)
   */
 class S3StoreIntegrationSuite extends AnyFunSuite with ClusterSuite {
   override protected def store: String = "s3"
