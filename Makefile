@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: jar test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -122,6 +122,11 @@ bench-sink: jar
 # normal suite runs 40).
 test-sink-long: setup
 	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite"
+
+# A blocking Read of an idle journal held for 3.5 minutes, past the brokers' limit on keepalive
+# pings (IdleReadIntegrationSuite; minutes long, so not part of `make test`).
+test-idle-reads: setup
+	IDLE_READ_SECONDS=210 $(SBT) "connector/testOnly io.sparkgazette.client.IdleReadIntegrationSuite"
 
 # The Python suites on the oldest supported pyspark (python/requirements-compat.txt), in
 # .venv-compat, against the same jar as `make test` (which runs them on requirements-dev.txt's).

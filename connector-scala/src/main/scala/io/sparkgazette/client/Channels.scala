@@ -4,6 +4,8 @@ import java.net.URI
 import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption
+import io.grpc.netty.shaded.io.netty.channel.epoll.{Epoll, EpollChannelOption}
 import io.grpc.stub.MetadataUtils
 import io.grpc.{ManagedChannel, Metadata}
 
@@ -27,7 +29,18 @@ final class Channels(tls: Tls = Tls(), authToken: Option[Secret] = None) extends
       // Many Read streams share one connection and are drained in arbitrary order: a large
       // window keeps a slow stream from stalling the others.
       .flowControlWindow(Channels.FlowControlWindow)
-      .keepAliveTime(30, TimeUnit.SECONDS)
+      // Gazette's brokers take a ping at most every 5 minutes (gRPC's default enforcement): pinged
+      // more often on a quiet stream, such as a blocking Read of an idle journal, a broker answers
+      // GOAWAY too_many_pings and closes the connection, and the Read fails after its retry budget.
+      .keepAliveTime(Channels.KeepAliveSeconds, TimeUnit.SECONDS)
+      // A broker gone silent (a partition that drops packets) is found by TCP's keepalive instead,
+      // as Gazette's Go clients find it (Go's dialer keeps TCP connections alive), within a minute.
+      .withOption[java.lang.Boolean](ChannelOption.SO_KEEPALIVE, true)
+    if (Epoll.isAvailable) {
+      b.withOption[Integer](EpollChannelOption.TCP_KEEPIDLE, 30)
+      b.withOption[Integer](EpollChannelOption.TCP_KEEPINTVL, 10)
+      b.withOption[Integer](EpollChannelOption.TCP_KEEPCNT, 3)
+    }
     authToken.foreach { token =>
       val headers = new Metadata()
       headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), s"Bearer ${token.value}")
@@ -46,6 +59,9 @@ final class Channels(tls: Tls = Tls(), authToken: Option[Secret] = None) extends
 object Channels {
   val MaxMessageSize: Int = 16 << 20
   val FlowControlWindow: Int = 8 << 20
+
+  /** gRPC keepalive pings, above the 5 minutes Gazette's brokers require between them. */
+  val KeepAliveSeconds: Long = 330
 
   /** Validates a broker endpoint, naming it when it is not an http(s)://host:port URL. */
   def parse(endpoint: String): URI = {
