@@ -1,8 +1,6 @@
 package io.sparkgazette.spark
 package options
 
-import java.nio.charset.StandardCharsets.UTF_8
-
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -39,9 +37,9 @@ private[spark] object OptionDoc {
   lazy val all: Seq[OptionDoc] = {
     val in = getClass.getResourceAsStream(Resource)
     require(in != null, s"$Resource is missing from the connector's jar")
-    val json = try new String(in.readAllBytes(), UTF_8)
+    val root = try new ObjectMapper().readTree(in)
     finally in.close()
-    new ObjectMapper().readTree(json).elements().asScala.map(parse).toSeq
+    root.elements().asScala.map(parse).toList
   }
 
   private def parse(o: JsonNode): OptionDoc = {

@@ -46,9 +46,7 @@ private[spark] object RangeSplits {
   }
 
   /** How many tasks read a real-time batch: `realTimePartitions`, else the session's default parallelism. */
-  def realTimePartitions(options: SourceOptions): Int = options.realTimePartitions.getOrElse(
-    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
-        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
+  def realTimePartitions(options: SourceOptions): Int = options.realTimePartitions.getOrElse(defaultParallelism)
 
   /** Says, once per journal, that its range was read by one task. */
   def warnTooLarge(journals: Seq[String], warned: scala.collection.mutable.Set[String]): Unit =
@@ -59,7 +57,10 @@ private[spark] object RangeSplits {
     }
 
   /** At least this many tasks per batch where there are that many ranges: `minPartitions`, else the session's default parallelism. */
-  def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(
-    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(
-        _.sparkContext.defaultParallelism)).toOption.flatten.getOrElse(1))
+  def minPartitions(options: SourceOptions): Int = options.minPartitions.getOrElse(defaultParallelism)
+
+  // The session's default parallelism; 1 where there is no session to ask (an executor, a test).
+  private def defaultParallelism: Int =
+    scala.util.Try(org.apache.spark.sql.SparkSession.getActiveSession.map(_.sparkContext.defaultParallelism))
+      .toOption.flatten.getOrElse(1)
 }
