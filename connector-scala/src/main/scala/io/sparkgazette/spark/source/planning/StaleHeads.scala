@@ -25,7 +25,7 @@ private[spark] final class StaleHeads(graceMs: String => Long) {
     * or past their offsets (or no longer read) start over.
     */
   def judge(offsets: Map[String, Long], heads: Map[String, Long], nowMs: Long): Map[String, Verdict] = {
-    val behind = offsets.collect { case (j, o) if heads.get(j).exists(_ < o) => j -> (o, heads(j)) }
+    val behind = offsets.collect { case (j, o) if heads.get(j).exists(_ < o) => j -> ((o, heads(j))) }
     val before = episodes
     val verdicts = behind.map { case (j, (offset, head)) =>
       val e = before.getOrElse(j, Episode(nowMs, head, head, reported = false))
