@@ -73,7 +73,7 @@ def test_partitions_and_toxics_between_parties_and_nothing_left_behind():
 def test_a_killed_owner_leaves_nothing_behind():
     """The watchdog tears everything down once the process that made the network is gone."""
     before = set(leftovers())
-    here = os.path.join(os.path.dirname(__file__), "harness")
+    here = os.path.dirname(os.path.abspath(__file__))
     owner = subprocess.Popen(
         [
             sys.executable,
