@@ -60,9 +60,9 @@ test: setup
 	  $(MAKE) -s python-package || status=1; \
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
-	    --junitxml=target/pytest/junit.xml || status=1; \
+	    --durations=15 --junitxml=target/pytest/junit.xml || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q \
-	    $(SPARK35_PYTHON_SUITES) --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
+	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
 	    target/pytest; \
 	  exit $$status
