@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.ClientCache
-import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
+import io.sparkgazette.spark.sink.config.{SinkConfig, SinkFault, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
@@ -96,13 +96,29 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
     config.options.testFault.filter(f =>
-      (f.strikes("task-after-half", epoch) || f.strikes("task-lost-after-half", epoch)) && attempt == 0 &&
-        partitionId == 0).foreach(f =>
+      SinkFault.TaskPoints.exists(f.strikes(_, epoch)) && attempt == 0 && partitionId == 0).foreach(f =>
       if (rows == FaultAfterRows) {
-        appendAll()
-        lost = f.point == "task-lost-after-half"
+        if (f.point == "task-late-after-half") holdAppendsUntil(epoch + 3) else appendAll()
+        lost = f.point != "task-after-half"
         throw new IllegalStateException(s"injected task failure in epoch $epoch after $rows rows")
       })
+  }
+
+  /** The appends of this attempt, landing once `later` is recorded (test.sinkFault). */
+  private def holdAppendsUntil(later: Long): Unit = {
+    val held = scala.collection.mutable.ArrayBuffer[(String, ByteString)]()
+    appendAll((journal, content) => held += journal -> content)
+    val location = config.intentLog.get
+    val intents = location.open(config.hadoopConf.value)
+    val landing = new Thread(
+      () => {
+        while (!intents.contains(location.key(later))) Thread.sleep(20)
+        held.foreach { case (journal, content) => client.append(journal, content) }
+      },
+      s"gazette-sink-late-appends-$epoch"
+    )
+    landing.setDaemon(true)
+    landing.start()
   }
 
   private def publish(journal: String, framing: Framing, payload: Array[Byte], row: Long, committed: Boolean): Unit = {
@@ -152,7 +168,15 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
         clock => publisher.ackAt(j, framings(j), firstPayloads(j), clock).intent)
     }
     staged.clear()
-    GazetteCommitMessage(publisher.producer.toString, publisher.buildAckIntents(), rollbacks(), unwritable.toMap, runs)
+    GazetteCommitMessage(
+      publisher.producer.toString,
+      publisher.buildAckIntents(),
+      rollbacks(),
+      unwritable.toMap,
+      runs,
+      partition = partitionId,
+      firstAttempt = stageAttempt == 0 && attempt == 0
+    )
   }
 
   /** Rolls back what this attempt appended, where possible; a reader would ignore it anyway. */
@@ -193,15 +217,15 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   /** Appends what is buffered and spooled, one append per journal; a staged journal gets its
     * rollback ACK only.
     */
-  private def appendAll(): Unit = {
+  private def appendAll(append: (String, ByteString) => Unit = (j, c) => { client.append(j, c); () }): Unit = {
     held.keys.toSeq.foreach(release)
     targets.journals.foreach(drain)
     stagedPrefixes.foreach { case (journal, prefix) =>
-      if (prefix.nonEmpty) { client.append(journal, prefix); wrote = true }
+      if (prefix.nonEmpty) { append(journal, ByteString.copyFrom(prefix)); wrote = true }
     }
     stagedPrefixes.clear()
     spools.foreach { case (journal, spool) =>
-      if (spool.size > 0) { client.append(journal, spool.content()); wrote = true }
+      if (spool.size > 0) { append(journal, spool.content()); wrote = true }
     }
     closeSpools()
   }

@@ -17,7 +17,7 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
 private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
     hadoopConf: SerializableConfiguration, queryId: String)
     extends StreamingWrite {
-  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true)
+  private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true, queryId)
   private lazy val realTime = RealTimeQuery.isRealTime(SparkSession.active, queryId)
   private lazy val realTimeBatches = new RealTimeBatches(options.checkpointLocation, hadoopConf.value)
   // This run's real-time tasks publish rows without an origin under producers of this run, each

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.{ClientCache, SerializableConfiguration}
+import io.sparkgazette.spark.runtime.{ActiveQuery, ClientCache, SerializableConfiguration}
 import io.sparkgazette.spark.sink.config.{
   IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
 }
@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
 private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
-    streaming: Boolean) {
+    streaming: Boolean, queryId: String = "") {
   import SinkDriver._
 
   // Spark builds a write, and so a driver, for every micro-batch and never closes it: the
@@ -44,14 +44,21 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
   val config: SinkConfig =
     SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf), staging)
 
-  // A stream's producers as the latest recorded epoch left them; random producers elsewhere.
+  // A stream's producers as the latest recorded epoch of this run left them; random producers elsewhere.
   private var producers: Option[SinkProducers] = None
 
   /** The producers this epoch's writers publish as (see [[SinkProducers]]). */
   def epochProducers(): Option[SinkProducers] = {
     if (producers.isEmpty && streaming)
-      producers = log_.map(_.latest().flatMap(_.producers).getOrElse(SinkProducers.fresh()))
+      producers = log_.map(_.latest().flatMap(_.producers).fold(SinkProducers.fresh(run))(_.forRun(run)))
     producers
+  }
+
+  // Where Spark's runId cannot be found, every epoch counts as a run of its own: its producers
+  // are fresh, which is safe, and readers track more of them.
+  private lazy val run = ActiveQuery.runId(SparkSession.active, queryId).getOrElse {
+    logger.warn(s"the run of query $queryId is unknown on this Spark; each epoch publishes under new producers")
+    SinkDriver.writeId()
   }
 
   // The run of this write's tasks whose staged files an abort deletes (another run of the
@@ -101,7 +108,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
           val fresh = collect(messages)
           checkStaged(epoch, messages)
           fault("driver-before-persist", epoch)
-          l.record(key, IntentRecord(fresh, epochProducers().map(_.after(acks(messages))), staged(messages)))
+          l.record(key,
+            IntentRecord(fresh, epochProducers().map(_.after(acks(messages), retried(messages))),
+              staged(messages)))
         }
     }
     val intents = record.intents
@@ -233,6 +242,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       val producer = ProducerId(java.lang.Long.parseUnsignedLong(m.producer, 16))
       m.intents.map(i => (producer, i.journal, i.clock)) ++ m.staged.map(r => (producer, r.journal, r.clock))
     }.flatten
+
+  private def retried(messages: Array[WriterCommitMessage]): Seq[Int] =
+    messages.toSeq.collect { case m: GazetteCommitMessage if !m.firstAttempt => m.partition }
 
   private def staged(messages: Array[WriterCommitMessage]): Seq[StagedRun] =
     messages.toSeq.collect { case m: GazetteCommitMessage => m.staged }.flatten

@@ -27,10 +27,10 @@ class AckIntentLogSuite extends AnyFunSuite {
     }
   }
 
-  test("an epoch's producers and clocks round-trip; the latest epoch is where a stream resumes") {
+  test("an epoch's producers, clocks, run and generations round-trip; the latest epoch is where a stream resumes") {
     import io.sparkgazette.message.ProducerId
     val log = AckIntentLog.epochs(Files.createTempDirectory("intents").toString, new Configuration())
-    val p = SinkProducers(-42L, Map((ProducerId(0x0180aabbccddL), "out/a") -> 77L))
+    val p = SinkProducers(-42L, Map((ProducerId(0x0180aabbccddL), "out/a") -> 77L), "run-1", Map(3 -> 2, 11 -> 1))
     log.record("9", IntentRecord(Seq(AckIntent("out/a", "x".getBytes, 77L)), Some(p)))
     log.record("10", IntentRecord(Nil, Some(p.after(Seq((ProducerId(0x0180aabbccddL), "out/b", 99L))))))
     assert(log.read("9").get.producers.contains(p) && log.read("9").get.intents.map(_.clock) == Seq(77L))

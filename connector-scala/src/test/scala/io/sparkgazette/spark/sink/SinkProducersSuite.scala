@@ -27,4 +27,15 @@ class SinkProducersSuite extends AnyFunSuite {
     assert(q.after(Seq((a, "j1", 800L))).rollbackClock(a, "j1") == 800L)
     assert(q.after(Seq((a, "j1", 100L))).rollbackClock(a, "j1") == 500L) // never backwards
   }
+
+  test("a partition committed by a later attempt moves to new producers; so does a new run, keeping nothing") {
+    val q = p.copy(run = "run-1").after(Seq((p.producer(3, 0, 1, 4L), "j1", 500L)), retried = Seq(3))
+    assert(q.producer(3, 0, 0, 6L) != p.producer(3, 0, 0, 6L)) // the first attempt's producer of epoch 4's parity
+    assert(q.producer(3, 0, 1, 6L) != p.producer(3, 0, 1, 6L)) // and the attempt that committed
+    assert(q.producer(4, 0, 0, 6L) == p.producer(4, 0, 0, 6L)) // other partitions keep theirs
+    assert(q.after(Nil, retried = Seq(3)).producer(3, 0, 0, 6L) != q.producer(3, 0, 0, 6L))
+    assert(q.forRun("run-1") == q)
+    val next = q.forRun("run-2")
+    assert(next.run == "run-2" && next.lastAcks.isEmpty && next.generations.isEmpty && next.seed != q.seed)
+  }
 }

@@ -11,7 +11,8 @@ import io.sparkgazette.spark.options.GazetteOptions
   * `test.sinkFault`, `point:epoch`): `task-after-half` fails the first attempt of partition 0's
   * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
   * `task-lost-after-half` too, but the attempt is lost as if its executor died: its abort rolls
-  * back nothing; `driver-before-persist`, `driver-after-persist`, `driver-after-some-acks` and
+  * back nothing; `task-late-after-half` too, but its appends are held back, as a network might
+  * hold them, and land only once epoch + 3 is recorded; `driver-before-persist`, `driver-after-persist`, `driver-after-some-acks` and
   * `driver-after-publish` fail the driver's commit there.
   */
 private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
@@ -21,7 +22,7 @@ private[spark] final case class SinkFault(point: String, epoch: Long, every: Lon
 }
 
 private[spark] object SinkFault {
-  private val TaskPoints = Set("task-after-half", "task-lost-after-half")
+  val TaskPoints: Set[String] = Set("task-after-half", "task-lost-after-half", "task-late-after-half")
   private val Points = TaskPoints ++ Set("driver-before-persist", "driver-after-persist", "driver-after-some-acks",
     "driver-after-publish")
 

@@ -55,7 +55,10 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
         p.get("lastAcks").elements().asScala.map { a =>
           (ProducerId(java.lang.Long.parseUnsignedLong(a.get("producer").asText(), 16)), a.get("journal").asText()) ->
             a.get("clock").asLong()
-        }.toMap
+        }.toMap,
+        Option(p.get("run")).fold("")(_.asText()),
+        Option(p.get("generations")).toSeq.flatMap(_.fields().asScala.map(f => f.getKey.toInt -> f.getValue.asInt()))
+          .toMap
       )
     }
     val staged = Option(node.get("staged")).toSeq.flatMap(_.elements().asScala.map { n =>
@@ -109,6 +112,9 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
     record.producers.foreach { p =>
       val o = node.putObject("producers")
       o.put("seed", p.seed)
+      o.put("run", p.run)
+      val generations = o.putObject("generations")
+      p.generations.toSeq.sorted.foreach { case (partition, g) => generations.put(partition.toString, g) }
       val acks = o.putArray("lastAcks")
       p.lastAcks.toSeq.sortBy(a => (a._1._2, a._1._1.value)).foreach { case ((producer, journal), clock) =>
         acks.addObject().put("producer", producer.toString).put("journal", journal).put("clock", clock)

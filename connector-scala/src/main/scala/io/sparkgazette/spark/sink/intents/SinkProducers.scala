@@ -11,26 +11,37 @@ import io.sparkgazette.message.ProducerId
   * as many as it has had epochs.
   *
   * The protocol, against Gazette's Sequencer rules:
-  *  - A task attempt publishes as the producer of (query, partition, stage attempt, task
-  *    attempt, epoch parity). Attempts that can run at once (speculation, retries, zombies of a
-  *    stage retry, a killed attempt still finishing as the next epoch starts) differ in one of
-  *    these, so no two live attempts share a producer; a query uses at most partitions × 2 ×
-  *    the attempts it makes of each task.
+  *  - A task attempt publishes as the producer of (query run, partition, stage attempt, task
+  *    attempt, epoch parity, the partition's generation). Attempts that can run at once
+  *    (speculation, retries, zombies of a stage retry, a killed attempt still finishing as the
+  *    next epoch starts) differ in one of these, so no two live attempts share a producer.
   *  - `lastAcks` holds, per producer and journal, the clock of the last ACK recorded for it.
   *    A producer's clock starts above every one of them, on whatever executor it runs.
   *  - The first time a task writes a journal, it appends first an ACK at that last recorded
   *    clock (at clock 1 where it has none): readers take it as a rollback of whatever an
   *    earlier failed attempt under the producer left open there, so the task's own ACK commits
   *    only its own messages.
+  *  - A producer is never used again once an attempt under it may still have appends in
+  *    flight: an attempt that did not commit (killed, lost with its executor, beaten by a
+  *    speculative copy) can have its appends land after a later attempt's ACK, and an ACK below
+  *    the producer's last one rewinds readers to it, so the next ACK of the producer would commit
+  *    them. So a partition whose epoch was committed by another than its first attempt moves to
+  *    its next generation, and a new run of the query (which may follow a run killed mid-epoch)
+  *    starts from a new seed.
   *
-  * @param seed drawn once per query (a checkpoint), so that two queries never share producers
+  * @param seed drawn for each run of a query, so that two runs or queries never share producers
+  * @param run the run of the query (Spark's `runId`) these producers belong to
+  * @param generations per partition, how many of its epochs a later attempt committed
   */
-private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long]) {
+private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long],
+    run: String = "", generations: Map[Int, Int] = Map.empty) {
 
   /** The producer of a task attempt of `epoch`. */
   def producer(partition: Int, stageAttempt: Int, attempt: Int, epoch: Long): ProducerId = {
     var h = seed
-    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, epoch & 1L)) h = SinkProducers.mix(h ^ v)
+    val generation = generations.getOrElse(partition, 0).toLong
+    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, epoch & 1L, generation))
+      h = SinkProducers.mix(h ^ v)
     // Gazette's rule for random producers: the multicast bit set, so never a real MAC.
     ProducerId((h & 0xffffffffffffL) | (1L << 40))
   }
@@ -42,15 +53,23 @@ private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(Produce
   /** The clock of the ACK that rolls back what `producer` left open in `journal`. */
   def rollbackClock(producer: ProducerId, journal: String): Long = lastAcks.getOrElse((producer, journal), 1L)
 
-  /** After an epoch whose ACKs (producer, journal, clock) were recorded. */
-  def after(acks: Iterable[(ProducerId, String, Long)]): SinkProducers =
-    copy(lastAcks = lastAcks ++ acks.map { case (p, j, c) => (p, j) -> math.max(c, lastAcks.getOrElse((p, j), 0L)) })
+  /** After an epoch whose ACKs (producer, journal, clock) were recorded, and whose partitions
+    * `retried` were committed by another than their first attempt.
+    */
+  def after(acks: Iterable[(ProducerId, String, Long)], retried: Iterable[Int] = Nil): SinkProducers =
+    copy(
+      lastAcks = lastAcks ++ acks.map { case (p, j, c) => (p, j) -> math.max(c, lastAcks.getOrElse((p, j), 0L)) },
+      generations = generations ++ retried.toSeq.distinct.map(p => p -> (generations.getOrElse(p, 0) + 1))
+    )
+
+  /** These producers where `run` continues them, or fresh ones for a new run. */
+  def forRun(run: String): SinkProducers = if (run == this.run) this else SinkProducers.fresh(run)
 }
 
 private[spark] object SinkProducers {
   private val random = new SecureRandom()
 
-  def fresh(): SinkProducers = SinkProducers(random.nextLong(), Map.empty)
+  def fresh(run: String): SinkProducers = SinkProducers(random.nextLong(), Map.empty, run)
 
   // SplitMix64's finalizer: every input bit moves every output bit.
   private def mix(x: Long): Long = {
