@@ -78,8 +78,11 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       // A stop can interrupt an epoch's commit; the restart completes it.
       start(prefix, checkpoint, Trigger.AvailableNow(), rowsPerBatch).awaitTermination()
       info(s"driver before: $before, after $epochs more epochs: $after")
-      assert(after.fileDescriptors - before.fileDescriptors <= 8, s"file descriptors grew from $before to $after")
-      assert(after.threads - before.threads <= 8, s"threads grew from $before to $after")
+      // A leak grows with the epochs (one a epoch is 40 here); a JVM that opens a jar or a socket
+      // for the first time on the way does not.
+      assert(
+        after.fileDescriptors - before.fileDescriptors <= epochs / 2, s"file descriptors grew from $before to $after")
+      assert(after.threads - before.threads <= epochs / 2, s"threads grew from $before to $after")
       assert(orphans.reported(cluster.broker).isEmpty, "gRPC channels were dropped without being shut down")
     } finally orphans.close()
     assertExactlyOnce(journals, (warmUp + epochs) * rowsPerBatch.toLong)
