@@ -78,7 +78,7 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       // A stop can interrupt an epoch's commit; the restart completes it.
       start(prefix, checkpoint, Trigger.AvailableNow(), rowsPerBatch).awaitTermination()
       info(s"driver before: $before, after $epochs more epochs: $after")
-      // A leak grows with the epochs (one a epoch is 40 here); a JVM that opens a jar or a socket
+      // A leak grows with the epochs (one an epoch is 40 here); a JVM that opens a jar or a socket
       // for the first time on the way does not.
       assert(
         after.fileDescriptors - before.fileDescriptors <= epochs / 2, s"file descriptors grew from $before to $after")
