@@ -264,6 +264,14 @@ MUTATIONS = (
         (suite("SinkProducersSuite"),),
     ),
     Mutation(
+        "sink-reuses-producers-of-lost-attempts",
+        "spark/sink/SinkDriver.scala",
+        "epochProducers().map(_.after(acks(messages), retried(messages)))",
+        "epochProducers().map(_.after(acks(messages)))",
+        "a partition's producer is used again after an attempt under it was lost: its late append is committed",
+        (suite("SinkEpochsIntegrationSuite", "a task lost with its appends landing late"),),
+    ),
+    Mutation(
         "sink-checkpoint-optional",
         "spark/sink/config/SinkOptions.scala",
         "if (streaming && exactlyOnce && checkpoint.isEmpty)",
