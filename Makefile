@@ -1,5 +1,5 @@
 # The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: jar test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -40,8 +40,8 @@ SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py \
 # The short micro-batch chaos run: make test runs it on Spark 3.5 (the real-time one on Spark 4.3),
 # `make chaos` the long one on either.
 MICRO_BATCH_CHAOS := tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers
-# The short network-fault runs: make test runs the micro-batch one (on Spark 4.3), `make
-# chaos-network-short` both.
+# The short network-fault runs: make test runs the micro-batch one with two faults (a partition of
+# Spark from the brokers, connections reset; on Spark 4.3), `make chaos-network-short` both, with four.
 REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time_pipeline_is_exactly_once_across_network_faults
 
 setup:
@@ -59,7 +59,8 @@ test: setup
 	    "connectorSpark35/testOnly $(SPARK35_SUITES)" || status=1; \
 	  $(MAKE) -s python-package || status=1; \
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
-	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
+	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 BENCH_TINY_ONLY=source,sink \
+	    $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
 	    --durations=15 --junitxml=target/pytest/junit.xml || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
@@ -196,6 +197,10 @@ dist: setup
 # (BENCH_ARGS="--tiny" for a quick run, "--only sink,latency" for some).
 bench: jar
 	@$(LINE_PYTHON) tests/bench/run_all.py $(BENCH_ARGS)
+
+# Every benchmark once on a few rows, as a test: do they still run? (`make test` runs two of them.)
+bench-tiny: jar
+	GAZETTE_LOCAL_BINARIES=required $(LINE_PYTHON) -m pytest -q tests/bench/test_benchmarks.py
 
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
 bench-source: jar

@@ -103,7 +103,7 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       val rowsPerBatch = partitions * 8
       val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
       // Partition 0's first attempt fails in epochs 1, 5, 9, ... and succeeds in 3, 7, 11, ...
-      // under the same producer.
+      // under its partition's next generation of producers.
       val failed = new java.util.concurrent.atomic.AtomicInteger()
       val listener = new SparkListener {
         override def onTaskEnd(end: SparkListenerTaskEnd): Unit =

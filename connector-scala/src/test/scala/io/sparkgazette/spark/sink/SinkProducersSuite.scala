@@ -8,12 +8,13 @@ import org.scalatest.funsuite.AnyFunSuite
 class SinkProducersSuite extends AnyFunSuite {
   private val p = SinkProducers(seed = 7L, lastAcks = Map.empty)
 
-  test("one producer per partition, stage attempt, task attempt and epoch parity; the same across epochs") {
-    val ids = for (part <- 0 until 16; stage <- 0 until 2; attempt <- 0 until 3; epoch <- 0L until 2L)
+  test("a first attempt's producer per partition and epoch parity, the same across epochs; other attempts' used once") {
+    val ids = for (part <- 0 until 16; stage <- 0 until 2; attempt <- 0 until 3; epoch <- 0L until 4L)
       yield p.producer(part, stage, attempt, epoch)
-    assert(ids.distinct.size == ids.size)
+    assert(ids.distinct.size == 16 * 2 + 16 * 5 * 4)
     assert(p.producer(3, 0, 0, 10L) == p.producer(3, 0, 0, 1000L))
     assert(p.producer(3, 0, 0, 10L) != p.producer(3, 0, 0, 11L))
+    assert(p.producer(3, 0, 1, 10L) != p.producer(3, 0, 1, 12L) && p.producer(3, 1, 0, 10L) != p.producer(3, 1, 0, 12L))
     assert(ids.forall(id => (id.value >>> 40 & 1) == 1 && id.value >>> 48 == 0)) // multicast, 48 bits
     assert(SinkProducers(8L, Map.empty).producer(3, 0, 0, 10L) != p.producer(3, 0, 0, 10L))
   }

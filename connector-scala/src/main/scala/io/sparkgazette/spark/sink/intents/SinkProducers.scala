@@ -11,17 +11,19 @@ import io.sparkgazette.message.ProducerId
   * as many as it has had epochs.
   *
   * The protocol, against Gazette's Sequencer rules:
-  *  - A task attempt publishes as the producer of (query run, partition, stage attempt, task
-  *    attempt, epoch parity, the partition's generation). Attempts that can run at once
-  *    (speculation, retries, zombies of a stage retry, a killed attempt still finishing as the
-  *    next epoch starts) differ in one of these, so no two live attempts share a producer.
+  *  - A partition's first attempt publishes as the producer of (query run, partition, epoch
+  *    parity, the partition's generation); any other attempt (a retry, a speculative copy, a
+  *    stage retry's) as one of its own, used once: (query run, partition, stage attempt, task
+  *    attempt, epoch). Attempts that can run at once (those, and a killed attempt still
+  *    finishing as the next epoch starts) differ in one of these, so no two live attempts share
+  *    a producer.
   *  - `lastAcks` holds, per producer and journal, the clock of the last ACK recorded for it.
   *    A producer's clock starts above every one of them, on whatever executor it runs.
   *  - The first time a task writes a journal, it appends first an ACK at that last recorded
   *    clock (at clock 1 where it has none): readers take it as a rollback of whatever an
   *    earlier failed attempt under the producer left open there, so the task's own ACK commits
   *    only its own messages.
-  *  - A producer is never used again once an attempt under it may still have appends in
+  *  - A first attempt's producer is not used again once the attempt may still have appends in
   *    flight: an attempt that did not commit (killed, lost with its executor, beaten by a
   *    speculative copy) can have its appends land after a later attempt's ACK, and an ACK below
   *    the producer's last one rewinds readers to it, so the next ACK of the producer would commit
@@ -40,7 +42,8 @@ private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(Produce
   def producer(partition: Int, stageAttempt: Int, attempt: Int, epoch: Long): ProducerId = {
     var h = seed
     val generation = generations.getOrElse(partition, 0).toLong
-    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, epoch & 1L, generation))
+    val first = stageAttempt == 0 && attempt == 0
+    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, if (first) epoch & 1L else epoch, generation))
       h = SinkProducers.mix(h ^ v)
     // Gazette's rule for random producers: the multicast bit set, so never a real MAC.
     ProducerId((h & 0xffffffffffffL) | (1L << 40))
