@@ -30,7 +30,8 @@ private[spark] final class RealTimeBatches(checkpointLocation: Option[String], c
       val recorded = l.read(batch.toString) match {
         case Some(r) => carried = Some(r.journals); r
         case None =>
-          // One seed for the stream's life, whichever mode its earlier batches ran in.
+          // One seed across real-time batches (a batch after one run again rewrites its rows under
+          // the same UUIDs), the first taken from the latest record of either mode.
           val seed = l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(
             _.seed)
           val journals = carried.getOrElse(listed.journals)
