@@ -59,10 +59,10 @@ test: setup
 	    "connectorSpark35/testOnly $(SPARK35_SUITES)" || status=1; \
 	  $(MAKE) -s python-package || status=1; \
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
-	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 BENCH_TINY_ONLY=source,sink \
+	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 CHAOS_SHORT_KINDS=2 BENCH_TINY_ONLY=source,sink \
 	    $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
 	    --durations=15 --junitxml=target/pytest/junit.xml || status=1; \
-	  GAZETTE_LOCAL_BINARIES=required .venv-spark3.5/bin/python -m pytest -q \
+	  GAZETTE_LOCAL_BINARIES=required CHAOS_SHORT_KINDS=2 .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
 	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
 	    target/pytest; \
@@ -231,7 +231,7 @@ bench-decode: jar
 soak: jar
 	@$(LINE_PYTHON) tests/soak/soak.py $(SOAK_ARGS)
 
-# The source's random schedules, judged by Gazette's reader: `make test` runs 200; SCHEDULES=5000
+# The source's random schedules, judged by Gazette's reader: `make test` runs 80; SCHEDULES=5000
 # by hand, SEED=S to replay the group a failure names.
 SCHEDULES ?= 5000
 test-source-properties: setup

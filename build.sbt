@@ -76,7 +76,7 @@ lazy val connectorSpark35 = (project in file("connector-scala"))
   .settings(
     connectorSettings("spark-gazette-3.5", Scala212, "spark-3.5", jvmRelease = "11", venv = Some(".venv-spark3.5")),
     target := baseDirectory.value / "target" / "spark-3.5_2.12",
-    // make test runs the source's random schedules on Spark 4 (200); here a short run of them.
+    // make test runs the source's random schedules on Spark 4 (80); here a shorter run of them.
     Test / envVars += "SPARKGAZETTE_SCHEDULES" -> sys.env.getOrElse("SPARKGAZETTE_SCHEDULES", "40")
   )
 // Spark 3.5's Scala 2.13 library is 2.13.8; its dependencies here (ScalaPB, scalatest) need 2.13.16 or

@@ -39,14 +39,14 @@ import org.scalatest.funsuite.AnyFunSuite
   * duplicates, rollbacks, replays, rebuilds, re-creations, clock jumps, starts inside a history),
   * and fails if one never happened.
   *
-  * `SPARKGAZETTE_SCHEDULES=N` (default 200) and `SPARKGAZETTE_SEED=S` in the environment choose the
+  * `SPARKGAZETTE_SCHEDULES=N` (default 80) and `SPARKGAZETTE_SEED=S` in the environment choose the
   * schedules (`make test-source-properties SCHEDULES=5000`); any failure, a query's included,
   * names the seed of its group and how to run that group alone.
   */
 class SourcePropertyIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   import SourcePropertyIntegrationSuite._
 
-  private val schedules = sys.env.get("SPARKGAZETTE_SCHEDULES").map(_.toInt).getOrElse(200)
+  private val schedules = sys.env.get("SPARKGAZETTE_SCHEDULES").map(_.toInt).getOrElse(80)
   private val baseSeed = sys.env.get("SPARKGAZETTE_SEED").map(_.toLong).getOrElse(20261122L)
   private val perQuery = 8
 
