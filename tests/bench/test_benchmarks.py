@@ -1,5 +1,5 @@
 """Every benchmark still runs: `make bench`'s tiny version (each script, not each size of one). Nothing
-about the numbers is asserted. BENCH_TINY_ONLY=source,sink runs those only (`make test` does: each
+about the numbers is asserted. BENCH_TINY_ONLY=source runs those named only (`make test` does: each
 script costs a cluster and a Spark session; `make bench-tiny` runs them all)."""
 
 import os
