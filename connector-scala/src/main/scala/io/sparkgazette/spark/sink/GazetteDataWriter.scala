@@ -175,7 +175,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
       unwritable.toMap,
       runs,
       partition = partitionId,
-      firstAttempt = stageAttempt == 0 && attempt == 0
+      firstAttempt = SinkProducers.isFirst(stageAttempt, attempt)
     )
   }
 

@@ -12,8 +12,8 @@ import io.sparkgazette.spark.options.GazetteOptions
   * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
   * `task-lost-after-half` too, but the attempt is lost as if its executor died: its abort rolls
   * back nothing; `task-late-after-half` too, but its appends are held back, as a network might
-  * hold them, and land only once epoch + 3 is recorded; `driver-before-persist`, `driver-after-persist`, `driver-after-some-acks` and
-  * `driver-after-publish` fail the driver's commit there.
+  * hold them, and land only once epoch + 3 is recorded; `driver-before-persist`,
+  * `driver-after-persist`, `driver-after-some-acks` and `driver-after-publish` fail the driver's commit there.
   */
 private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
   def strikes(point: String, epoch: Long): Boolean =

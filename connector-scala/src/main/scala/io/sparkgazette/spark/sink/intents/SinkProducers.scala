@@ -24,8 +24,8 @@ import io.sparkgazette.message.ProducerId
   *    earlier failed attempt under the producer left open there, so the task's own ACK commits
   *    only its own messages.
   *  - A first attempt's producer is not used again once the attempt may still have appends in
-  *    flight: an attempt that did not commit (killed, lost with its executor, beaten by a
-  *    speculative copy) can have its appends land after a later attempt's ACK, and an ACK below
+  *    flight: an attempt that did not commit (killed, lost with its executor, or running on
+  *    after the copy that committed) can have its appends land after a later attempt's ACK, and an ACK below
   *    the producer's last one rewinds readers to it, so the next ACK of the producer would commit
   *    them. So a partition whose epoch was committed by another than its first attempt moves to
   *    its next generation, and a new run of the query (which may follow a run killed mid-epoch)
@@ -42,8 +42,8 @@ private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(Produce
   def producer(partition: Int, stageAttempt: Int, attempt: Int, epoch: Long): ProducerId = {
     var h = seed
     val generation = generations.getOrElse(partition, 0).toLong
-    val first = stageAttempt == 0 && attempt == 0
-    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, if (first) epoch & 1L else epoch, generation))
+    val once = !SinkProducers.isFirst(stageAttempt, attempt)
+    for (v <- Seq(partition.toLong, stageAttempt.toLong, attempt.toLong, if (once) epoch else epoch & 1L, generation))
       h = SinkProducers.mix(h ^ v)
     // Gazette's rule for random producers: the multicast bit set, so never a real MAC.
     ProducerId((h & 0xffffffffffffL) | (1L << 40))
@@ -73,6 +73,9 @@ private[spark] object SinkProducers {
   private val random = new SecureRandom()
 
   def fresh(run: String): SinkProducers = SinkProducers(random.nextLong(), Map.empty, run)
+
+  /** Whether a task attempt is its partition's first, whose producer serves more than one epoch. */
+  def isFirst(stageAttempt: Int, attempt: Int): Boolean = stageAttempt == 0 && attempt == 0
 
   // SplitMix64's finalizer: every input bit moves every output bit.
   private def mix(x: Long): Long = {
