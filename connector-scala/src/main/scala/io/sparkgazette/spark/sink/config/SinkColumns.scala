@@ -7,7 +7,8 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 
 /** Where the input columns are: `value` (or the whole row as JSON), `journal`, `key`, and
   * `origin`, the input message a row came from (its journal and UUID), which real-time writes
-  * derive the row's UUID from (see [[realtime.OriginUuids]]); other writes ignore it.
+  * derive the row's UUID from (see [[realtime.OriginUuids]]); other writes take it for a column
+  * like any other.
   */
 private[spark] final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int,
     origin: Int = -1) {
@@ -21,8 +22,8 @@ private[spark] object SinkColumns {
 
   /** Validates the input schema: `value` string or binary, `journal` string, `key` string or
     * binary, `origin` a struct of `journal` and `uuid` strings; with a `value` column nothing
-    * else is allowed. Without one, rows are written as JSON objects of all their columns but
-    * `origin` (ndjson journals only).
+    * else is allowed. Without one, rows are written as JSON objects of their columns (ndjson
+    * journals only), which leave `origin` out in real-time writes (see [[rows.SinkRows]]).
     */
   def apply(schema: StructType): SinkColumns = {
     def index(name: String) = schema.fieldNames.indexWhere(_.equalsIgnoreCase(name))

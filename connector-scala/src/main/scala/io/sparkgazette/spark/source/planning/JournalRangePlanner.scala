@@ -12,8 +12,9 @@ import io.sparkgazette.spark.source.offsets.{JournalRange, Piece}
 private[spark] object JournalRangePlanner {
 
   /** End offsets that read at most `maxBytes` in total, split across journals in proportion to
-    * their backlog; every journal with a backlog gets at least one byte, so that it reads at
-    * least the message beginning at its start (a range holds the messages that begin in it).
+    * their backlog; every journal with a backlog gets at least one byte, so that it moves on: a
+    * range holds the messages that end in it, so a message longer than its journal's share is
+    * read by the batch whose range reaches its end.
     */
   def capped(start: Map[String, Long], heads: Map[String, Long], maxBytes: Long): Map[String, Long] = {
     val backlog = heads.map { case (j, h) => j -> math.max(0L, h - start.getOrElse(j, h)) }
