@@ -272,6 +272,14 @@ MUTATIONS = (
         (suite("SinkEpochsIntegrationSuite", "a task lost with its appends landing late"),),
     ),
     Mutation(
+        "earliest-trusts-offset-jumps",
+        "spark/source/planning/JournalDirectory.scala",
+        "read ++ parallel(jumped)",
+        "read ++ parallel(jumped.take(0))",
+        "a batch from the earliest offset starts where a primary that has not listed its store jumps to",
+        (suite("SourceUnlistedStoreIntegrationSuite", "(earliest)"),),
+    ),
+    Mutation(
         "sink-checkpoint-optional",
         "spark/sink/config/SinkOptions.scala",
         "if (streaming && exactlyOnce && checkpoint.isEmpty)",

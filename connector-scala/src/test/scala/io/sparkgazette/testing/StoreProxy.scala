@@ -28,6 +28,9 @@ final class StoreProxy(target: String) extends AutoCloseable {
   @volatile private var stalling = false
   private val held = new java.util.concurrent.CountDownLatch(1)
 
+  /** The brokers' listings held by [[holdLists]]. */
+  val heldLists = new AtomicInteger()
+
   /** Signed GETs that came through, faulty or not. */
   val signedGets = new AtomicInteger()
 
@@ -59,6 +62,16 @@ final class StoreProxy(target: String) extends AutoCloseable {
     */
   def stallBodies(): Unit = stalling = true
 
+  @volatile private var listsHeld: Option[java.util.concurrent.CountDownLatch] = None
+
+  /** From now on the brokers' listings of the store wait, unanswered, until [[releaseLists]]: as
+    * for a broker that has not yet listed its store.
+    */
+  def holdLists(): Unit = listsHeld = Some(new java.util.concurrent.CountDownLatch(1))
+
+  /** The held listings go on, and later ones pass. */
+  def releaseLists(): Unit = { listsHeld.foreach(_.countDown()); listsHeld = None }
+
   private def take(counter: AtomicInteger): Boolean = counter.getAndUpdate(n => math.max(0, n - 1)) > 0
 
   private def handle(x: HttpExchange): Unit =
@@ -66,6 +79,8 @@ final class StoreProxy(target: String) extends AutoCloseable {
       val uri = x.getRequestURI
       val signed = x.getRequestMethod == "GET" && Option(uri.getRawQuery).exists(_.contains("X-Amz-Signature"))
       if (signed) signedGets.incrementAndGet()
+      val listing = !signed && x.getRequestMethod == "GET" && Option(uri.getRawQuery).exists(_.contains("prefix="))
+      if (listing) listsHeld.foreach { l => heldLists.incrementAndGet(); l.await() }
       if (signed && holding) {
         heldGets.incrementAndGet()
         held.await()
@@ -129,6 +144,7 @@ final class StoreProxy(target: String) extends AutoCloseable {
 
   override def close(): Unit = {
     held.countDown()
+    releaseLists()
     server.stop(0)
   }
 }

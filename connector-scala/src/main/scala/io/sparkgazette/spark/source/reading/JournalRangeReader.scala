@@ -5,7 +5,7 @@ package reading
 import scala.collection.mutable
 import scala.concurrent.duration._
 
-import io.sparkgazette.client.{Backoff, Chunk, JournalReader}
+import io.sparkgazette.client.{Backoff, Chunk, FragmentHoles, JournalReader}
 import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.ClientCache
@@ -326,11 +326,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
       * is hours old, in case a fragment is on its way to the store), so once the retry budget is
       * spent, a hole that ListFragments still shows is bytes removed from the store.
       */
-      private def holeEnd(at: Long): Option[Long] = {
-        val fragments = client.listFragments(journal).flatMap(_.spec)
-        if (fragments.exists(f => f.begin <= at && at < f.end)) None
-        else fragments.iterator.map(_.begin).filter(_ > at).reduceOption(_ min _)
-      }
+      private def holeEnd(at: Long): Option[Long] = FragmentHoles.resume(client, journal, at).filter(_ > at)
 
       private def skip(from: Long, to: Long, why: String = ""): Unit = {
         val what = if (why.nonEmpty) why
