@@ -30,7 +30,7 @@ endif
 SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
   io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
   io.sparkgazette.spark.source.SourceEdgesIntegrationSuite io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
-  io.sparkgazette.spark.source.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
+  io.sparkgazette.spark.source.rows.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
 SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py \
   tests/test_faults.py::test_fragment_files_removed_under_a_running_query \
@@ -64,7 +64,7 @@ test: setup
 	    --durations=15 --junitxml=target/pytest/junit.xml || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required CHAOS_SHORT_KINDS=2 .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
-	  $(PYTHON) tests/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
+	  $(PYTHON) tests/harness/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
 	    target/pytest; \
 	  exit $$status
 

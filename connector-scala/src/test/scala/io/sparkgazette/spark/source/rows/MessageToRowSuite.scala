@@ -1,8 +1,8 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import io.sparkgazette.message.{Envelope, Flags, ProducerId, RawMessage, Uuid}
-import io.sparkgazette.spark.source.rows.MessageToRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite

@@ -1,10 +1,10 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import java.nio.charset.StandardCharsets.UTF_8
 
 import io.sparkgazette.message.{Framing, JsonSyntax, RawMessage, Uuid}
-import io.sparkgazette.spark.source.rows.{CsvPayloads, JsonPayloads, TypedRead, TypedSchema}
 import io.sparkgazette.spark.testing.ThisSpark
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.{DataType, StructType}

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import io.sparkgazette.message.Framing
 import io.sparkgazette.testing.{Journals, SparkClusterSuite}

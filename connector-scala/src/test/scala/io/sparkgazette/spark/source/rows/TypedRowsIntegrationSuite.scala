@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
@@ -11,7 +12,6 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.source.reading.SourceMetrics
-import io.sparkgazette.spark.source.rows.{MessageToRow, TypedSchema}
 import io.sparkgazette.testing.Json
 import io.sparkgazette.testing.{Judge, JudgeRecord, SparkClusterSuite}
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec

@@ -1,9 +1,9 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import java.nio.file.Files
 
-import io.sparkgazette.spark.source.rows.TypedSchema
 import com.google.protobuf.DescriptorProtos.FieldDescriptorProto.Type
 import com.google.protobuf.DescriptorProtos.{DescriptorProto, FileDescriptorProto, FileDescriptorSet}
 import io.sparkgazette.message.{Framing, Uuid}

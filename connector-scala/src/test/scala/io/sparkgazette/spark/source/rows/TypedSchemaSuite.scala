@@ -1,8 +1,8 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import io.sparkgazette.spark.errors.GazetteIllegalArgumentException
-import io.sparkgazette.spark.source.rows.{MessageToRow, TypedSchema}
 import io.sparkgazette.spark.testing.SparkThrowables.condition
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package rows
 
 import java.nio.charset.StandardCharsets.UTF_8
 
