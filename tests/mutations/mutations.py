@@ -273,11 +273,11 @@ MUTATIONS = (
     ),
     Mutation(
         "earliest-trusts-offset-jumps",
-        "spark/source/planning/JournalDirectory.scala",
-        "read ++ parallel(jumped)",
-        "read ++ parallel(jumped.take(0))",
-        "a batch from the earliest offset starts where a primary that has not listed its store jumps to",
-        (suite("SourceUnlistedStoreIntegrationSuite", "(earliest)"),),
+        "client/GazetteClient.scala",
+        "j -> (if (served) at else FragmentHoles.readableFrom(this, j, offset, at))",
+        "j -> at",
+        "a batch from the earliest offset starts at the write head of a primary that has not listed its store",
+        (suite("SourceUnlistedStoreIntegrationSuite", "a batch from the earliest offset"),),
     ),
     Mutation(
         "sink-checkpoint-optional",

@@ -63,16 +63,16 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     }
 
   /** The first offset at or after `offset` that the journal still holds (retention may have
-    * removed older fragments), asked of the broker without reading; the write head if none.
+    * removed older fragments), asked of the broker without reading; the write head if none. A
+    * broker that cannot serve `offset` yet (a primary that has not listed its store, a hole it
+    * waits on) is no witness that the bytes are gone: its fragment listing decides (see
+    * [[FragmentHoles]]).
     */
-  def readableFrom(journal: String, offset: Long = 0): Long =
-    metadata(journal, offset, s" (first offset from $offset)") { r =>
-      r.status match {
-        case Status.OK => Right(math.max(offset, r.offset))
-        case Status.OFFSET_NOT_YET_AVAILABLE => Right(r.writeHead)
-        case s => Left(s)
-      }
-    }
+  def readableFrom(journal: String, offset: Long = 0): Long = {
+    val (at, served) =
+      metadata(journal, offset, s" (first offset from $offset)")(r => firstReadable(offset, r).toRight(r.status))
+    if (served) at else FragmentHoles.readableFrom(this, journal, offset, at)
+  }
 
   /** [[writeHead]] of many journals at once: the metadata-only Reads go out concurrently (at
     * most `parallelism` in flight) over the shared channels, and a journal whose Read does not
@@ -89,13 +89,18 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   /** [[readableFrom]] of many journals at once, as [[writeHeads]] asks. */
   def readableFromAll(journals: Seq[String], offset: Long = 0, parallelism: Int = DefaultParallelism)
       : Map[String, Long] =
-    metadataMany(journals, offset, parallelism)(readableFrom(_, offset)) { r =>
-      r.status match {
-        case Status.OK => Some(math.max(offset, r.offset))
-        case Status.OFFSET_NOT_YET_AVAILABLE => Some(r.writeHead)
-        case _ => None
-      }
+    metadataMany(journals, offset, parallelism)(j => (readableFrom(j, offset), true))(firstReadable(offset, _)).map {
+      case (j, (at, served)) => j -> (if (served) at else FragmentHoles.readableFrom(this, j, offset, at))
     }
+
+  /** What a metadata Read at `offset` says of the first offset the journal holds from there, and
+    * whether the broker served it (false: it answered with the write head, not yet able to).
+    */
+  private def firstReadable(offset: Long, r: ReadResponse): Option[(Long, Boolean)] = r.status match {
+    case Status.OK => Some((math.max(offset, r.offset), true))
+    case Status.OFFSET_NOT_YET_AVAILABLE => Some((r.writeHead, false))
+    case _ => None
+  }
 
   private def metadataMany[T](journals: Seq[String], offset: Long, parallelism: Int)(one: String => T)(
       result: ReadResponse => Option[T]): Map[String, T] = {

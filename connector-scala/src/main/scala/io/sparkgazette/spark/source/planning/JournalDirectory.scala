@@ -7,7 +7,7 @@ import java.util.concurrent.{Executors, ThreadFactory}
 import scala.concurrent.duration.Duration
 import scala.concurrent.{Await, ExecutionContext, Future}
 
-import io.sparkgazette.client.{FragmentHoles, GazetteClient}
+import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
@@ -43,14 +43,8 @@ private[spark] final class JournalDirectory(client: GazetteClient, target: Journ
   /** Each journal's write head, asked of all journals at once (one metadata Read each, in flight together). */
   def writeHeads(journals: Iterable[String]): Map[String, Long] = client.writeHeads(journals.toSeq)
 
-  /** The first offset each journal still holds: where a broker jumps over its first bytes, as far
-    * as its fragment listing agrees (see [[FragmentHoles]]).
-    */
-  def earliest(journals: Iterable[String]): Map[String, Long] = {
-    val read = client.readableFromAll(journals.toSeq, 0)
-    val jumped = read.filter(_._2 > 0).toSeq
-    read ++ parallel(jumped) { case (j, at) => j -> FragmentHoles.readableFrom(client, j, 0, at) }
-  }
+  /** The first offset each journal still holds. */
+  def earliest(journals: Iterable[String]): Map[String, Long] = client.readableFromAll(journals.toSeq, 0)
 
   /** Where each journal reaches its time (see [[OffsetsForTimes]]), searched concurrently. */
   def offsetsForTimes(times: Map[JournalInfo, Long], options: SourceOptions): Map[String, OffsetsForTimes.Found] =

@@ -1,0 +1,30 @@
+package io.sparkgazette.client
+
+import io.sparkgazette.client.protocol.Fragment
+import org.scalatest.funsuite.AnyFunSuite
+
+class FragmentHolesSuite extends AnyFunSuite {
+  private def persisted(begin: Long, end: Long) = Fragment(begin = begin, end = end, modTime = 1700000000L)
+  private def spooled(begin: Long, end: Long) = Fragment(begin = begin, end = end)
+
+  test("an offset a fragment covers resumes where it is, persisted or not") {
+    assert(FragmentHoles.resume(Seq(persisted(0, 100), spooled(100, 200)), 50).contains(50))
+    assert(FragmentHoles.resume(Seq(persisted(0, 100), spooled(100, 200)), 150).contains(150))
+  }
+
+  test("a hole before a persisted fragment resumes at that fragment, the nearest of several") {
+    val fragments = Seq(persisted(300, 400), persisted(0, 100), persisted(200, 300))
+    assert(FragmentHoles.resume(fragments, 100).contains(200))
+    assert(FragmentHoles.resume(fragments, 0).contains(0))
+    assert(FragmentHoles.resume(Seq(persisted(500, 600)), 0).contains(500))
+  }
+
+  test("a hole before a fragment still in a spool resumes there too: what retention left of an idle journal") {
+    assert(FragmentHoles.resume(Seq(spooled(500, 600)), 0).contains(500))
+  }
+
+  test("nothing listed at or after the offset resumes nowhere") {
+    assert(FragmentHoles.resume(Seq.empty, 0).isEmpty)
+    assert(FragmentHoles.resume(Seq(persisted(0, 100)), 100).isEmpty)
+  }
+}
