@@ -8,7 +8,14 @@ harness's local S3 server), read committed by the source with `count` and `sum(l
 
 printing the throughput ratio and the broker's CPU seconds per GiB read (its process's CPU time),
 each measured in the same run. With --split-mib, also one journal of that size read committed by
---cores tasks against one task (`minPartitions`), on local[--cores].
+--cores tasks against one task (`minPartitions`), on local[--cores], and the executor CPU of
+each split reader's tasks: after the timed runs, one more run under a job group of its own, whose
+tasks' metrics Spark's monitoring REST API gives (its UI is then on). The split read runs its first
+pass as a Spark job while planned, on the same thread, so in the same group, and counts in the
+total. CPU, not wall time, shows what the split costs and gains: this 2-core machine shares its
+cores with the broker and the store, so tasks that would run side by side on idle cores wait for
+one another. The projected time on idle cores is the longest first-pass task then the longest
+piece, each at its CPU time, against the one task's.
 
 Spark runs each reader once untimed (the JVM compiles what it runs), then --runs times (the
 fastest counts); nothing is asserted about speed.
@@ -27,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_source import cpu_seconds, write  # noqa: E402
-from cluster import LocalCluster  # noqa: E402
+from cluster import LocalCluster, free_port  # noqa: E402
 from specs import NDJSON, journal_specs  # noqa: E402
+from task_metrics import group_stages, settle  # noqa: E402
 from timing import profiled, timed  # noqa: E402
 
 FRAGMENT = 16 << 20
@@ -90,13 +98,16 @@ def main() -> None:
             wait_persisted(cluster, f"backfill/{name}", sizes[name][0] - FRAGMENT)
         total_bytes = sum(sizes[n][0] for n in names if n != "large")
 
+        ui_port = free_port()  # the UI serves the REST API's task metrics of the split readers
         spark = configure_spark_with_gazette(
             SparkSession.builder.master(f"local[{args.cores}]")
-            .config("spark.ui.enabled", "false")
+            .config("spark.ui.enabled", "true" if args.split_mib else "false")
+            .config("spark.ui.port", str(ui_port))
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.log.level", "ERROR")
         ).getOrCreate()
         jvm = spark.sparkContext._jvm
+        ui = f"http://127.0.0.1:{ui_port}/api/v1/applications/{spark.sparkContext.applicationId}"
 
         def backfill(journals: list[str], **options: str):
             df = (
@@ -129,6 +140,14 @@ def main() -> None:
                 took, out = timed(profiled(jvm, args.jfr, name, fn), runs=args.runs)
                 broker_cpu = (cpu_seconds(broker_pid) - before) / args.runs
                 results[name] = (took, out, size, broker_cpu)
+            # One more run of each split reader, untimed, under its own job group, for its tasks' CPU.
+            split = [n for n in readers if n.startswith("split-")]
+            for name in split:
+                spark.sparkContext.setJobGroup(name, f"{name}: task metrics")
+                readers[name][0]()
+            if split:
+                settle(spark, ui)
+            stages = {name: group_stages(ui, name) for name in split}
         finally:
             spark.stop()
 
@@ -140,6 +159,20 @@ def main() -> None:
     for name, (took, (rows, _), size, broker_cpu) in results.items():
         print(f"  {name:<16} {rows:>10} {took:7.2f} s  {size / took / 2**20:8.1f}   {broker_cpu * 2**30 / size:8.3f}")
 
+    # Each split reader's tasks: all of them, the first pass's, and the pieces' (the scan: the
+    # read's first stage; a shuffle and a one-task final stage follow it).
+    task_cpu, first_pass, pieces = {}, {}, {}
+    if stages:
+        print(f"  {'split reader':<16} {'tasks':>5}  {'executor CPU s':>14}  {'first pass s':>12}   pieces' wall s")
+    for name, ss in stages.items():
+        task_cpu[name] = sum(sum(s.cpu) for s in ss)
+        first_pass[name] = [c for s in ss if s.first_pass for c in s.cpu]
+        pieces[name] = next(s for s in ss if not s.first_pass)
+        print(
+            f"  {name:<16} {sum(len(s.cpu) for s in ss):>5}  {task_cpu[name]:>14.2f}  {sum(first_pass[name]):>12.2f}"
+            f"   {min(pieces[name].wall):.2f}–{max(pieces[name].wall):.2f}"
+        )
+
     def ratio(ours: str, reference: str, label: str, what: str = "throughput, >1 is faster") -> None:
         if ours in results and reference in results:
             print(f"ratio {label:<40} {results[reference][0] / results[ours][0]:.2f} ({what})")
@@ -149,6 +182,17 @@ def main() -> None:
     cpu = (s[3] / s[2]) / (b[3] / b[2]) if b[3] > 0 else float("nan")
     print(f"ratio {'broker CPU per GiB, store / brokers:':<40} {cpu:.3f} (goal <= 0.1; <1 is cheaper)")
     ratio(f"split-{args.cores}-tasks", "split-1-task", f"read committed, {args.cores} tasks / 1:")
+    if stages:
+        one, many, n = "split-1-task", f"split-{args.cores}-tasks", args.cores
+        wall = pieces[many].wall
+        # On idle cores: the longest first-pass task, then the longest piece, each at its CPU time.
+        projected = (max(first_pass[many], default=0) + max(pieces[many].cpu)) / max(pieces[one].cpu)
+        for label, value, goal in (
+            (f"split CPU, {n} tasks / 1 (all tasks, first pass included):", task_cpu[many] / task_cpu[one], "1.25"),
+            ("split pieces' wall spread, max / min:", max(wall) / min(wall), "1.20"),
+            (f"split projected time on idle cores, {n} tasks / 1:", projected, f"1.25/{n} = {1.25 / n:.2f}"),
+        ):
+            print(f"ratio {label:<40} {value:.2f} (goal <= {goal})")
 
     # The readers must agree on what they read (timings are never asserted).
     assert results["store"][1] == results["brokers"][1], "the store and the brokers disagree"
