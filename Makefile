@@ -32,14 +32,14 @@ SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
   io.sparkgazette.spark.source.SourceEdgesIntegrationSuite io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
   io.sparkgazette.spark.source.rows.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
+# The short micro-batch chaos run: make test runs it on Spark 3.5 (the real-time one on Spark 4.3),
+# `make chaos` the long one on either. (Defined before the lists that name it: `:=` expands at once.)
+MICRO_BATCH_CHAOS := tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers
 SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py \
   tests/test_faults.py::test_fragment_files_removed_under_a_running_query \
   tests/test_faults.py::test_etcd_restarted_under_a_running_query_loses_and_repeats_nothing \
   tests/test_faults.py::test_a_broker_down_past_the_retry_budget_fails_naming_journal_and_endpoint_then_recovers \
   $(MICRO_BATCH_CHAOS)
-# The short micro-batch chaos run: make test runs it on Spark 3.5 (the real-time one on Spark 4.3),
-# `make chaos` the long one on either.
-MICRO_BATCH_CHAOS := tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers
 # The short network-fault runs: make test runs the micro-batch one with two faults (a partition of
 # Spark from the brokers, connections reset; on Spark 4.3), `make chaos-network-short` both, with four.
 REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time_pipeline_is_exactly_once_across_network_faults
