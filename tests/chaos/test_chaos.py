@@ -21,7 +21,8 @@ pytestmark = requires_local_binaries
 
 
 def short_kinds(seed: int) -> tuple:
-    """Each kind once; CHAOS_SHORT_KINDS=N (`make test`: 2) kills N of them, drawn by the seed."""
+    """Each kind once; CHAOS_SHORT_KINDS=N kills N of them, drawn by the seed (`make test`: 2 in
+    real time, 1 in micro-batches)."""
     n = int(os.environ.get("CHAOS_SHORT_KINDS", len(chaos.KINDS)))
     return tuple(random.Random(seed).sample(chaos.KINDS, n))
 

@@ -131,8 +131,8 @@ class SourceUnlistedStoreIntegrationSuite extends AnyFunSuite with SparkClusterS
           s"the new primary answers a read at $from with $status at $head (${proxy.heldLists.get} listings held)"
         )
         val reading = Future(read(cluster.brokers(replica)))
-        // Long enough for the driver to plan and a task to meet the jump, on a loaded machine.
-        Thread.sleep(20000)
+        // Long enough for the driver to plan, and the tasks to start, before the listing comes.
+        Thread.sleep(10000)
         proxy.releaseLists()
         assert(Await.result(reading, 3.minutes) == expected)
       } finally {
