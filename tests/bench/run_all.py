@@ -30,14 +30,30 @@ BENCHMARKS = {
     # (--tiny runs each script once: these are "source" with other arguments)
     "source-typed-100b": ("bench_source.py", ["--size", "100", "--only", "source+schema,text+from_json"], None),
     "source-typed-64kib": ("bench_source.py", ["--size", "65536", "--only", "source+schema,text+from_json"], None),
+    # The same in local[2] (the broker's and the client's threads beside the task), and read from the store.
+    "source-typed-2cores": ("bench_source.py", ["--cores", "2", "--only", "source+schema,text+from_json"], None),
+    "source-typed-store": ("bench_source.py", ["--store", "--only", "store+schema,text+from_json"], None),
+    "source-typed-store-64kib": (
+        "bench_source.py",
+        ["--store", "--size", "65536", "--only", "store+schema,text+from_json"],
+        None,
+    ),
     "source-csv": ("bench_source.py", ["--framing", "csv"], None),
     "source-protobuf": ("bench_source.py", ["--framing", "protobuf"], None),
     "source-split-committed": ("bench_source.py", ["--cores", "2", "--only", "committed-1task,committed-split"], None),
     "client": ("bench_client.py", [], ["--mib", "16", "--rounds", "1"]),
     "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2", "--warm-up", "1"]),
     "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),
+    # Real-time mode with 10-second batches: a batch end every 10 s is where its tail is.
+    "latency-real-time": (
+        "bench_latency.py",
+        ["--only-real-time", "--journals", "10", "--batch", "10 seconds", "--seconds", "120"],
+        None,
+    ),
     "decode": ("bench_decode.py", [], ["--rows", "2000"]),
     "sink": ("bench_sink.py", ["--rows", "1000000"], ["--rows", "2000", "--runs", "1"]),
+    # Every task's rows into one journal: the plain write against Go's Publishers at the same parallelism.
+    "sink-1journal": ("bench_sink.py", ["--rows", "200000", "--journals", "1"], None),
 }
 
 FINDING = re.compile(r"^(ratio|result) (.+?): +([-0-9.]+|nan)(.*)$")
