@@ -16,8 +16,21 @@ private[sparkgazette] object FragmentHoles {
     else fragments.iterator.map(_.begin).filter(_ > at).reduceOption(_ min _)
 
   /** [[resume]] as the journal's brokers list its fragments now. */
-  def resume(client: GazetteClient, journal: String, at: Long): Option[Long] =
-    resume(client.listFragments(journal).flatMap(_.spec), at)
+  def resume(client: GazetteClient, journal: String, at: Long): Option[Long] = {
+    val fragments =
+      try client.listFragments(journal)
+      catch {
+        // The broker answered the Read that sent us here: what holds the listing back is its store.
+        case e: BrokerUnavailableException if !e.isInstanceOf[StoreUnavailableException] =>
+          throw new StoreUnlistedException(journal, e.endpoint, stores(client, journal), at, e,
+            client.config.retryTimeout)
+      }
+    resume(fragments.flatMap(_.spec), at)
+  }
+
+  private def stores(client: GazetteClient, journal: String): String =
+    scala.util.Try(client.list(s"name=$journal").flatMap(_.spec).flatMap(_.fragment).flatMap(_.stores))
+      .toOption.filter(_.nonEmpty).fold("(its spec could not be read)")(_.mkString(", "))
 
   /** The first offset at or after `at` that `journal` holds, where a Read from `at` answered
     * `read`: past `at` only as far as the listing shows a hole.

@@ -59,9 +59,24 @@ class SourceUnlistedStoreIntegrationSuite extends AnyFunSuite with SparkClusterS
   }
 
   // From the earliest offset, the driver asks where the journal begins; a stream that resumes
-  // from its checkpoint asks nothing, and only its tasks' reads meet the new primary.
-  test("a batch from the earliest offset, through a primary that has not listed its store, reads every byte") {
-    throughUnlistedPrimary("unlisted/earliest")(() => 0L, rows(_, "unlisted/earliest", "startingOffsets" -> "earliest"))
+  // from its checkpoint asks nothing, and only its tasks' reads meet the new primary. Planning waits
+  // on the listing within the retry budget; past it, the error says what it waited for.
+  test("a batch from the earliest offset, through a primary that has not listed its store, reads every byte, " +
+    "and past the retry budget fails naming the journal, the store and the offset") {
+    val journal = "unlisted/earliest"
+    throughUnlistedPrimary(
+      journal,
+      failing = Some((
+          rows(_, journal, "startingOffsets" -> "earliest", "rpcTimeout" -> "2s", "retryTimeout" -> "6s"),
+          (e: Throwable, store: String) => {
+            val messages =
+              Iterator.iterate(e)(_.getCause).takeWhile(_ != null).map(_.getMessage).filter(_ != null).toList
+            val named = messages.find(_.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+              .getOrElse(fail(s"no error names the store: ${messages.mkString("\n")}"))
+            assert(named.contains(s"journal $journal") && named.contains("offset 0") &&
+                named.contains(store.takeWhile(_ != '?')) && named.contains("retryTimeout"), named)
+          }))
+    )(() => 0L, rows(_, journal, "startingOffsets" -> "earliest"))
   }
 
   test("a stream resumed through a primary that has not listed its store reads every byte, and no data loss") {
@@ -82,9 +97,12 @@ class SourceUnlistedStoreIntegrationSuite extends AnyFunSuite with SparkClusterS
 
   /** Creates `journal` on two brokers, `prepare`s it (returning where the failed-over read
     * starts), restarts its replica unable to list the store, stops the primary, and `read`s
-    * through the replica, now primary, before it lists the store.
+    * through the replica, now primary, before it lists the store; `failing` first, a read that
+    * must fail before the listing comes and the check of its error (given the journal's store).
     */
-  private def throughUnlistedPrimary(journal: String)(prepare: () => Long, read: String => Seq[Row]): Unit = {
+  private def throughUnlistedPrimary(journal: String,
+      failing: Option[(String => Seq[Row], (Throwable, String) => Unit)] = None)(
+      prepare: () => Long, read: String => Seq[Row]): Unit = {
     val proxy = new StoreProxy(cluster.s3Endpoint.get)
     try {
       val enc = (s: String) => URLEncoder.encode(s, UTF_8)
@@ -130,6 +148,10 @@ class SourceUnlistedStoreIntegrationSuite extends AnyFunSuite with SparkClusterS
           status == Status.OFFSET_NOT_YET_AVAILABLE && head > from,
           s"the new primary answers a read at $from with $status at $head (${proxy.heldLists.get} listings held)"
         )
+        failing.foreach { case (readFailing, check) =>
+          check(intercept[Exception](readFailing(cluster.brokers(replica))),
+            store)
+        }
         val reading = Future(read(cluster.brokers(replica)))
         // Long enough for the driver to plan, and the tasks to start, before the listing comes.
         Thread.sleep(10000)
