@@ -59,6 +59,11 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
         driver.threshold(info.numPartitions()), driver.newWriteId())
   }
 
+  // A real-time task's rows are published as they come, under UUIDs a run again repeats: there is
+  // nothing for a coordinator to choose between, and asking it costs each task a call to the driver
+  // while no task reads.
+  override def useCommitCoordinator(): Boolean = !realTime
+
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
     if (realTime) {
       ownClock = (ownClock +: messages.toSeq.collect { case m: GazetteCommitMessage => m.lastClock }).max

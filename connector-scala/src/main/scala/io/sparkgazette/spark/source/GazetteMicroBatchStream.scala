@@ -92,8 +92,23 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val t0 = System.nanoTime()
-    try GazetteErrors.brokerCalls(nextOffset(startOffset, limit))
+    try
+      if (realTime) latestKnown(startOffset)
+      else GazetteErrors.brokerCalls(nextOffset(startOffset, limit))
     finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
+  }
+
+  /** Set once Spark prepares this stream for real-time mode (see [[GazetteRealTimeStream]]). */
+  @volatile protected var realTime = false
+
+  // A real-time batch has no planned end: Spark asks for the latest offset between batches only to
+  // report it, while no task reads. The heads the last planning found answer at once; planning
+  // asks the brokers again.
+  private def latestKnown(startOffset: Offset): Offset = {
+    val start = startOffset.asInstanceOf[JournalOffsets]
+    JournalOffsets(start.positions.map { case (j, p) =>
+      j -> heads.get(j).filter(_ > p.offset).fold(p)(h => p.copy(offset = h))
+    })
   }
 
   private def nextOffset(startOffset: Offset, limit: ReadLimit): Offset = {

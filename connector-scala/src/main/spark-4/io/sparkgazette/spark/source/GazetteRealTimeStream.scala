@@ -27,8 +27,10 @@ private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpo
     extends GazetteMicroBatchStream(options, checkpointLocation, hadoopConf, shape) with SupportsRealTimeMode {
 
   // As Kafka's source refuses maxOffsetsPerTrigger and the like: a real-time batch has no planned end.
-  override def prepareForRealTimeMode(): Unit =
+  override def prepareForRealTimeMode(): Unit = {
     if (options.microBatchLimits.nonEmpty) throw GazetteErrors.microBatchLimitsInRealTime(options.microBatchLimits)
+    realTime = true
+  }
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = planRealTime(start)
 
