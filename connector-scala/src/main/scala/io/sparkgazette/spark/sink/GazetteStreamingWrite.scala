@@ -24,6 +24,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
   // batch's clocks above the last's.
   private val run = new java.security.SecureRandom().nextLong()
   @volatile private var ownClock = 0L
+  @volatile private var startedRealTime = false
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     GazetteErrors.brokerCalls(writerFactory(info))
@@ -38,7 +39,8 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       if (options.exactlyOnce && options.mapping.contains("random")) throw GazetteErrors.realTimeRandomMapping()
       val batch = RealTimeQuery.currentBatch(spark)
         .getOrElse(throw GazetteErrors.internal("a real-time batch without a batch id"))
-      if (driver.recorded(batch)) {
+      // Only a run's first batch can be one a micro-batch run committed before it.
+      if (!startedRealTime && driver.recorded(batch)) {
         // A micro-batch run committed this epoch and stopped before Spark recorded it; Spark has
         // dropped its offsets to run the batch again in real-time mode, from the same start to
         // another end. Its ACKs are completed, and the range is written again: at least once.
@@ -53,6 +55,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
         if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
         else listed
       val (seed, targets) = realTimeBatches.start(batch, placed)
+      startedRealTime = true
       new RealTimeWriterFactory(driver.config, targets, seed, run, ownClock)
     } else
       new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),

@@ -21,31 +21,36 @@ private[spark] final class RealTimeBatches(checkpointLocation: Option[String], c
   private val log = checkpointLocation.map(AckIntentLog.realTimeBatches(_, conf))
   // The journals of a batch that ran again, for the batch after it.
   private var carried: Option[Seq[String]] = None
+  // The seed this run's batches record: looked up once, not listed again at every batch's start.
+  private var seed: Option[Long] = None
 
   /** The seed and targets of `batch`: as recorded, or as `listed` now and recorded so. */
   def start(batch: Long, listed: SinkTargets): (Long, SinkTargets) = log match {
     case None => (RealTimeBatches.random.nextLong(), listed)
     case Some(l) =>
-      val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
+      lazy val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
       val recorded = l.read(batch.toString) match {
         case Some(r) => carried = Some(r.journals); r
         case None =>
           // One seed across real-time batches (a batch after one run again rewrites its rows under
           // the same UUIDs), the first taken from the latest record of either mode.
-          val seed = l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(
-            _.seed)
+          val seed = this.seed.getOrElse(
+            l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(_.seed))
           val journals = carried.getOrElse(listed.journals)
           carried = None
           l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(seed, Map.empty)), journals = journals))
       }
+      seed = recorded.producers.map(_.seed)
       val journals = recorded.journals.filter(listed.contentTypes.contains).toIndexedSeq
       if (journals.isEmpty) throw GazetteErrors.noJournals(s"the journals batch $batch first wrote (${recorded.journals
           .mkString(", ")}), all deleted since")
       (recorded.producers.get.seed, listed.copy(journals = journals))
   }
 
-  /** After `batch` committed: Spark never runs again a batch 100 before it. */
-  def committed(batch: Long): Unit = log.foreach(_.prune(batch))
+  /** After `batch` committed: Spark never runs again a batch 100 before it. Every tenth batch:
+    * listing the records is on the way from one batch to the next.
+    */
+  def committed(batch: Long): Unit = if (batch % 10 == 0) log.foreach(_.prune(batch))
 }
 
 private object RealTimeBatches {
