@@ -424,6 +424,17 @@ def between(progress: list, batch: str) -> None:
         f"{statistics.median(late):.0f} ms (max {max(late):.0f}), driver's logs and planning median "
         f"{statistics.median(driver):.0f} ms (max {max(driver):.0f})"
     )
+    # Where the driver's part goes: Spark's own steps, and the source's calls within them.
+    parts = [
+        (k, [p["durationMs"][k] for p in later if k in p["durationMs"]])
+        for k in ("latestOffset", "walCommit", "queryPlanning", "commitOffsets")
+    ]
+    source = [p["sources"][0].get("metrics", {}) for p in later if p.get("sources")]
+    parts += [
+        (f"source {k}", [float(m[k]) for m in source if m.get(k) is not None])
+        for k in ("latestOffsetMs", "planMs", "commitMs")
+    ]
+    print("      medians (max): " + ", ".join(f"{k} {statistics.median(v):.0f} ({max(v):.0f})" for k, v in parts if v))
 
 
 def by_batch(appended: list[tuple[float, float]], progress: list) -> None:
