@@ -20,17 +20,17 @@ private[sparkgazette] object FragmentHoles {
     val fragments =
       try client.listFragments(journal)
       catch {
-        // The broker answered the Read that sent us here: what holds the listing back is its store.
+        // A broker that still answers a List, at once, is not what held the listing back: its store is.
         case e: BrokerUnavailableException if !e.isInstanceOf[StoreUnavailableException] =>
-          throw new StoreUnlistedException(journal, e.endpoint, stores(client, journal), at, e,
-            client.config.retryTimeout)
+          client.storesOnce(journal, e.endpoint) match {
+            case Some(stores) =>
+              throw new StoreUnlistedException(journal, e.endpoint, stores.mkString(", "), at, e,
+                client.config.retryTimeout)
+            case None => throw e
+          }
       }
     resume(fragments.flatMap(_.spec), at)
   }
-
-  private def stores(client: GazetteClient, journal: String): String =
-    scala.util.Try(client.list(s"name=$journal").flatMap(_.spec).flatMap(_.fragment).flatMap(_.stores))
-      .toOption.filter(_.nonEmpty).fold("(its spec could not be read)")(_.mkString(", "))
 
   /** The first offset at or after `at` that `journal` holds, where a Read from `at` answered
     * `read`: past `at` only as far as the listing shows a hole.

@@ -38,6 +38,17 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   /** [[list]] of a selector in Gazette's string syntax. */
   def list(selector: String): Seq[ListResponse.Journal] = list(Selector.parse(selector))
 
+  /** `journal`'s fragment stores, as `endpoint` lists its spec in one attempt (within the RPC
+    * timeout, no retry); None where it does not answer.
+    */
+  private[client] def storesOnce(journal: String, endpoint: String): Option[Seq[String]] =
+    scala.util.Try {
+      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+      val selector = Selector.parse(s"name=$journal")
+      ListResponses.concat(journal, endpoint, stub.list(ListRequest(selector = Some(selector))))
+        .flatMap(_.spec).flatMap(_.fragment).flatMap(_.stores)
+    }.toOption
+
   /** Applies `changes` in one Etcd transaction and returns its revision. */
   def apply(changes: Seq[ApplyRequest.Change]): Long = {
     val all = changes.map(c => if (c.delete.nonEmpty) c.delete else c.upsert.map(_.name).getOrElse(""))

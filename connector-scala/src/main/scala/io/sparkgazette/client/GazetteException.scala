@@ -51,16 +51,16 @@ class StoreUnavailableException(rpc: String, journal: String, endpoint: String, 
       s"$retryTimeout (retryTimeout)"
 }
 
-/** A broker that answers Reads answered no ListFragments within the retry timeout: brokers list a
+/** A broker answered no ListFragments within the retry timeout, and a List at once: brokers list a
   * journal's fragments only once they have listed its fragment store `store`, and the bytes from
-  * `offset` are only there.
+  * `offset` (which its Read could not serve yet) are there.
   */
 class StoreUnlistedException(journal: String, endpoint: String, store: String, offset: Long, cause: Throwable,
     retryTimeout: scala.concurrent.duration.FiniteDuration)
     extends StoreUnavailableException("ListFragments", journal, endpoint, "", store, "", cause, retryTimeout) {
   override def getMessage: String =
-    s"journal $journal: its bytes from offset $offset are only in its fragment store $store, and broker " +
-      s"$endpoint, which answers Reads, answered no ListFragments for $retryTimeout (retryTimeout): a broker " +
-      "lists a journal's fragments only once it has listed its store, which it may be unable to reach " +
+    s"journal $journal: its bytes from offset $offset are in its fragment store $store, and broker $endpoint, " +
+      s"which answers a List at once, answered no ListFragments after retrying for $retryTimeout (retryTimeout): " +
+      "a broker lists a journal's fragments only once it has listed its store, which it may be unable to reach " +
       s"(${Option(cause).map(_.getMessage).orNull})"
 }

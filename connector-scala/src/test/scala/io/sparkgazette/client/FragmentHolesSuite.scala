@@ -1,5 +1,9 @@
 package io.sparkgazette.client
 
+import java.net.ServerSocket
+
+import scala.concurrent.duration._
+
 import io.sparkgazette.client.protocol.Fragment
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -26,5 +30,22 @@ class FragmentHolesSuite extends AnyFunSuite {
   test("nothing listed at or after the offset resumes nowhere") {
     assert(FragmentHoles.resume(Seq.empty, 0).isEmpty)
     assert(FragmentHoles.resume(Seq(persisted(0, 100)), 100).isEmpty)
+  }
+
+  // A listing that never came is blamed on the store only where the broker still answers: one
+  // gone since its Read is the broker's.
+  test("a broker that answers nothing is reported unreachable, not as a store it has not listed") {
+    val port = {
+      val s = new ServerSocket(0);
+      try s.getLocalPort
+      finally s.close()
+    }
+    val client = new GazetteClient(
+      ClientConfig(Seq(s"http://127.0.0.1:$port"), retryTimeout = 1.second, rpcTimeout = 500.millis))
+    try {
+      val e = intercept[BrokerUnavailableException](FragmentHoles.resume(client, "holes/gone", 0))
+      assert(!e.isInstanceOf[StoreUnavailableException], e.getMessage)
+      assert(e.getMessage.contains("ListFragments of journal holes/gone"), e.getMessage)
+    } finally client.close()
   }
 }
