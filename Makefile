@@ -43,6 +43,8 @@ SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py \
 # The short network-fault runs: make test runs the micro-batch one with two faults (a partition of
 # Spark from the brokers, connections reset; on Spark 4.3), `make chaos-network-short` both, with four.
 REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time_pipeline_is_exactly_once_across_network_faults
+# The store faults' short run (MinIO in a namespace, history reads), in `make chaos-network-short` only.
+STORE_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_history_reads_are_whole_across_store_faults
 
 setup:
 	@build/setup.sh
@@ -61,6 +63,7 @@ test: setup
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 CHAOS_SHORT_KINDS=2 BENCH_TINY_ONLY=source \
 	    $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
+	    --deselect $(STORE_NETWORK_CHAOS) \
 	    --durations=15 --junitxml=target/pytest/junit.xml || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required CHAOS_SHORT_KINDS=1 .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
@@ -265,11 +268,13 @@ chaos-real-time: chaos
 # The pipeline under network faults (tests/chaos/network_chaos.py): etcd, three brokers and Spark
 # each in a network namespace, partitions by nftables and latency, bandwidth caps, resets and
 # blackholes by toxiproxy, at random moments and for random lengths, some with a kill of the driver,
-# an executor or a broker; judged by Gazette's reader. Needs root. CHAOS_NETWORK_CYCLES faults (200),
+# an executor or a broker, and faults of the fragment store (MinIO) under a history read; judged by
+# Gazette's reader. Needs root. CHAOS_NETWORK_CYCLES faults (200),
 # CHAOS_SEED=S to replay a schedule, CHAOS_NETWORK_ARGS for more of its flags (`--faults
 # reset,latency`, `--kill-share 0`, `--long-share F`, `--real-time`, `--minutes M`, `--keep`).
-# `make chaos-network-short` is the harness's own test and a few cycles in micro-batches and in real
-# time (tests/chaos/test_network_chaos.py, about four minutes each), meant for `make test`.
+# `make chaos-network-short` is the harness's own test and a few cycles in micro-batches, in real
+# time and of the store's faults (tests/chaos/test_network_chaos.py, about four minutes each);
+# `make test` runs the harness test and the micro-batch one.
 CHAOS_NETWORK_CYCLES ?= 200
 CHAOS_NETWORK_ARGS ?=
 chaos-network: jar

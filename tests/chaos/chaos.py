@@ -135,7 +135,10 @@ class Query:
     """The query's process; killed with SIGKILL to its process group, so its JVM dies with it."""
 
     def __init__(self, master: str, brokers: str, checkpoint: str, log: str, real_time: bool = False):
-        self.args = [sys.executable, str(HERE / "query.py"), master, brokers, checkpoint, assembly_jar()]
+        # A copy of its own: a build during a run of hours must not take the jar from under a restart.
+        self.jar = os.path.join(os.path.dirname(checkpoint), "connector.jar")
+        shutil.copyfile(assembly_jar(), self.jar)
+        self.args = [sys.executable, str(HERE / "query.py"), master, brokers, checkpoint, self.jar]
         self.args += ["--real-time"] if real_time else []
         self.checkpoint, self.log, self.proc = checkpoint, log, None
         self.started = 0.0  # when the running process started (monotonic)
@@ -327,7 +330,11 @@ def _dump_threads(query: Query, spark: SparkStandalone, into: str) -> str:
     return into
 
 
-def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng) -> str | None:
+def _kill(
+    kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: LocalCluster, rng, wait: bool = True
+) -> str | None:
+    """Kills one of `kind` (and starts a driver or a broker again); `wait`: until a broker started
+    again takes appends (a caller whose fault must end on time waits after it instead)."""
     if kind == "driver":
         query.kill()
         query.start()
@@ -344,7 +351,8 @@ def _kill(kind: str, pick: int, query: Query, spark: SparkStandalone, gazette: L
     gazette.kill_broker(index)
     time.sleep(down)
     gazette.start_broker(index)
-    gazette.wait_writable(timeout=120)
+    if wait:
+        gazette.wait_writable(timeout=120)
     return f"killed broker {index}, restarted after {down:.1f}s"
 
 

@@ -16,6 +16,13 @@ broker during it (--kill-share):
     reset           Spark's connections to one broker or to all reset (RST) 0-2 s after they open,
                     mid-Read and mid-Append
     blackhole       Spark's links to one broker or to all stop carrying data (toxiproxy's timeout)
+    store           the fragment store (MinIO, in a namespace of its own) faulted for Spark while a
+                    batch read of the inputs' history runs (tests/chaos/history_read.py, read
+                    uncommitted to the write heads, persisted fragments read straight from the
+                    store): Spark and the store partitioned (one way or both), its links black-holed,
+                    slowed (50-1,000 ms) or reset, or the store down for everyone (killed, started
+                    again within FAULT_SECONDS). The read must give exactly the messages Gazette's
+                    ReadUncommittedIter gives up to those heads, within HISTORY_BOUND, with no error
 
 The query runs with `rpcTimeout` 10 s and `retryTimeout` 40 s (QUERY_OPTIONS; the defaults are 30 s
 and 2 m), so that faults can outlast them in minutes. The stated bounds: a fault of FAULT_SECONDS
@@ -51,6 +58,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,7 +74,18 @@ from spark_standalone import SparkStandalone  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
 BROKERS = 3
-FAULTS = ("spark-broker", "spark-brokers", "broker-etcd", "broker-peer", "latency", "bandwidth", "reset", "blackhole")
+FAULTS = (
+    "spark-broker",
+    "spark-brokers",
+    "broker-etcd",
+    "broker-peer",
+    "latency",
+    "bandwidth",
+    "reset",
+    "blackhole",
+    "store",
+)
+STORE_FAULTS = ("partition", "blackhole", "latency", "reset", "down")
 KILLS = ("driver", "executor", "broker")
 QUERY_OPTIONS = {"rpcTimeout": "10s", "retryTimeout": "40s"}
 FAULT_SECONDS = (1.0, 20.0)  # each fault's length: below retryTimeout
@@ -75,7 +94,11 @@ EXIT_BOUND = 40.0 + 10.0 + 30.0  # retryTimeout, one rpcTimeout, then Spark's ow
 LONG_SECONDS = EXIT_BOUND + 10.0
 STALL_BOUND = 150.0  # seconds from a fault's end to the next committed batch: an rpcTimeout, a retry
 # budget and batches on a loaded 2-core machine
+STORE_FRAGMENT_BYTES = 64 << 10  # fragments' length: a history read crosses many, each a read of the store
 RESTART_BOUND = chaos.PROGRESS_TIMEOUT  # the same when the query was started again (chaos.py's bound)
+HISTORY_FRAGMENTS = 64  # a history read's window: each input's last fragments (64 KiB each)
+HISTORY_BOUND = 180.0  # seconds for a history read under a store fault: a JVM's start on a loaded 2-core machine,
+# one rpcTimeout before the store is marked down, the history through the brokers
 # What a failure past the retry budget must say: the condition, the budget, and the journal (a List
 # names its selector, `journal selector 'prefix=chaos/in/'`).
 DOCUMENTED = ("GAZETTE_BROKER_UNAVAILABLE", "after retrying for 40 seconds", "of journal", "chaos/")
@@ -108,12 +131,23 @@ class Summary:
     phantom: int = 0
     recommitted: int = 0
     proxied: int = 0  # connections of Spark's that toxiproxy carried (its log): the toxics had links to act on
+    history_reads: int = 0  # batch reads of the history under a store fault, judged
+    history_messages: int = 0  # messages those reads returned, all together
+    history_slowest: float = 0.0  # the longest of them (seconds)
+    store_reads: int = 0  # connections to the store that toxiproxy carried during the history reads
+    history_windows: list = field(default_factory=list)  # (start, end) of each history read, Unix seconds
     examples: list = field(default_factory=list)
     incidents: list = field(default_factory=list)  # failures and stalls: the cycle, its fault, the error
 
     @property
     def ok(self) -> bool:
-        return self.lost == self.duplicated == self.phantom == self.failures == self.stalls == 0 and self.committed > 0
+        # History reads that never reached the store through toxiproxy tested nothing of it.
+        store = self.history_reads == 0 or self.store_reads > 0
+        return (
+            self.lost == self.duplicated == self.phantom == self.failures == self.stalls == 0
+            and self.committed > 0
+            and store
+        )
 
     def __str__(self) -> str:
         per = self.seconds / max(self.cycles, 1)
@@ -137,6 +171,9 @@ class Summary:
                 f"times and its tasks {self.tasks_failed} times (Spark retrying them, spark.task.maxFailures; "
                 f"latest {self.slowest_exit:.0f} s into its fault, bound {EXIT_BOUND:.0f} s), "
                 f"the query went on committing batches through the others",
+                f"history read under store faults {self.history_reads} times ({self.history_messages} messages, "
+                f"judged by Gazette's ReadUncommittedIter; slowest {self.history_slowest:.0f} s, bound "
+                f"{HISTORY_BOUND:.0f} s; connections to the store through toxiproxy during them: {self.store_reads})",
                 f"judged by Gazette's ReadCommittedIter: {self.committed} committed input messages, "
                 f"{self.written} committed output messages; committed again after a rollback: {self.recommitted}",
                 f"lost {self.lost}, duplicated {self.duplicated}, phantom {self.phantom}, failed by itself "
@@ -161,10 +198,14 @@ class Fault:
     seconds: float
     text: str
     disrupts_brokers: bool = False  # a broker may lose its journals (kill, lease lapsed)
+    store: str = ""  # of STORE_FAULTS, for a fault of the store
 
 
-def _pick(kind: str, rng: random.Random, long: bool = False) -> tuple[Fault, callable]:
-    """The fault's description and the function that applies it to a Network."""
+def _pick(
+    kind: str, rng: random.Random, long: bool = False, gazette: LocalCluster | None = None
+) -> tuple[Fault, callable]:
+    """The fault's description and the function that applies it to a Network (a store down
+    stops `gazette`'s S3 server)."""
     seconds = rng.uniform(*FAULT_SECONDS)
     b, direction, one = rng.randrange(BROKERS), rng.choice(DIRECTIONS), rng.random() < 0.5
     if long:
@@ -213,7 +254,33 @@ def _pick(kind: str, rng: random.Random, long: bool = False) -> tuple[Fault, cal
         return Fault(kind, seconds, f"links to {where} carry no data"), lambda n: [
             n.toxic(t, "timeout", stream=s, timeout=0) for t in targets for s in ("downstream", "upstream")
         ]
+    if kind == "store":
+        return _pick_store(rng, seconds, direction, arrow, gazette)
     raise ValueError(kind)
+
+
+def _pick_store(rng: random.Random, seconds: float, direction: str, arrow: str, gazette) -> tuple[Fault, callable]:
+    """A fault of the fragment store as Spark sees it (all but `down`, which is everyone's)."""
+    variant = rng.choice(STORE_FAULTS)
+    if variant == "partition":
+        return Fault("store", seconds, f"spark {arrow} store partitioned", store=variant), lambda n: n.partition(
+            "spark", "s3", direction
+        )
+    if variant == "blackhole":
+        return Fault("store", seconds, "links to the store carry no data", store=variant), lambda n: [
+            n.toxic("s3", "timeout", stream=s, timeout=0) for s in ("downstream", "upstream")
+        ]
+    if variant == "latency":
+        ms, jitter = rng.randrange(50, 1001), rng.randrange(0, 100)
+        return Fault("store", seconds, f"latency {ms}±{jitter} ms to the store", store=variant), lambda n: n.toxic(
+            "s3", "latency", latency=ms, jitter=jitter
+        )
+    if variant == "reset":
+        ms = rng.randrange(0, 2001)
+        return Fault("store", seconds, f"connections to the store reset {ms} ms after they open", store=variant), (
+            lambda n: n.toxic("s3", "reset_peer", timeout=ms)
+        )
+    return Fault("store", seconds, "the store down for everyone", store=variant), lambda _: gazette.stop_store()
 
 
 def run(
@@ -234,17 +301,25 @@ def run(
     ins = [f"chaos/in/part-{i}" for i in range(chaos.JOURNALS)]
     outs = [f"chaos/out/part-{i}" for i in range(chaos.JOURNALS)]
     traffic = query = None
-    parties = ["etcd", *(f"broker-{i}" for i in range(BROKERS)), "spark"]
+    # The store faults need a store of their own: MinIO, in a namespace, reached through toxiproxy.
+    with_store = "store" in faults
+    parties = ["etcd", *(f"broker-{i}" for i in range(BROKERS)), *(["s3"] if with_store else []), "spark"]
+    store = "s3" if with_store else "file"
     with (
         Network(parties, log_dir=work) as net,
-        LocalCluster(brokers=BROKERS, root=os.path.join(work, "gazette"), network=net) as gazette,
+        LocalCluster(brokers=BROKERS, root=os.path.join(work, "gazette"), network=net, store=store) as gazette,
         SparkStandalone(workers=2, network=net) as spark,
     ):
         try:
             for b in gazette.state.brokers:  # every dial of Spark's to a broker goes through toxiproxy
                 net.proxy_into("spark", f"broker-{b.index}", b.port)
+            if with_store:  # and to the store, at the URLs brokers sign
+                net.proxy_into("spark", "s3", gazette.state.s3_port)
             for prefix in ("chaos/in/", "chaos/out/"):
-                gazette.apply(journal_specs(prefix, [f"part-{i}" for i in range(chaos.JOURNALS)], replication=2))
+                children = [f"part-{i}" for i in range(chaos.JOURNALS)]
+                # Small fragments, persisted every minute: a history read finds most of them in the store.
+                stored = {"store": gazette.store_url(prefix), "length": STORE_FRAGMENT_BYTES, "flush_interval": "1m0s"}
+                gazette.apply(journal_specs(prefix, children, replication=2, **(stored if with_store else {})))
             brokers = ",".join(b.endpoint for b in gazette.state.brokers)
             with open(os.path.join(work, "traffic.log"), "ab") as log:
                 traffic = subprocess.Popen(
@@ -268,8 +343,10 @@ def run(
                 schedule = schedule or rng.sample(faults, len(faults))
                 kind = schedule.pop()
                 long = kind in LONG_KINDS and rng.random() < long_share
-                fault, apply = _pick(kind, rng, long)
+                fault, apply = _pick(kind, rng, long, gazette)
                 kill = rng.choice(KILLS) if rng.random() < kill_share and not long else None
+                if fault.store:
+                    kill = None  # the history read is what a store fault is about
                 if kill == "broker" and fault.kind in ("broker-etcd", "broker-peer"):
                     kill = None  # a broker started again must reach etcd and its peers to serve
                 kill_at, pick, delay = rng.uniform(0, fault.seconds), rng.randrange(1 << 30), rng.uniform(0, 3)
@@ -282,22 +359,31 @@ def run(
                 batch = query.batches() - 1
                 time.sleep(delay)
                 at = time.monotonic()
-                apply(net)
+                if not fault.store:  # a store fault is brought once its history read has started
+                    apply(net)
                 did = ""
                 if kill:
                     time.sleep(kill_at)
-                    did = chaos._kill(kill, pick, query, spark, gazette, rng) or ""
+                    # A broker started again is waited for once the fault ends: the fault must not last
+                    # longer than drawn while it joins (it did, by a minute, and past retryTimeout).
+                    did = chaos._kill(kill, pick, query, spark, gazette, rng, wait=False) or ""
                     summary.kills[kill] += bool(did)
                     summary.last_kill = (kill, at + kill_at) if did else summary.last_kill
                     disrupted |= kill == "broker" and bool(did)
                 if long:
                     summary.long_faults += 1
                     did = _long_fault(query, summary, out, fault, at, spark, work)
+                if fault.store:
+                    did, at = _history_read(query, summary, out, fault, apply, gazette, net, ins, brokers, work)
+                    fault.seconds = time.monotonic() - at
                 while time.monotonic() - at < fault.seconds:
                     _check_exit(query, summary, out, fault.text)
                     time.sleep(0.2)
                 net.heal()
                 net.clear_toxics()
+                lasted = time.monotonic() - at
+                if kill == "broker" and did:
+                    gazette.wait_writable(timeout=120)
                 if long and query.exited():
                     query.start()
                 for b in gazette.state.brokers:  # a broker whose lease lapsed may have exited
@@ -314,9 +400,9 @@ def run(
                 if waited > summary.slowest:
                     summary.slowest, summary.slowest_fault = waited, f"cycle {cycle}: {fault.text}"
                 out(
-                    f"cycle {cycle} at {time.monotonic() - started:.0f}s: {fault.text} for {fault.seconds:.1f}s, "
+                    f"cycle {cycle} at {time.monotonic() - started:.0f}s: {fault.text} for {lasted:.1f}s, "
                     f"{delay:.2f}s after batch {batch} committed"
-                    + (f"; {did}" if long else f"; {did} {kill_at:.1f}s into it" if did else "")
+                    + (f"; {did}" if long or fault.store else f"; {did} {kill_at:.1f}s into it" if did else "")
                     + f"; a batch {waited:.0f}s after it ended"
                 )
             out("stopping traffic")
@@ -330,7 +416,10 @@ def run(
             chaos._await_whole(gazette, outs, out)
             chaos._judge(gazette, ins, outs, summary, real_time)
             with open(os.path.join(work, f"toxiproxy-{net.tag}.log"), errors="replace") as log:
-                summary.proxied = sum('"Accepted client"' in line for line in log)
+                accepted = [line for line in log if '"Accepted client"' in line]
+            if with_store:
+                summary.store_reads = _store_reads(accepted, net.proxies["s3"], summary.history_windows)
+            summary.proxied = sum(f'"{net.proxies.get("s3")}"' not in line for line in accepted)
         finally:
             if query:
                 query.kill()
@@ -342,6 +431,117 @@ def run(
     else:
         out(f"logs and checkpoint kept in {work}")
     return summary
+
+
+def _history_read(
+    query: Query, summary: Summary, out, fault: Fault, apply, gazette: LocalCluster, net: Network, ins, brokers, work
+) -> tuple[str, float]:
+    """Runs a batch read of the inputs' recent history (history_read.py: the last HISTORY_FRAGMENTS
+    fragments of each, read uncommitted to the write heads) and brings the store fault (`apply`)
+    once its JVM is up, so that the fault meets the read; judges the read against Gazette's
+    ReadUncommittedIter over the same offsets: lost, duplicated and phantom messages count as the
+    pipeline's do; an error, or no end within HISTORY_BOUND, is a failure or a stall. A store that
+    is down is started again FAULT_SECONDS into the fault. Returns what happened and when the fault
+    began."""
+    chaos._await_whole(gazette, ins, out)  # readers stop at a gap a broker's SIGKILL left, for minutes
+    heads = chaos._heads(gazette, ins)
+    if any(h == float("inf") for h in heads.values()):
+        return "no history read: a journal's primary takes no append", time.monotonic()
+    starts = {j: _window_start(gazette, j, heads[j]) for j in ins}
+    n = summary.history_reads + 1
+    rows, log_path = os.path.join(work, f"history-{n}.rows"), os.path.join(work, f"history-{n}.log")
+    args = [sys.executable, str(HERE / "history_read.py"), brokers, query.jar, rows]
+    args += ["--starts", json.dumps(starts), "--ends", json.dumps({j: int(h) for j, h in heads.items()})]
+    args += ["--options", json.dumps(QUERY_OPTIONS)]
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            net.prefix("spark") + args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    at = time.monotonic()
+    try:
+        while proc.poll() is None and not _logged(log_path, "ready") and time.monotonic() - at < HISTORY_BOUND:
+            time.sleep(0.2)
+        at = time.monotonic()
+        apply(net)
+        while proc.poll() is None and time.monotonic() - at < HISTORY_BOUND:
+            _check_exit(query, summary, out, fault.text)
+            if fault.store == "down" and time.monotonic() - at >= fault.seconds and not alive(gazette.state.s3_pid):
+                gazette.start_store()
+            time.sleep(0.2)
+    finally:
+        if fault.store == "down":
+            gazette.start_store()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the read's Python and its JVM
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    took = time.monotonic() - at
+    summary.history_reads += 1
+    summary.history_slowest = max(summary.history_slowest, took)
+    summary.history_windows.append((time.time() - took, time.time()))
+    if took >= HISTORY_BOUND:
+        summary.stalls += 1
+        summary.incidents.append(f"{fault.text}: the history read did not end in {HISTORY_BOUND:.0f}s; see {log_path}")
+        return f"the history read did not end in {HISTORY_BOUND:.0f}s", at
+    if proc.returncode != 0:
+        with open(log_path, errors="replace") as log:
+            errors = [line.strip() for line in log if "GAZETTE_" in line or "Error" in line]
+        error = errors[-1][:300] if errors else f"exit {proc.returncode}"
+        summary.failures += 1
+        summary.incidents.append(f"{fault.text}: the history read failed: {error}")
+        return f"the history read failed: {error[:200]}", at
+    got = Counter()
+    with open(rows) as f:
+        for line in f:
+            journal, begin = line.split()
+            got[(journal, int(begin))] += 1
+    want = set()
+    for j, h in heads.items():
+        records = judge.read(gazette.broker, j, committed=False)
+        if max((r["end"] for r in records), default=0) < h:
+            raise RuntimeError(f"the judge read {j} short of offset {h}, the history read's end")
+        want |= {(j, r["begin"]) for r in records if r["begin"] >= starts[j] and r["end"] <= h}
+    lost, phantom = sorted(want - got.keys()), sorted(got.keys() - want)
+    dups = sorted(k for k, c in got.items() if c > 1)
+    summary.lost += len(lost)
+    summary.duplicated += sum(got[k] - 1 for k in dups)
+    summary.phantom += sum(got[k] for k in phantom)
+    summary.history_messages += sum(got.values())
+    summary.examples += (
+        [f"history read {n}: lost {k}" for k in lost[:3]]
+        + [f"history read {n}: duplicated {k} x{got[k]}" for k in dups[:3]]
+        + [f"history read {n}: phantom {k}" for k in phantom[:3]]
+    )
+    wrong = f", lost {len(lost)}, duplicated {len(dups)}, phantom {len(phantom)}" if lost or dups or phantom else ""
+    return f"the history read {sum(got.values())} messages in {took:.0f}s{wrong}", at
+
+
+def _window_start(gazette: LocalCluster, journal: str, head: float) -> int:
+    """Where a history read of `journal` begins: the first of its last HISTORY_FRAGMENTS fragments
+    before `head` (a fragment begins at a message), so that reads stay the same size as it grows."""
+    begins = sorted({b for b, e, _ in chaos._fragments(gazette, f"name={journal}").get(journal, []) if e <= head})
+    return begins[-HISTORY_FRAGMENTS] if len(begins) >= HISTORY_FRAGMENTS else 0
+
+
+def _logged(path: str, word: str) -> bool:
+    with open(path, errors="replace") as f:
+        return any(line.strip() == word for line in f)
+
+
+def _store_reads(log: list[str], proxy: str, windows: list[tuple[float, float]]) -> int:
+    """Connections toxiproxy accepted into the store's proxy during the history reads."""
+    n = 0
+    for line in log:
+        if f'"{proxy}"' in line:
+            t = datetime.fromisoformat(json.loads(line)["time"].replace("Z", "+00:00")).timestamp()
+            n += any(a <= t <= b for a, b in windows)
+    return n
 
 
 def _long_fault(query: Query, summary: Summary, out, fault: Fault, at: float, spark: SparkStandalone, work: str) -> str:

@@ -47,3 +47,18 @@ def test_the_real_time_pipeline_is_exactly_once_across_network_faults():
     assert summary.ok, f"{summary}\nreplay: CHAOS_SEED={seed}"
     assert summary.lost == summary.duplicated == 0, str(summary)
     assert summary.proxied > 0, "Spark's connections to the brokers bypassed toxiproxy"
+
+
+def test_history_reads_are_whole_across_store_faults():
+    """The fragment store faulted for Spark (or down for everyone) while a batch reads the inputs'
+    recent history straight from it: each read gives exactly what Gazette's ReadUncommittedIter
+    gives over the same offsets, the store's fragments coming through the brokers while it fails,
+    and the pipeline beside it stays exactly once (`make chaos-network-short`; the long run has
+    these among its faults)."""
+    assembly_jar()
+    seed = int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31))
+    cycles = int(os.environ.get("CHAOS_NETWORK_SHORT_CYCLES", 3))
+    summary = network_chaos.run(cycles=cycles, seed=seed, out=print, faults=("store",), kill_share=0, long_share=0)
+    print(summary)
+    assert summary.ok, f"{summary}\nreplay: CHAOS_SEED={seed}"
+    assert summary.history_reads == cycles and summary.history_messages > 0, str(summary)

@@ -196,8 +196,9 @@ class LocalCluster:
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
         server for the journals' fragments (`store_url()`), MinIO; `store="gofakes3"` runs gofakes3,
-        which checks no signature. `network` (harness/network.py, with parties `etcd` and `broker-I`)
-        runs etcd and each broker in its own namespace, at its address."""
+        which checks no signature. `network` (harness/network.py, with parties `etcd` and `broker-I`,
+        and `s3` for the S3 server) runs etcd, each broker and the S3 server in namespaces of their
+        own, at their addresses."""
         self.network = network
         if store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
@@ -274,7 +275,13 @@ class LocalCluster:
     def s3_endpoint(self) -> str:
         """The S3 server's endpoint, `http://127.0.0.1:PORT` (an `s3` or `gofakes3` cluster only)."""
         self._require_s3()
-        return f"http://127.0.0.1:{self.state.s3_port}"
+        return f"http://{self._s3_host}:{self.state.s3_port}"
+
+    @property
+    def _s3_host(self) -> str:
+        """Where the S3 server listens: the `s3` party's address under harness/network.py, or loopback."""
+        network = getattr(self, "network", None)
+        return network.address("s3") if network and "s3" in network.parties else "127.0.0.1"
 
     def store_url(self, prefix: str = "") -> str:
         """The fragment store for journal specs: `file:///PREFIX` under the brokers' file root, or in
@@ -308,6 +315,7 @@ class LocalCluster:
         party = log_name.rsplit(".", 1)[0]  # etcd, broker-I
         if network and party in network.parties:
             args = network.prefix(party) + args  # it execs: the pid stays the program's
+        os.makedirs(self.state.root, exist_ok=True)
         log = open(os.path.join(self.state.root, log_name), "ab")
         # A new session keeps a terminal's Ctrl-C from racing our own orderly shutdown.
         proc = subprocess.Popen(
@@ -365,7 +373,7 @@ class LocalCluster:
             return
         data = os.path.join(self.state.root, "s3")
         first = not os.path.exists(data)
-        address = f"127.0.0.1:{self.state.s3_port}"
+        address = f"{self._s3_host}:{self.state.s3_port}"
         if self.state.store == "s3":
             # MinIO, its console off; its root user is the brokers' credentials.
             user, password = S3_CREDENTIALS["AWS_ACCESS_KEY_ID"], S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
