@@ -101,9 +101,9 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   /** Set once Spark prepares this stream for real-time mode (see [[GazetteRealTimeStream]]). */
   @volatile protected var realTime = false
 
-  // A real-time batch has no planned end: Spark asks for the latest offset between batches only to
-  // report it, while no task reads. The heads the last planning found answer at once; planning
-  // asks the brokers again.
+  // A real-time batch has no planned end: Spark (4.3) asks for the latest offset between batches,
+  // while no task reads, and then uses the tasks' merged offsets as the batch's end. The heads the
+  // last planning found answer at once; planning asks the brokers again.
   private def latestKnown(startOffset: Offset): Offset = {
     val start = startOffset.asInstanceOf[JournalOffsets]
     JournalOffsets(start.positions.map { case (j, p) =>
