@@ -27,10 +27,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   /** Every journal matching `selector`, with its spec and current route. */
   def list(selector: LabelSelector): Seq[ListResponse.Journal] = {
     val text = Selector.render(selector)
-    val journals = withRetries("List", s"selector '$text'") { endpoint =>
-      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
-      Right(ListResponses.concat(text, endpoint, stub.list(ListRequest(selector = Some(selector)))))
-    }
+    val journals = withRetries("List", s"selector '$text'")(endpoint => Right(listAt(endpoint, selector, text)))
     journals.foreach(j => routes.learn(j.getSpec.name, j.route))
     journals
   }
@@ -42,12 +39,14 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     * timeout, no retry); None where it does not answer.
     */
   private[client] def storesOnce(journal: String, endpoint: String): Option[Seq[String]] =
-    scala.util.Try {
-      val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
-      val selector = Selector.parse(s"name=$journal")
-      ListResponses.concat(journal, endpoint, stub.list(ListRequest(selector = Some(selector))))
-        .flatMap(_.spec).flatMap(_.fragment).flatMap(_.stores)
-    }.toOption
+    scala.util.Try(listAt(endpoint, Selector.parse(s"name=$journal"), journal)
+        .flatMap(_.spec).flatMap(_.fragment).flatMap(_.stores)).toOption
+
+  // One List attempt at `endpoint`, every page of its answer.
+  private def listAt(endpoint: String, selector: LabelSelector, text: String): Seq[ListResponse.Journal] = {
+    val stub = JournalGrpc.blockingStub(channels(endpoint)).withDeadlineAfter(rpcMillis, TimeUnit.MILLISECONDS)
+    ListResponses.concat(text, endpoint, stub.list(ListRequest(selector = Some(selector))))
+  }
 
   /** Applies `changes` in one Etcd transaction and returns its revision. */
   def apply(changes: Seq[ApplyRequest.Change]): Long = {
