@@ -11,7 +11,7 @@ import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.planning.{
-  JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets
+  ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets
 }
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
 import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeTask}
@@ -76,16 +76,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)
 
-  override def getDefaultReadLimit: ReadLimit = {
-    // Bytes travel in Spark's row-count limits: Spark only hands them back to this source.
-    val max = options.maxBytesPerTrigger.map(ReadLimit.maxRows)
-    val min = options.minBytesPerTrigger.map(ReadLimit.minRows(_, options.maxTriggerDelay.toMillis))
-    (max ++ min).toSeq match {
-      case Seq() => ReadLimit.allAvailable()
-      case Seq(one) => one
-      case both => ReadLimit.compositeLimit(both.toArray)
-    }
-  }
+  override def getDefaultReadLimit: ReadLimit =
+    ByteLimits(options.maxBytesPerTrigger, options.minBytesPerTrigger, options.maxTriggerDelay.toMillis).readLimit
 
   override def latestOffset(): Offset =
     throw new UnsupportedOperationException("latestOffset(Offset, ReadLimit) is used with admission control")
@@ -93,23 +85,16 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   override def latestOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val t0 = System.nanoTime()
     try
-      if (realTime) latestKnown(startOffset)
+      // A real-time batch has no planned end: Spark (4.3) asks for the latest offset between
+      // batches, while no task reads, and then uses the tasks' merged offsets as the batch's end.
+      // The heads the last planning found answer at once; planning asks the brokers again.
+      if (realTime) startOffset.asInstanceOf[JournalOffsets].upTo(heads)
       else GazetteErrors.brokerCalls(nextOffset(startOffset, limit))
     finally latestOffsetMs = (System.nanoTime() - t0) / 1000000
   }
 
   /** Set once Spark prepares this stream for real-time mode (see [[GazetteRealTimeStream]]). */
   @volatile protected var realTime = false
-
-  // A real-time batch has no planned end: Spark (4.3) asks for the latest offset between batches,
-  // while no task reads, and then uses the tasks' merged offsets as the batch's end. The heads the
-  // last planning found answer at once; planning asks the brokers again.
-  private def latestKnown(startOffset: Offset): Offset = {
-    val start = startOffset.asInstanceOf[JournalOffsets]
-    JournalOffsets(start.positions.map { case (j, p) =>
-      j -> heads.get(j).filter(_ > p.offset).fold(p)(h => p.copy(offset = h))
-    })
-  }
 
   private def nextOffset(startOffset: Offset, limit: ReadLimit): Offset = {
     val start = startOffset.asInstanceOf[JournalOffsets].positions
@@ -150,7 +135,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     val ceiling = JournalRangePlanner.ceiling(from, observed, availableNowHeads)
 
     val available = JournalRangePlanner.behind(from, ceiling).values.sum
-    val (maxBytes, minBytes, maxDelayMs) = limits(limit)
+    val ByteLimits(maxBytes, minBytes, maxDelayMs) = ByteLimits.of(limit)
     val now = System.currentTimeMillis()
     // An AvailableNow run reads what is there, however little.
     val waiting = availableNowHeads.isEmpty &&
@@ -241,17 +226,6 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   private def isRecreated(p: JournalPosition, now: JournalInfo): Boolean =
     p.revision != 0 && now.revision != 0 && p.revision != now.revision
-
-  private def limits(limit: ReadLimit): (Option[Long], Option[Long], Long) = limit match {
-    case _: ReadAllAvailable => (None, None, 0L)
-    case m: ReadMaxRows => (Some(m.maxRows()), None, 0L)
-    case m: ReadMinRows => (None, Some(m.minRows()), m.maxTriggerDelayMs())
-    case c: CompositeReadLimit =>
-      c.getReadLimits.map(limits).foldLeft((Option.empty[Long], Option.empty[Long], 0L)) { (a, b) =>
-        (a._1.orElse(b._1), a._2.orElse(b._2), math.max(a._3, b._3))
-      }
-    case other => throw GazetteErrors.internal(s"unsupported read limit $other")
-  }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     // A real-time batch's end keeps its producers' states in the offset, not in the files a
@@ -377,19 +351,16 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
         val suspended = waiting.map(_.range.journal).toSet
         val carried = JournalsReached(positions.filter { case (j, _) => suspended(j) },
           start.producers.filter { case (j, _) => suspended(j) })
-        val n = math.max(1, math.min(RangeSplits.realTimePartitions(options), reads.size))
-        val tasks = (0 until n).map(i => reads.zipWithIndex.collect { case (r, k) if k % n == i => r })
+        val tasks = RealTimeTask.spread(reads, carried, RangeSplits.realTimePartitions(options))
         this.tasks = tasks.size
-        tasks.zipWithIndex.map { case (rs, i) =>
-          RealTimeTask(rs, if (i == 0) carried else JournalsReached(Map.empty, Map.empty)): InputPartition
-        }.toArray
+        tasks.toArray[InputPartition]
       }
     finally planMs = (System.nanoTime() - t0) / 1000000
   }
 
   /** A real-time batch's end: where each task's journals stand, and their producers' states. */
   private[source] def mergeReached(reached: Seq[JournalsReached]): Offset = {
-    val all = reached.foldLeft(JournalsReached(Map.empty, Map.empty))(_ ++ _)
+    val all = reached.foldLeft(JournalsReached.Empty)(_ ++ _)
     realTimeTaskMetrics = all.metrics
     JournalOffsets(collection.immutable.SortedMap(all.positions.toSeq: _*), all.producers)
   }

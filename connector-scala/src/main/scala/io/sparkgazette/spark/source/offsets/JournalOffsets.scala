@@ -33,6 +33,12 @@ private[spark] final case class JournalOffsets(positions: SortedMap[String, Jour
   def get(journal: String): Option[Long] = positions.get(journal).map(_.offset)
 
   def journals: Iterable[String] = positions.keys
+
+  /** These positions moved up to `heads` where a head is past them (producers' states dropped). */
+  def upTo(heads: Map[String, Long]): JournalOffsets =
+    JournalOffsets(positions.map { case (j, p) =>
+      j -> heads.get(j).filter(_ > p.offset).fold(p)(h => p.copy(offset = h))
+    })
 }
 
 private[spark] object JournalOffsets {

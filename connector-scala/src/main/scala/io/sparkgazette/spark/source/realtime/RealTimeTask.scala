@@ -20,8 +20,22 @@ private[spark] final case class RealTimeJournal(range: JournalRange, producers: 
   * still holds them.
   */
 private[spark] final case class RealTimeTask(journals: Seq[RealTimeJournal],
-    carried: JournalsReached = JournalsReached(Map.empty, Map.empty))
+    carried: JournalsReached = JournalsReached.Empty)
     extends InputPartition
+
+private[spark] object RealTimeTask {
+
+  /** `reads` dealt in turn to at most `partitions` tasks (at least one, which may read nothing);
+    * the first carries `carried`.
+    */
+  def spread(reads: Seq[RealTimeJournal], carried: JournalsReached, partitions: Int): Seq[RealTimeTask] = {
+    val n = math.max(1, math.min(partitions, reads.size))
+    (0 until n).map { i =>
+      RealTimeTask(reads.zipWithIndex.collect { case (r, k) if k % n == i => r },
+        if (i == 0) carried else JournalsReached.Empty)
+    }
+  }
+}
 
 /** Where a real-time task's journals stand when its batch ends: the end of the last message it
   * took from each, and the producers' states there (none read uncommitted); and the task's
@@ -38,4 +52,8 @@ private[spark] final case class JournalsReached(positions: Map[String, JournalPo
         k -> (metrics.getOrElse(k, 0L) + other.metrics.getOrElse(k, 0L)))
         .toMap
     )
+}
+
+private[spark] object JournalsReached {
+  val Empty: JournalsReached = JournalsReached(Map.empty, Map.empty)
 }
