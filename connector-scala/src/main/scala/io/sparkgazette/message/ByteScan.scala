@@ -52,38 +52,34 @@ private[message] object ByteScan {
     i
   }
 
-  /** Whether a byte of `b[from, until)` is not ASCII (0x80 or more). */
-  def anyHigh(b: Array[Byte], from: Int, until: Int): Boolean = {
-    var i = from
-    var acc = 0L
-    while (until - i >= 8) { acc |= word(b, i); i += 8 }
-    while (i < until) { acc |= b(i) & 0xff; i += 1 }
-    (acc & Highs) != 0
-  }
-
-  // Bytes below 0x20 borrow from `w - 0x20...`; bytes of 0x80 and more are masked by `~w`.
-  @inline private def stops(w: Long): Long = zeros(w ^ Quotes) | zeros(w ^ Backslashes) | ((w - Spaces) & ~w & Highs)
+  // Bytes below 0x20 borrow from `w - 0x20...`; bytes of 0x80 and more are masked by `~w`, unless
+  // `high` (Highs or 0) keeps them.
+  @inline private def stops(w: Long, high: Long): Long =
+    zeros(w ^ Quotes) | zeros(w ^ Backslashes) | (((w - Spaces) & ~w | w & high) & Highs)
 
   /** The index of the first byte in `b[from, until)` that ends a JSON string's plain run: a
-    * quote, a backslash or a control character (below 0x20); `until` if there is none (`from`
-    * when `from` > `until`).
+    * quote, a backslash or a control character (below 0x20), and when `orHigh` a byte that is not
+    * ASCII, so that a caller learns of one without a second pass; `until` if there is none
+    * (`from` when `from` > `until`).
     */
-  def stringStop(b: Array[Byte], from: Int, until: Int): Int = {
+  def stringStop(b: Array[Byte], from: Int, until: Int, orHigh: Boolean = false): Int = {
     if (until > b.length) throw new IndexOutOfBoundsException(s"until $until is past the end (${b.length})")
+    val high = if (orHigh) Highs else 0L
     var i = from
     // Two words a round: their tests are independent, so the processor runs them side by side.
     while (until - i >= 16) {
-      val hit = stops(word(b, i))
-      val next = stops(word(b, i + 8))
+      val hit = stops(word(b, i), high)
+      val next = stops(word(b, i + 8), high)
       if ((hit | next) != 0) return if (hit != 0) first(hit, i) else first(next, i + 8)
       i += 16
     }
     if (until - i >= 8) {
-      val hit = stops(word(b, i))
+      val hit = stops(word(b, i), high)
       if (hit != 0) return first(hit, i)
       i += 8
     }
-    while (i < until && { val c = b(i) & 0xff; c != '"' && c != '\\' && c >= 0x20 }) i += 1
+    val limit = if (orHigh) 0x80 else 0x100
+    while (i < until && { val c = b(i) & 0xff; c != '"' && c != '\\' && c >= 0x20 && c < limit }) i += 1
     i
   }
 }

@@ -181,18 +181,18 @@ object JsonSyntax {
       expect('"')
       val start = i
       while (true) {
-        val run = i
-        i = ByteScan.stringStop(b, i, until)
-        if (members != null && notAscii == 0 && ByteScan.anyHigh(b, run, math.min(i, until))) notAscii = 1
+        // Until a member's first byte that is not ASCII, the scan stops at such bytes too.
+        val findHigh = members != null && notAscii == 0
+        i = ByteScan.stringStop(b, i, until, orHigh = findHigh)
         if (i >= until) fail("unterminated string")
         val c = b(i) & 0xff
-        if (c == '"') {
+        if (c >= 0x80) notAscii = 1 // the next scan goes on from this byte
+        else if (c == '"') {
           if (key) longestKey = math.max(longestKey, i - start) else longestString = math.max(longestString, i - start)
           i += 1; return
-        }
-        if (c < 0x20) fail(s"control character 0x${Integer.toHexString(c)} in a string")
-        if (c == '\\') {
-          i += 1
+        } else if (c < 0x20) fail(s"control character 0x${Integer.toHexString(c)} in a string")
+        else {
+          i += 1 // past the backslash
           peek match {
             case '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' => i += 1
             case 'u' =>
@@ -200,7 +200,7 @@ object JsonSyntax {
               for (_ <- 0 until 4) { if (Character.digit(peek, 16) < 0) fail("bad \\u escape"); i += 1 }
             case other => fail(s"bad escape \\${other.toChar}")
           }
-        } else i += 1
+        }
       }
     }
 
