@@ -17,7 +17,7 @@ object CsvFraming extends Framing {
   override private[message] def newUnpacker(): Unpacker = new Unpacker {
     private var width = -1
 
-    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked =
+    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean, moreReady: Boolean): Unpacked =
       parse(b, from, until, atEnd) match {
         case Parsed.Record(length, recordFrom, recordUntil, fields, first) =>
           if (width == -1) width = fields

@@ -20,7 +20,7 @@ final class FixedFraming(val uuidField: Int) extends Framing {
 
   override private[message] def newUnpacker(): Unpacker = new Unpacker {
     override def resumes: Boolean = true
-    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
+    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean, moreReady: Boolean): Unpacked = {
       val n = until - from
       if (n < HeaderLength) {
         // A lone trailing newline is tolerated as the end of data, as Gazette does.

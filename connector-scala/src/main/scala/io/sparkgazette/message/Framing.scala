@@ -99,10 +99,11 @@ private[message] object Unpacked {
 /** Splits messages from a buffer, one at a time, starting at a message boundary. */
 private[message] trait Unpacker {
 
-  /** Examines `b[from, until)`; `atEnd` says no further bytes follow. Never returns NeedMore
-    * when `atEnd` is set, and never a zero length otherwise.
+  /** Examines `b[from, until)`; `atEnd` says no further bytes follow, `moreReady` that more do
+    * without waiting on the journal's appends (asking for them never holds back a message whose
+    * bytes are here). Never returns NeedMore when `atEnd` is set, and never a zero length otherwise.
     */
-  def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked
+  def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean, moreReady: Boolean): Unpacked
 
   /** Forgets a partly seen message: reading resumes at a new boundary after an offset jump. */
   def restart(): Unit = ()

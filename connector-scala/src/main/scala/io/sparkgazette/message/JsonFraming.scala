@@ -32,9 +32,12 @@ final class JsonFraming(val uuidPointer: String, withMembers: Boolean = false) e
 
     override def restart(): Unit = scanned = 0
 
-    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
+    override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean, moreReady: Boolean): Unpacked = {
       // Most lines are well-formed and whole: checked as their end is searched for, in one pass.
-      // Any other line (or one whose end is not here yet) is searched, then checked.
+      // Any other line (or one whose end is not here yet) is searched, then checked. A line
+      // shorter than the last is rarely whole: where more bytes are ready it waits for them, not
+      // to be searched now and checked once whole, over its bytes twice.
+      if (scanned == 0 && validate && until - from < last && moreReady) return Unpacked.NeedMore
       val checked =
         if (scanned == 0 && validate && until - from >= last) JsonSyntax.lineEnd(b, from, until, found) else -1
       if (checked >= 0) { last = checked - from; return message(b, from, checked) }

@@ -39,13 +39,18 @@ final class RawMessage(val bytes: Array[Byte], val uuid: UUID, val members: Arra
   * `malformedAsMessages`, what the framing finds malformed comes as a message without a UUID
   * (outside any transaction), its bytes without their line end: for readers that hand it on to be
   * judged (a corrupt record), never sequenced by a UUID it may seem to carry.
+  *
+  * `written`: every byte `chunks` will deliver is already in the journal (a read up to an offset
+  * seen before), so asking for the next chunk never waits on an append and a framing may take
+  * more bytes before it looks (see [[Unpacker.unpack]]); not so for a read that follows appends.
   */
 final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes],
     holdTail: Boolean = false,
     maxMessageBytes: Int = Int.MaxValue,
     payloads: Boolean = true,
     validate: Boolean = true,
-    malformedAsMessages: Boolean = false)
+    malformedAsMessages: Boolean = false,
+    written: Boolean = false)
     extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker(validate)
@@ -55,6 +60,10 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private var at = -1L // journal offset of buf(pos)
   private var atEnd = false
   private var held: JournalBytes = _ // a chunk past an offset jump, appended once the gap is reported
+  // A chunk past an offset jump while bytes before it are buffered: they are looked at as all there
+  // is before the jump (a framing waiting for more contiguous bytes would wait in vain), and what
+  // remains of them is reported truncated.
+  private var beyond: JournalBytes = _
   // Bytes buffered when the unpacker last asked for more. An unpacker that parses a message from
   // its start is asked again only once they have doubled, so a message that spans many chunks (or
   // never ends) is parsed in linear time, or once a newline came, where a record can end: a
@@ -81,11 +90,11 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
   private def advance(): Boolean = {
     while (ready == null) {
       if (held != null) { val c = held; held = null; append(c) }
-      else if (pos < lim && (atEnd || lim - pos >= 2 * needed || unpacker.resumes || newline)) {
+      else if (pos < lim && (atEnd || beyond != null || lim - pos >= 2 * needed || unpacker.resumes || newline)) {
         newline = false
-        val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail) match {
+        val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail, written && !atEnd && beyond == null) match {
           case Unpacked.NeedMore if lim - pos >= maxMessageBytes =>
-            unpacker.unpack(buf, pos, lim, true) match {
+            unpacker.unpack(buf, pos, lim, atEnd = true, moreReady = false) match {
               case Unpacked.Malformed(n, reason) =>
                 Unpacked.Malformed(n, s"no message ends within $maxMessageBytes bytes: $reason")
               case other => other
@@ -95,8 +104,8 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
         unpacked match {
           case Unpacked.NeedMore =>
             if (atEnd) return false // held: the message's last bytes are not here
-            needed = lim - pos
-            fill()
+            if (beyond != null) jumpOver()
+            else { needed = lim - pos; fill() }
           case Unpacked.Skip(n) => consume(n)
           case Unpacked.Malformed(n, _) if malformedAsMessages =>
             var end = pos + n
@@ -115,10 +124,21 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
                 new RawMessage(bytes, uuid, if (payloads) members else null)))
             consume(n)
         }
-      } else if (atEnd) return false
+      } else if (beyond != null) { at = beyond.offset; append(beyond); beyond = null }
+      else if (atEnd) return false
       else fill()
     }
     true
+  }
+
+  private def jumpOver(): Unit = {
+    val expected = at + (lim - pos)
+    ready = Left(MalformedMessage(journal, at, expected,
+        s"truncated message: the journal jumps from offset $expected to ${beyond.offset}"))
+    pos = 0; lim = 0; at = beyond.offset; needed = 0
+    unpacker.restart()
+    held = beyond
+    beyond = null
   }
 
   private def consume(n: Int): Unit = { pos += n; at += n; needed = 0; newline = false }
@@ -132,13 +152,8 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     else if (c.offset < expected)
       throw new IllegalStateException(
         s"journal $journal: bytes at offset ${c.offset} overlap those read through $expected")
-    else if (pos < lim) {
-      ready = Left(MalformedMessage(journal, at, expected,
-          s"truncated message: the journal jumps from offset $expected to ${c.offset}"))
-      pos = 0; lim = 0; at = c.offset; needed = 0
-      unpacker.restart()
-      held = c
-    } else {
+    else if (pos < lim) beyond = c
+    else {
       at = c.offset
       append(c)
     }

@@ -297,6 +297,42 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
     }
   }
 
+  test("ndjson: bytes known written are framed as a read that follows appends frames them, in any chunks and jumps") {
+    // Taking more bytes before looking must change only when a line is looked at, never what is found.
+    val seed = System.nanoTime()
+    val rnd = new scala.util.Random(seed)
+    val typed = new JsonFraming(Framing.DefaultUuidPointer, withMembers = true)
+    for (round <- 0 until 300) {
+      val lines = Seq.fill(1 + rnd.nextInt(30)) {
+        val pad = "é" * rnd.nextInt(3) + "x" * (if (rnd.nextInt(4) == 0) rnd.nextInt(5000) else rnd.nextInt(40))
+        rnd.nextInt(10) match {
+          case 0 => s"""{"a":"$pad"""" // malformed: the object never closes
+          case 1 => s"""[1, "$pad"]"""
+          case _ => s"""{"_meta":{"uuid":"${uuid(1 + rnd.nextInt(1000))}"},"a":"$pad","n":${rnd.nextInt()}}"""
+        }
+      }
+      val text = lines.mkString("\n") + (if (rnd.nextBoolean()) "\n" else "")
+      val bytes = text.getBytes(UTF_8)
+      val chunk = 1 + rnd.nextInt(if (rnd.nextBoolean()) 64 else 8192)
+      val holdTail = rnd.nextBoolean()
+      // Sometimes the journal jumps forward before a chunk (a removed fragment).
+      val jumps = Seq.fill(bytes.length / chunk + 1)(if (rnd.nextInt(6) == 0) 1 + rnd.nextInt(100) else 0)
+        .scanLeft(0L)(_ + _)
+      def run(written: Boolean) = {
+        val chunks = bytes.grouped(chunk).zipWithIndex.map { case (c, i) =>
+          JournalBytes(i.toLong * chunk + jumps(i), ByteBuffer.wrap(c))
+        }
+        val it = new MessageIterator("j", typed, chunks, holdTail = holdTail, written = written)
+        val out = it.toList.map(_.map(e =>
+            (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq, Option(e.message.members).map(_.toSeq))))
+        (out, it.holdsPartial, it.offset)
+      }
+      withClue(s"seed $seed, round $round, chunks of $chunk, holdTail $holdTail, jumps $jumps: ") {
+        assert(run(written = true) == run(written = false))
+      }
+    }
+  }
+
   test("ndjson without validation: well-formed lines give the same messages and UUIDs, in any chunks") {
     val texts =
       Gen.listOf(Gen.oneOf(Gen.alphaNumChar, Gen.oneOf(',', '"', '\n', ' ', '\\', '{', '}', 'é'))).map(_.mkString)
@@ -393,8 +429,8 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       override def contentType: String = inner.contentType
       override private[message] def newUnpacker(): Unpacker = new Unpacker {
         private val u = inner.newUnpacker()
-        override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean): Unpacked = {
-          scanned += until - from; u.unpack(b, from, until, atEnd)
+        override def unpack(b: Array[Byte], from: Int, until: Int, atEnd: Boolean, moreReady: Boolean): Unpacked = {
+          scanned += until - from; u.unpack(b, from, until, atEnd, moreReady)
         }
       }
       override def frame(payload: Array[Byte], uuid: java.util.UUID, out: ByteArrayOutputStream): Unit =

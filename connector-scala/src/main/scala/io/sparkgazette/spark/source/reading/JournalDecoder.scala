@@ -57,8 +57,9 @@ private[spark] final class JournalDecoder(range: JournalRange, config: ReaderCon
 
   /** The messages of `bytes`. `validate` false takes every line for well-formed: only a first pass
     * whose read fails on a malformed message anyway may skip the check (see JournalRangeReader).
+    * `written`: `bytes` end at an offset the driver saw written (see [[MessageIterator]]).
     */
-  def messages(bytes: Iterator[JournalBytes], validate: Boolean = true): MessageIterator =
+  def messages(bytes: Iterator[JournalBytes], validate: Boolean = true, written: Boolean = false): MessageIterator =
     new MessageIterator(
       journal,
       framing,
@@ -67,7 +68,8 @@ private[spark] final class JournalDecoder(range: JournalRange, config: ReaderCon
       maxMessageBytes = options.maxMessageBytes,
       payloads = rows,
       validate = validate || permissive,
-      malformedAsMessages = permissive
+      malformedAsMessages = permissive,
+      written = written
     )
 
   /** A Sequencer of this journal from `at`, with `producers`' states, in the ring the options size. */

@@ -247,7 +247,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   // framing checks every line anyway (JournalDecoder), so that a torn line never counts with a UUID it
   // seems to carry.
   private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
-    decoder.messages(bytes, validate = !(options.failOnMalformed && firstPass))
+    decoder.messages(bytes, validate = !(options.failOnMalformed && firstPass), written = true)
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
