@@ -391,20 +391,26 @@ def _await_whole(gazette: LocalCluster, journals: list[str], out, timeout: float
         time.sleep(10)
 
 
-def _await_persisted(gazette: LocalCluster, journals: list[str], tick, timeout: float = 600.0) -> None:
+def _await_persisted(
+    gazette: LocalCluster, journals: list[str], tick, timeout: float = 600.0, fail: bool = True
+) -> str:
     """Until every journal is readable to its write head through each broker of its route and
     every closed fragment is in the store, calling `tick` meanwhile. A broker killed and started
     again at once may take its journals back as primary with a new spool, leaving the fragment it
     was writing on its peer alone, as a replica's, which persists it minutes later. Killing that
     peer first would lose it for good (a gap the judge would count as lost messages): more than
-    replication 2 promises to survive."""
+    replication 2 promises to survive. Past `timeout`, fails saying why each journal is waited for,
+    or with `fail` false returns that ("" once every journal is)."""
     deadline = time.monotonic() + timeout
     while True:
         pending = _unreadable(gazette, journals, persisted=True)
         if not pending:
-            return
+            return ""
         if time.monotonic() > deadline:
-            raise RuntimeError(f"fragments of {pending} still not persisted after {timeout:.0f}s")
+            why = "; ".join(f"{j}: {reason}" for j, reason in _unreadable_why(gazette, pending, persisted=True).items())
+            if fail:
+                raise RuntimeError(f"fragments still not persisted after {timeout:.0f}s: {why}")
+            return why
         for _ in range(10):
             tick()
             time.sleep(0.2)
@@ -416,23 +422,37 @@ def _unreadable(gazette: LocalCluster, journals: list[str], persisted: bool = Fa
     fragment its spool wrote, which the primary's lacks until it is persisted and listed. Whole
     is no gap, from offset 0 to the write head (asked first, so that appends after it cannot
     hide a short listing), and with `persisted` every closed fragment in the store."""
+    return list(_unreadable_why(gazette, journals, persisted))
+
+
+def _unreadable_why(gazette: LocalCluster, journals: list[str], persisted: bool = False) -> dict[str, str]:
+    """As _unreadable, saying for each such journal what its first broker short of whole lacks."""
     heads = _heads(gazette, journals)
     routes = {j["spec"]["name"]: j.get("route", {}).get("endpoints", []) for j in gazette.journals()}
-    waiting = []
+    waiting = {}
     for j in journals:
         for endpoint in routes.get(j) or [None]:
             try:
                 spans = _fragments(gazette, f"name={j}", endpoint).get(j, [])
             except subprocess.SubprocessError:  # a broker just started: its index is not loaded yet
                 spans = None
-            if (
-                endpoint is None
-                or spans is None
-                or _has_gap(spans)
-                or (spans[-1][1] if spans else 0) < heads[j]
-                or (persisted and not all(s for _, _, s in spans[:-1]))
-            ):
-                waiting.append(j)
+            end = spans[-1][1] if spans else 0
+            local = [(b, e) for b, e, stored in (spans or [])[:-1] if not stored]
+            why = (
+                "no route"
+                if endpoint is None
+                else f"{endpoint} lists nothing yet"
+                if spans is None
+                else f"{endpoint} lists a gap"
+                if _has_gap(spans)
+                else f"{endpoint} lists to {end}, short of the write head {heads[j]}"
+                if end < heads[j]
+                else f"{endpoint} lists {len(local)} closed fragment(s) not in the store, from {local[0][0]}"
+                if persisted and local
+                else ""
+            )
+            if why:
+                waiting[j] = why
                 break
     return waiting
 
