@@ -370,7 +370,9 @@ def run(
                         out(f"cycle {cycle} skipped: fragments not persisted after 600s: {unpersisted}")
                         continue
                     disrupted = False
-                _await_batch(query, summary, out, spark, work, STALL_BOUND, "the last cycle")
+                exits = summary.broker_exits
+                _await_batch(query, summary, out, spark, work, STALL_BOUND, "the last cycle", gazette)
+                disrupted |= summary.broker_exits > exits
                 batch = query.batches() - 1
                 time.sleep(delay)
                 at = time.monotonic()
@@ -401,17 +403,14 @@ def run(
                     gazette.wait_writable(timeout=120)
                 if long and query.exited():
                     query.start()
-                for b in gazette.state.brokers:  # a broker whose lease lapsed may have exited
-                    if not alive(b.pid):
-                        summary.broker_exits += 1
-                        out(f"  broker-{b.index} exited under the fault; starting it again")
-                        gazette.start_broker(b.index)
-                        disrupted = True
+                disrupted |= _revive_brokers(gazette, summary, out)
                 disrupted |= fault.disrupts_brokers
                 summary.faults[fault.kind] += 1
                 summary.cycles = cycle
                 bound = RESTART_BOUND if kill == "driver" else STALL_BOUND
-                waited = _await_batch(query, summary, out, spark, work, bound, f"cycle {cycle}: {fault.text}")
+                exits = summary.broker_exits
+                waited = _await_batch(query, summary, out, spark, work, bound, f"cycle {cycle}: {fault.text}", gazette)
+                disrupted |= summary.broker_exits > exits
                 if waited > summary.slowest:
                     summary.slowest, summary.slowest_fault = waited, f"cycle {cycle}: {fault.text}"
                 out(
@@ -636,13 +635,29 @@ def _check_exit(query: Query, summary: Summary, out, during: str | None, restart
     return True
 
 
+def _revive_brokers(gazette: LocalCluster, summary: Summary, out) -> bool:
+    """Starts again each broker that exited (one whose etcd lease lapsed exits by itself, up to
+    seconds after its partition healed); whether any did."""
+    revived = False
+    for b in gazette.state.brokers:
+        if not alive(b.pid):
+            summary.broker_exits += 1
+            out(f"  broker-{b.index} exited under the fault; starting it again")
+            gazette.start_broker(b.index)
+            revived = True
+    return revived
+
+
 def _await_batch(
-    query: Query, summary: Summary, out, spark: SparkStandalone, work: str, bound: float, after: str
+    query: Query, summary: Summary, out, spark: SparkStandalone, work: str, bound: float, after: str, gazette=None
 ) -> float:
-    """Seconds until the query commits one more batch. Past `bound` it counts a stall, saves the
-    threads of the driver and executors, and restarts the query."""
+    """Seconds until the query commits one more batch, starting again brokers that exited meanwhile
+    (with `gazette`). Past `bound` it counts a stall, saves the threads of the driver and executors,
+    and restarts the query."""
     base, since = query.batches(), time.monotonic()
     while query.batches() <= base:
+        if gazette is not None:
+            _revive_brokers(gazette, summary, out)
         if _check_exit(query, summary, out, after):
             since = time.monotonic()
             bound = RESTART_BOUND
