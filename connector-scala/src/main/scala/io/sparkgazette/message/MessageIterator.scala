@@ -40,9 +40,10 @@ final class RawMessage(val bytes: Array[Byte], val uuid: UUID, val members: Arra
   * (outside any transaction), its bytes without their line end: for readers that hand it on to be
   * judged (a corrupt record), never sequenced by a UUID it may seem to carry.
   *
-  * `written`: every byte `chunks` will deliver is already in the journal (a read up to an offset
-  * seen before), so asking for the next chunk never waits on an append and a framing may take
-  * more bytes before it looks (see [[Unpacker.unpack]]); not so for a read that follows appends.
+  * `writtenUntil`: the journal's bytes before this offset were written before the read began and
+  * the reader takes them all (a read up to an offset seen before), so asking for them never waits
+  * on an append and a framing may take more before it looks (see [[Unpacker.unpack]]); a read that
+  * follows appends leaves it at its default.
   */
 final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[JournalBytes],
     holdTail: Boolean = false,
@@ -50,7 +51,7 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
     payloads: Boolean = true,
     validate: Boolean = true,
     malformedAsMessages: Boolean = false,
-    written: Boolean = false)
+    writtenUntil: Long = Long.MinValue)
     extends Iterator[Either[MalformedMessage, Envelope[RawMessage]]] {
 
   private val unpacker = framing.newUnpacker(validate)
@@ -92,9 +93,13 @@ final class MessageIterator(journal: String, framing: Framing, chunks: Iterator[
       if (held != null) { val c = held; held = null; append(c) }
       else if (pos < lim && (atEnd || beyond != null || lim - pos >= 2 * needed || unpacker.resumes || newline)) {
         newline = false
-        val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail, written && !atEnd && beyond == null) match {
+        val moreReady = !atEnd && beyond == null && at + (lim - pos) < writtenUntil
+        val unpacked = unpacker.unpack(buf, pos, lim, atEnd && !holdTail, moreReady) match {
           case Unpacked.NeedMore if lim - pos >= maxMessageBytes =>
-            unpacker.unpack(buf, pos, lim, atEnd = true, moreReady = false) match {
+            // Looked at first, if the framing only waited for more: the bytes may hold a message.
+            val looked = if (moreReady) unpacker.unpack(buf, pos, lim, atEnd && !holdTail, false) else Unpacked.NeedMore
+            if (looked != Unpacked.NeedMore) looked
+            else unpacker.unpack(buf, pos, lim, atEnd = true, moreReady = false) match {
               case Unpacked.Malformed(n, reason) =>
                 Unpacked.Malformed(n, s"no message ends within $maxMessageBytes bytes: $reason")
               case other => other

@@ -42,14 +42,17 @@ object FramingBench {
     }
     // As a source task frames a range: its bytes written before it is read; typed rows also find
     // where each message's members lie.
-    def framed(): Long = new MessageIterator("bench", framing, chunks.iterator, written = true).count(_.isRight).toLong
+    def framed(): Long =
+      new MessageIterator("bench", framing, chunks.iterator, writtenUntil = Long.MaxValue).count(_.isRight).toLong
     val withMembers = new JsonFraming("/_meta/uuid", withMembers = true)
     def typed(written: Boolean): Long =
-      new MessageIterator("bench", withMembers, chunks.iterator, written = written).count(_.isRight).toLong
+      new MessageIterator(
+        "bench", withMembers, chunks.iterator, writtenUntil = if (written) Long.MaxValue else Long.MinValue)
+        .count(_.isRight).toLong
     def sequenced(): Long = {
       val s = new Sequencer[RawMessage](Map("bench" -> 0L), Nil, 8192, Long.MaxValue, _.bytes.length.toLong)
       var n = 0L
-      new MessageIterator("bench", framing, chunks.iterator, written = true).foreach {
+      new MessageIterator("bench", framing, chunks.iterator, writtenUntil = Long.MaxValue).foreach {
         case Right(env) => s.queue(env); while (s.step().isDefined) n += 1
         case Left(m) => throw new IllegalStateException(m.describe)
       }

@@ -315,22 +315,40 @@ class FramingSuite extends AnyFunSuite with ScalaCheckPropertyChecks {
       val bytes = text.getBytes(UTF_8)
       val chunk = 1 + rnd.nextInt(if (rnd.nextBoolean()) 64 else 8192)
       val holdTail = rnd.nextBoolean()
+      val maxBytes = if (rnd.nextInt(4) == 0) 50 + rnd.nextInt(3000) else Int.MaxValue
       // Sometimes the journal jumps forward before a chunk (a removed fragment).
       val jumps = Seq.fill(bytes.length / chunk + 1)(if (rnd.nextInt(6) == 0) 1 + rnd.nextInt(100) else 0)
         .scanLeft(0L)(_ + _)
+      // Written up to the end, or to some offset within.
+      val writtenUntil = if (rnd.nextBoolean()) Long.MaxValue else rnd.nextInt(bytes.length + 1).toLong
       def run(written: Boolean) = {
         val chunks = bytes.grouped(chunk).zipWithIndex.map { case (c, i) =>
           JournalBytes(i.toLong * chunk + jumps(i), ByteBuffer.wrap(c))
         }
-        val it = new MessageIterator("j", typed, chunks, holdTail = holdTail, written = written)
+        val it = new MessageIterator("j", typed, chunks, holdTail = holdTail,
+          maxMessageBytes = maxBytes, writtenUntil = if (written) writtenUntil else Long.MinValue)
         val out = it.toList.map(_.map(e =>
             (e.begin, e.end, e.message.uuid, e.message.bytes.toSeq, Option(e.message.members).map(_.toSeq))))
         (out, it.holdsPartial, it.offset)
       }
-      withClue(s"seed $seed, round $round, chunks of $chunk, holdTail $holdTail, jumps $jumps: ") {
+      withClue(s"seed $seed, round $round, chunks of $chunk, holdTail $holdTail, jumps $jumps, written until " +
+        s"$writtenUntil, maxMessageBytes $maxBytes: ") {
         assert(run(written = true) == run(written = false))
       }
     }
+  }
+
+  test("ndjson: a short malformed line after one longer than the largest message allowed keeps its own reason") {
+    val long = s"""{"p":"${"x" * 300}"}""" + "\n"
+    val rest = "{\"a\":1\n" + s"""{"b":"${"y" * 120}"}""" + "\n"
+    def run(writtenUntil: Long) = {
+      val chunks = Iterator(long, rest, "{}\n").scanLeft((0L, "")) { case ((o, p), s) => (o + p.length, s) }.drop(1)
+        .map { case (o, s) => JournalBytes(o, ByteBuffer.wrap(s.getBytes(UTF_8))) }
+      new MessageIterator("j", Json, chunks, maxMessageBytes = 100, writtenUntil = writtenUntil).toList
+        .collect { case Left(m) => s"${m.begin}-${m.end}: ${m.reason}" }
+    }
+    assert(run(Long.MaxValue) == run(Long.MinValue))
+    assert(run(Long.MaxValue).exists(_.startsWith("309-316: invalid JSON")), run(Long.MaxValue))
   }
 
   test("ndjson without validation: well-formed lines give the same messages and UUIDs, in any chunks") {

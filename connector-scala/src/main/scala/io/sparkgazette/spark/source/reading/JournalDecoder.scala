@@ -57,9 +57,10 @@ private[spark] final class JournalDecoder(range: JournalRange, config: ReaderCon
 
   /** The messages of `bytes`. `validate` false takes every line for well-formed: only a first pass
     * whose read fails on a malformed message anyway may skip the check (see JournalRangeReader).
-    * `written`: `bytes` end at an offset the driver saw written (see [[MessageIterator]]).
+    * `writtenUntil`: the driver saw `bytes` written up to there (see [[MessageIterator]]).
     */
-  def messages(bytes: Iterator[JournalBytes], validate: Boolean = true, written: Boolean = false): MessageIterator =
+  def messages(bytes: Iterator[JournalBytes], validate: Boolean = true, writtenUntil: Long = Long.MinValue)
+      : MessageIterator =
     new MessageIterator(
       journal,
       framing,
@@ -69,7 +70,7 @@ private[spark] final class JournalDecoder(range: JournalRange, config: ReaderCon
       payloads = rows,
       validate = validate || permissive,
       malformedAsMessages = permissive,
-      written = written
+      writtenUntil = writtenUntil
     )
 
   /** A Sequencer of this journal from `at`, with `producers`' states, in the ring the options size. */

@@ -87,11 +87,13 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private lazy val messages: MessageIterator = from match {
     case RangeStart.LineAt(at) =>
       lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true, readUntil).map(toBytes))
-      iterator(lineStart)
+      iterator(lineStart, math.min(range.end, readUntil))
     case RangeStart.Within(_, _, at) =>
       lineStart = new LineStart(at, chunks(at - 1, range.end, replay = false, advances = true, readUntil).map(toBytes))
-      iterator(lineStart)
-    case _ => iterator(chunks(position, range.end, replay = false, advances = true, readUntil).map(toBytes))
+      iterator(lineStart, math.min(range.end, readUntil))
+    case _ =>
+      iterator(chunks(position, range.end, replay = false, advances = true, readUntil).map(toBytes),
+        math.min(range.end, readUntil))
   }
   // Whether the messages ran out before `until`: this reader holds the range's last message.
   private var readToEnd = false
@@ -237,7 +239,7 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   }
 
   private def open(from: Long, until: Long, replay: Boolean, advances: Boolean = false): MessageIterator =
-    iterator(chunks(from, until, replay, advances).map(toBytes))
+    iterator(chunks(from, until, replay, advances).map(toBytes), until)
 
   private def toBytes(c: Chunk): JournalBytes = JournalBytes(c.offset, c.content.asReadOnlyByteBuffer())
 
@@ -246,8 +248,10 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   // its piece, and so the batch, which no piece's states then reach. With a corrupt-record column the
   // framing checks every line anyway (JournalDecoder), so that a torn line never counts with a UUID it
   // seems to carry.
-  private def iterator(bytes: Iterator[JournalBytes]): MessageIterator =
-    decoder.messages(bytes, validate = !(options.failOnMalformed && firstPass), written = true)
+  // The driver saw the bytes up to `writtenUntil` written: the framing may take them before it looks
+  // at a line. Not past a piece's first Read: a piece wants only the message that begins at its end.
+  private def iterator(bytes: Iterator[JournalBytes], writtenUntil: Long): MessageIterator =
+    decoder.messages(bytes, validate = !(options.failOnMalformed && firstPass), writtenUntil = writtenUntil)
 
   /** Chunks of `[from, until)`. The driver saw these bytes before it planned the range, so a
     * read that ends short of them comes from a replica that lags after a failover: it is opened
