@@ -437,7 +437,7 @@ def _unreadable_why(gazette: LocalCluster, journals: list[str], persisted: bool 
             except subprocess.SubprocessError:  # a broker just started: its index is not loaded yet
                 spans = None
             end = spans[-1][1] if spans else 0
-            local = [(b, e) for b, e, stored in (spans or [])[:-1] if not stored]
+            local = _unstored(spans or [])
             why = (
                 "no route"
                 if endpoint is None
@@ -481,6 +481,24 @@ def _fragments(
                 (int(spec.get("begin", 0)), int(spec.get("end", 0)), bool(spec.get("backing_store")))
             )
     return {j: sorted(fs) for j, fs in spans.items()}
+
+
+def _unstored(spans: list[tuple[int, int, bool]]) -> list[tuple[int, int]]:
+    """The closed fragments (all but the last) whose bytes no fragment in the store covers. A
+    broker's index may keep a fragment its own spool wrote beside the store's copy of those bytes
+    cut at other offsets (a peer took the journal over and closed it elsewhere): the bytes are
+    safe all the same."""
+    stored = sorted((b, e) for b, e, s in spans if s)
+
+    def covered(begin: int, end: int) -> bool:
+        reach = begin
+        for b, e in stored:
+            if b > reach:
+                break
+            reach = max(reach, e)
+        return reach >= end
+
+    return [(b, e) for b, e, s in spans[:-1] if not s and not covered(b, e)]
 
 
 def _has_gap(spans: list[tuple[int, int, bool]]) -> bool:

@@ -87,3 +87,11 @@ def _read_end(broker: str, journal: str) -> int:
     """Where Gazette's reader stops reading `journal` through `broker` (which serves it from its
     own index)."""
     return max((r["end"] for r in judge.read(broker, journal, committed=False)), default=0)
+
+
+def test_a_closed_fragment_counts_as_persisted_where_the_store_covers_its_bytes():
+    # A broker's own copy of bytes the store holds cut at other offsets is safe; bytes only a spool
+    # holds are not; the last fragment (the one being written) is never waited for.
+    assert chaos._unstored([(0, 100, True), (90, 200, False), (100, 250, True), (250, 300, False)]) == []
+    assert chaos._unstored([(0, 100, True), (100, 200, False), (200, 300, False)]) == [(100, 200)]
+    assert chaos._unstored([(0, 100, False), (40, 100, True), (100, 120, False)]) == [(0, 100)]
