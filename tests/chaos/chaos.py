@@ -402,12 +402,18 @@ def _await_persisted(
     replication 2 promises to survive. Past `timeout`, fails saying why each journal is waited for,
     or with `fail` false returns that ("" once every journal is)."""
     deadline = time.monotonic() + timeout
+    # Only what was written before now: on a live journal of small fragments some fragment has
+    # always just closed, its persist a flush interval away.
+    heads = _heads(gazette, journals)
     while True:
-        pending = _unreadable(gazette, journals, persisted=True)
+        pending = list(_unreadable_why(gazette, journals, persisted=True, before=heads))
         if not pending:
             return ""
         if time.monotonic() > deadline:
-            why = "; ".join(f"{j}: {reason}" for j, reason in _unreadable_why(gazette, pending, persisted=True).items())
+            why = "; ".join(
+                f"{j}: {reason}"
+                for j, reason in _unreadable_why(gazette, pending, persisted=True, before=heads).items()
+            )
             if fail:
                 raise RuntimeError(f"fragments still not persisted after {timeout:.0f}s: {why}")
             return why
@@ -425,8 +431,11 @@ def _unreadable(gazette: LocalCluster, journals: list[str], persisted: bool = Fa
     return list(_unreadable_why(gazette, journals, persisted))
 
 
-def _unreadable_why(gazette: LocalCluster, journals: list[str], persisted: bool = False) -> dict[str, str]:
-    """As _unreadable, saying for each such journal what its first broker short of whole lacks."""
+def _unreadable_why(
+    gazette: LocalCluster, journals: list[str], persisted: bool = False, before: dict | None = None
+) -> dict[str, str]:
+    """As _unreadable, saying for each such journal what its first broker short of whole lacks;
+    with `before`, only fragments that begin before each journal's offset there must be persisted."""
     heads = _heads(gazette, journals)
     routes = {j["spec"]["name"]: j.get("route", {}).get("endpoints", []) for j in gazette.journals()}
     waiting = {}
@@ -437,7 +446,7 @@ def _unreadable_why(gazette: LocalCluster, journals: list[str], persisted: bool 
             except subprocess.SubprocessError:  # a broker just started: its index is not loaded yet
                 spans = None
             end = spans[-1][1] if spans else 0
-            local = _unstored(spans or [])
+            local = [(b, e) for b, e in _unstored(spans or []) if before is None or b < before.get(j, math.inf)]
             why = (
                 "no route"
                 if endpoint is None
