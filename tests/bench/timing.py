@@ -4,6 +4,28 @@ import os
 import time
 
 
+def thread_cpu(pid: int) -> dict[str, tuple[str, float]]:
+    """CPU seconds (user and system) of each thread of a running process: thread id -> (name, seconds)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except FileNotFoundError:  # the thread ended
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def cpu_by_thread(before: dict, after: dict, prefix: str) -> float:
+    """CPU seconds spent between two `thread_cpu` readings by the threads whose names start with
+    `prefix` (Linux keeps 15 characters of a name: "Executor task l", "C2 CompilerThre")."""
+    return sum(t - before.get(tid, (n, 0.0))[1] for tid, (n, t) in after.items() if n.startswith(prefix))
+
+
 def timed(fn, runs: int = 2):
     """(the fastest of `runs` runs of `fn` in seconds, the result of the last run)."""
     best, result = None, None
