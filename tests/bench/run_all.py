@@ -29,9 +29,23 @@ BENCHMARKS = {
     # Typed rows (.schema) against Spark's text source + from_json at the other message sizes.
     # (--tiny runs each script once: these are "source" with other arguments)
     "source-typed-100b": ("bench_source.py", ["--size", "100", "--only", "source+schema,text+from_json"], None),
-    "source-typed-64kib": ("bench_source.py", ["--size", "65536", "--only", "source+schema,text+from_json"], None),
+    # With Go's raw read: the broker's ceiling, what no reader through the broker passes.
+    "source-typed-64kib": (
+        "bench_source.py",
+        ["--size", "65536", "--only", "go-raw,source+schema,text+from_json"],
+        None,
+    ),
     # The same in local[2] (the broker's and the client's threads beside the task), and read from the store.
-    "source-typed-2cores": ("bench_source.py", ["--cores", "2", "--only", "source+schema,text+from_json"], None),
+    "source-typed-2cores": (
+        "bench_source.py",
+        ["--cores", "2", "--only", "go-raw,source+schema,text+from_json"],
+        None,
+    ),
+    "source-typed-store-2cores": (
+        "bench_source.py",
+        ["--store", "--cores", "2", "--only", "store+schema,text+from_json"],
+        None,
+    ),
     "source-typed-store": ("bench_source.py", ["--store", "--only", "store+schema,text+from_json"], None),
     "source-typed-store-64kib": (
         "bench_source.py",
