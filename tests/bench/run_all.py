@@ -20,7 +20,8 @@ HERE = Path(__file__).resolve().parent
 
 # name: (script, full-size arguments, tiny arguments or None: not run by --tiny)
 BENCHMARKS = {
-    "source": ("bench_source.py", [], ["--mib", "4"]),
+    # Tiny: one warm-up run, and no more than four while the JIT compiles.
+    "source": ("bench_source.py", [], ["--mib", "4", "--warmup", "1"]),
     "backfill": (
         "bench_backfill.py",
         ["--split-mib", "1024"],
@@ -29,7 +30,7 @@ BENCHMARKS = {
     # Typed rows (.schema) against Spark's text source + from_json at the other message sizes.
     # (--tiny runs each script once: these are "source" with other arguments)
     "source-typed-100b": ("bench_source.py", ["--size", "100", "--only", "source+schema,text+from_json"], None),
-    # With Go's raw read: the broker's ceiling, what no reader through the broker passes.
+    # With Go's raw read: where Gazette's own reader through the same broker stands.
     "source-typed-64kib": (
         "bench_source.py",
         ["--size", "65536", "--only", "go-raw,source+schema,text+from_json"],
