@@ -10,8 +10,8 @@ printing the throughput ratio and the broker's CPU seconds per GiB read (its pro
 each measured in the same run. With --split-mib, also one journal of that size read committed by
 --cores tasks against one task (`minPartitions`), on local[--cores], and the executor CPU of
 each split reader's tasks: after the timed runs, --runs more runs each under a job group of its
-own, whose tasks' metrics Spark's monitoring REST API gives (its UI is then on; the run whose
-tasks took the least CPU counts). The split read runs its first
+own, whose tasks' metrics Spark's monitoring REST API gives (its UI is then on; each measure is
+its least over those runs). The split read runs its first
 pass as a Spark job while planned, on the same thread, so in the same group, and counts in the
 total. CPU, not wall time, shows what the split costs and gains: this 2-core machine shares its
 cores with the broker and the store, so tasks that would run side by side on idle cores wait for
@@ -142,21 +142,15 @@ def main() -> None:
                 broker_cpu = (cpu_seconds(broker_pid) - before) / args.runs
                 results[name] = (took, out, size, broker_cpu)
             # --runs more runs of each split reader, untimed, taking turns, each under a job group of
-            # its own, for its tasks' CPU: the run whose tasks took the least counts.
+            # its own, for its tasks' CPU.
             split = [n for n in readers if n.startswith("split-")]
-            for run in range(args.runs):
+            for run in range(max(1, args.runs)):
                 for name in split:
                     spark.sparkContext.setJobGroup(f"{name}-{run}", f"{name}: task metrics")
                     readers[name][0]()
             if split:
                 settle(spark, ui)
-            stages = {
-                name: min(
-                    (group_stages(ui, f"{name}-{run}") for run in range(args.runs)),
-                    key=lambda ss: sum(sum(s.cpu) for s in ss),
-                )
-                for name in split
-            }
+            runs = {name: [group_stages(ui, f"{name}-{run}") for run in range(max(1, args.runs))] for name in split}
         finally:
             spark.stop()
 
@@ -169,14 +163,20 @@ def main() -> None:
         print(f"  {name:<16} {rows:>10} {took:7.2f} s  {size / took / 2**20:8.1f}   {broker_cpu * 2**30 / size:8.3f}")
 
     # Each split reader's tasks: all of them, the first pass's, and the pieces' (the scan: the
-    # read's first stage; a shuffle and a one-task final stage follow it).
+    # read's first stage; a shuffle and a one-task final stage follow it). Each measure is its least
+    # over the runs; the run whose tasks took the least CPU in all is printed, and gives the spread.
+    def scan(ss):
+        return next(s for s in ss if not s.first_pass)
+
+    stages = {name: min(rs, key=lambda ss: sum(sum(s.cpu) for s in ss)) for name, rs in runs.items()}
+    pieces_cpu = {name: min(sum(scan(ss).cpu) for ss in rs) for name, rs in runs.items()}
     task_cpu, first_pass, pieces = {}, {}, {}
     if stages:
         print(f"  {'split reader':<16} {'tasks':>5}  {'executor CPU s':>14}  {'first pass s':>12}   pieces' wall s")
     for name, ss in stages.items():
         task_cpu[name] = sum(sum(s.cpu) for s in ss)
         first_pass[name] = [c for s in ss if s.first_pass for c in s.cpu]
-        pieces[name] = next(s for s in ss if not s.first_pass)
+        pieces[name] = scan(ss)
         print(
             f"  {name:<16} {sum(len(s.cpu) for s in ss):>5}  {task_cpu[name]:>14.2f}  {sum(first_pass[name]):>12.2f}"
             f"   {min(pieces[name].wall):.2f}–{max(pieces[name].wall):.2f}"
@@ -200,7 +200,7 @@ def main() -> None:
             (f"split CPU, {n} tasks / 1 (all tasks, first pass included):", task_cpu[many] / task_cpu[one], "1.25"),
             (
                 f"split CPU, {n} pieces / 1 task (first pass left out):",
-                sum(pieces[many].cpu) / sum(pieces[one].cpu),
+                pieces_cpu[many] / pieces_cpu[one],
                 "1.0",
             ),
             ("split pieces' wall spread, max / min:", max(wall) / min(wall), "1.20"),

@@ -140,6 +140,9 @@ def write(
 
 # The JVM's JIT compiler threads, by the start of their names.
 COMPILERS = ("C1 CompilerThre", "C2 CompilerThre")
+# The threads that read: Spark's tasks, and the connector's gRPC threads, which receive and parse
+# the broker's responses for them (Spark's file sources read on the task's thread itself).
+READ_THREADS = ("Executor task", "grpc-")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -360,19 +363,23 @@ def main() -> None:
                     break
             if spark_rows:
                 shares = ", ".join(f"{name} {share:.0%}" for name, share in compiling.items())
-                print(f"warm-up: {warmed} untimed runs of each Spark row; compiling in the last: {shares}")
+                settled = all(share < 0.1 for share in compiling.values())
+                print(
+                    f"warm-up: {warmed} untimed runs of each Spark row; compiling in the last: {shares}"
+                    + ("" if settled else " (not settled: the JIT's CPU weighs on the timed runs)")
+                )
             broker_pid = cluster.state.brokers[0].pid
             results, cpu = {}, {name: (0.0, 0.0, 0.0) for name in rows}
             for _ in range(args.runs):
                 for name in rows:
                     # CPU seconds of the broker, of the reader (the Go judge, or Spark's JVM: task,
-                    # gRPC, compiler and GC threads) and of Spark's task threads alone, per run: what
-                    # each byte costs, whatever the machine's load.
+                    # gRPC, compiler and GC threads) and of the threads that read (tasks and gRPC),
+                    # per run: what each byte costs, whatever the machine's load.
                     threads = thread_cpu(jvm_pid)
                     before = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
                     took, n = timed(profiled(jvm, args.jfr, name, readers[name]), runs=1)
                     after = (cpu_seconds(broker_pid), children_cpu_seconds(), cpu_seconds(jvm_pid))
-                    tasks = cpu_by_thread(threads, thread_cpu(jvm_pid), "Executor task")
+                    tasks = cpu_by_thread(threads, thread_cpu(jvm_pid), READ_THREADS)
                     if name not in results or took < results[name][0]:
                         results[name] = (took, n)
                     reader = 1 if name.startswith("go-") else 2
@@ -387,7 +394,7 @@ def main() -> None:
     )
     what = {"go-raw": "bytes", "go-uncommitted": "messages", "go-committed": "messages"}
     print(
-        f"  {'reader':<19} {'read':>11} {'':<16} {'fastest':>9}  {'MiB/s':>8}   CPU s per GiB: broker, reader (tasks)"
+        f"  {'reader':<19} {'read':>11} {'':<16} {'fastest':>9}  {'MiB/s':>8}   CPU s per GiB: broker, reader (reading)"
     )
     for name, (took, n) in results.items():
         broker_cpu, reader_cpu, task_cpu = (x * 2**30 / size for x in cpu[name])
@@ -403,8 +410,8 @@ def main() -> None:
 
     ratio("source-committed", "go-raw", "source-committed / go-raw:")
     ratio("source-uncommitted", "go-raw", "source-uncommitted / go-raw:")
-    ratio("source-split", "source-uncommitted", f"source-split ({args.cores} pieces) / uncommitted:")
-    ratio("committed-split", "committed-1task", f"committed-split ({args.cores} tasks) / 1 task:")
+    ratio("source-split", "source-uncommitted", f"source-split ({pieces} pieces) / uncommitted:")
+    ratio("committed-split", "committed-1task", f"committed-split ({pieces} pieces) / 1 task:")
     ratio("source-committed", "go-committed", "source-committed / go-committed:")
     ratio("source-uncommitted", "go-uncommitted", "source-uncommitted / go-uncommitted:")
     ratio("source-committed", "text", "source-committed / text:")
@@ -412,7 +419,7 @@ def main() -> None:
     ratio("source+schema", "text+from_json", f"source+schema / text+from_json, {args.size} B:")
     # Gazette's own raw read through the same broker against the file source: where the broker
     # path stands before any framing or parsing.
-    ratio("go-raw", "text+from_json", f"go-raw / text+from_json, {args.size} B:")
+    ratio("go-raw", "text+from_json", f"Gazette's go-raw (not the connector) / text+from_json, {args.size} B:")
     ratio("source+schema", "csv", f"source+schema / Spark's csv, {args.size} B:")
     ratio("store-committed", "go-raw", "store-committed / go-raw:")
     ratio("store+from_json", "text+from_json", "store+from_json / text+from_json:")

@@ -12,7 +12,7 @@ def thread_cpu(pid: int) -> dict[str, tuple[str, float]]:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
                 stat = f.read()
-        except FileNotFoundError:  # the thread ended
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat.rsplit(")", 1)[1].split()
@@ -20,9 +20,9 @@ def thread_cpu(pid: int) -> dict[str, tuple[str, float]]:
     return out
 
 
-def cpu_by_thread(before: dict, after: dict, prefix: str) -> float:
+def cpu_by_thread(before: dict, after: dict, prefix: str | tuple[str, ...]) -> float:
     """CPU seconds spent between two `thread_cpu` readings by the threads whose names start with
-    `prefix` (Linux keeps 15 characters of a name: "Executor task l", "C2 CompilerThre")."""
+    `prefix` (or one of them; Linux keeps 15 characters of a name: "Executor task l", "C2 CompilerThre")."""
     return sum(t - before.get(tid, (n, 0.0))[1] for tid, (n, t) in after.items() if n.startswith(prefix))
 
 
