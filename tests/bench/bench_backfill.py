@@ -28,13 +28,12 @@ fastest counts); nothing is asserted about speed.
 import argparse
 import io
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_source import cpu_seconds, write  # noqa: E402
+from bench_source import cpu_seconds, served_from_store, write  # noqa: E402
 from cluster import LocalCluster, free_port  # noqa: E402
 from specs import NDJSON, journal_specs  # noqa: E402
 from task_metrics import group_stages, settle  # noqa: E402
@@ -46,19 +45,6 @@ FRAGMENT = 16 << 20
 class Discard(io.RawIOBase):
     def write(self, b) -> int:
         return len(b)
-
-
-def wait_persisted(cluster: LocalCluster, journal: str, through: int, timeout: float = 300) -> None:
-    """Until the broker lists the journal's fragments up to `through` as persisted in the store
-    (it serves them from its own copy until its next listing of the store)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        stored = [f for f in cluster.fragments(journal) if f.get("backing_store") and f.get("mod_time")]
-        if max((int(f["end"]) for f in stored), default=0) >= through:
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"fragments of {journal} were not persisted through {through} in {timeout} s")
-        time.sleep(0.5)
 
 
 def main() -> None:
@@ -96,7 +82,7 @@ def main() -> None:
             mib = args.split_mib if name == "large" else args.mib
             sizes[name] = write(cluster.broker, f"backfill/{name}", mib, args.size, Discard())
         for name in names:
-            wait_persisted(cluster, f"backfill/{name}", sizes[name][0] - FRAGMENT)
+            served_from_store(cluster, f"backfill/{name}", sizes[name][0] - FRAGMENT, timeout=300)
         total_bytes = sum(sizes[n][0] for n in names if n != "large")
 
         ui_port = free_port()  # the UI serves the REST API's task metrics of the split readers

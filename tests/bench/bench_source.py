@@ -164,7 +164,7 @@ def served_from_store(cluster, journal: str, through: int, timeout: float = 120)
     a refresh of the store's listing finds it; until then it serves reads of it itself)."""
     deadline = time.monotonic() + timeout
     while True:
-        stored = [f for f in cluster.fragments(journal) if f.get("backing_store")]
+        stored = [f for f in cluster.fragments(journal) if f.get("backing_store") and f.get("mod_time")]
         if max((int(f["end"]) for f in stored), default=0) >= through:
             return
         if time.monotonic() > deadline:
