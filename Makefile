@@ -1,5 +1,6 @@
-# The front door. `make demo` and `make test` work on a fresh machine: both run `setup` first.
-.PHONY: jar lint-python test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup test test-scala test-python demo assembly publish-local python-package cluster-up cluster-down clean
+# The front door. `make demo` and `make test` work on a fresh machine: each installs what it needs first
+# (`setup-demo`, `setup`).
+.PHONY: jar lint-python test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -46,8 +47,13 @@ REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time
 # The store faults' short run (MinIO in a namespace, history reads), in `make chaos-network-short` only.
 STORE_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_history_reads_are_whole_across_store_faults
 
+# What every target but the demo's needs (suites, benchmarks, faults); setup-demo only what
+# `make demo` and `make quickstart` run, on SPARK's line.
 setup:
 	@build/setup.sh
+
+setup-demo:
+	@build/setup.sh demo $(SPARK)
 
 # Lint of Python, the assembly jars (the Python suites load them), the Scala suites (unit +
 # integration) on Spark 4 and SPARK35_SUITES on Spark 3.5 / Scala 2.12, the Scala formatting,
@@ -164,14 +170,27 @@ test-compose:
 # The main job: events in Gazette, rolled up per user and minute by PySpark, exactly once.
 # DEMO_ARGS=--short for a quick run, --real-time for a stateless pipeline in real-time mode with
 # its latencies; Ctrl-C stops everything cleanly.
-demo: jar
+demo: setup-demo
+	$(build_jar)
 	@$(LINE_PYTHON) python/examples/rollups.py $(DEMO_ARGS)
+
+# The README's Quick start, as written: a local cluster whose broker listens on 127.0.0.1:8080
+# (QUICKSTART_PORT), with the journals events/ (sample purchase events) and rollups/, left running
+# for a session in .venv/bin/python (the package and its jar installed); `make cluster-down` stops it.
+QUICKSTART_PORT ?= 8080
+quickstart: setup-demo
+	$(build_jar)
+	@$(LINE_PYTHON) tests/harness/cluster.py up --port $(QUICKSTART_PORT) >/dev/null
+	@$(LINE_PYTHON) tests/harness/quickstart.py
 
 # The connector's shaded jar for SPARK's line, built and installed (inside the Python package) into
 # that line's virtualenv: what every target that runs Spark starts with.
-jar: setup
+define build_jar
 	@mkdir -p target && $(SBT) $(LINE)/assembly >target/jar.log 2>&1 || { tail -40 target/jar.log >&2; exit 1; }
 	@$(MAKE) -s python-package PYTHON=$(LINE_PYTHON)
+endef
+jar: setup
+	$(build_jar)
 
 # The same, saying its path (the last line printed).
 assembly: jar
@@ -290,7 +309,7 @@ cluster-up: setup
 	@echo "(written to .cluster/env; stop it with: make cluster-down)"
 
 cluster-down:
-	@$(PYTHON) tests/harness/cluster.py down
+	@python3 tests/harness/cluster.py down
 
 clean:
 	rm -rf target connector-scala/target project/target project/project .cluster

@@ -1,21 +1,46 @@
 #!/usr/bin/env bash
-# Installs what this project needs on a fresh machine, and nothing that is already there:
+# Installs what a make target needs on a fresh machine, and nothing that is already there.
+#
+#   build/setup.sh                 what `make test` and the other targets need (the default)
+#   build/setup.sh demo [4|3.5]    what `make demo` and `make quickstart` need on that Spark line
+#   build/setup.sh --compat        beside the default: .venv-compat (`make test-compat`)
+#   build/setup.sh --compat-real-time   beside the default: .venv-compat-real-time
+#
+# The demo's part:
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
 #     $(go env GOPATH)/bin (Gazette's etcd client refuses etcd servers older than 3.5, so Debian's
-#     etcd-server 3.4 will not do), and gofakes3, the harness's `gofakes3` store,
-#   - MinIO, the S3 server of the harness's `s3` store, at the version pinned below,
+#     etcd-server 3.4 will not do), and the Go interop judge (Gazette's own Publisher and
+#     readers), into tests/judge/bin,
+#   - the sbt launcher (into ~/.m2) and the line's build dependencies (into Coursier's cache),
+#   - a virtualenv of the line: .venv with python/requirements-demo.txt (Spark 4), or
+#     .venv-spark3.5 with python/requirements-spark3.5.txt (Spark 3.5).
+# The rest, for the suites, benchmarks and faults:
+#   - gofakes3 and MinIO, the harness's S3 stores (MinIO at the version pinned below),
 #   - for the network faults (tests/harness/network.py): nftables (Debian's), and toxiproxy's
 #     server at the version pinned below, as $(go env GOPATH)/bin/toxiproxy-server,
-#   - the Go interop judge, into tests/judge/bin,
-#   - the sbt launcher (into ~/.m2) and the build's dependencies (into Coursier's cache),
-#   - a virtualenv in .venv with python/requirements-dev.txt, and one in .venv-spark3.5 with
-#     python/requirements-spark3.5.txt (Spark 3.5's jars for its build and suites).
+#   - every sbt project's dependencies, .venv with python/requirements-dev.txt and .venv-spark3.5.
+# The Go builds, the virtualenvs and sbt's resolution run side by side (compiling against
+# downloading), each logging to target/setup/; a failure prints the end of its log.
 # Downloads land in per-user caches, so a fresh clone on the same machine reuses them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-say() { printf '[setup] %s\n' "$*"; }
+what=test
+spark=4
+case "${1:-}" in
+  demo) what=demo; spark="${2:-4}" ;;
+  --compat | --compat-real-time | "") ;;
+  *) echo "[setup] unknown argument '$1': build/setup.sh [demo [4|3.5] | --compat | --compat-real-time]" >&2; exit 2 ;;
+esac
+case "$spark" in
+  4 | 3.5) ;;
+  *) echo "[setup] SPARK=$spark: the connector is built for Spark 4 and 3.5" >&2; exit 2 ;;
+esac
+
+# What setup says goes to the terminal (fd 3), also from the groups whose output goes to their logs.
+exec 3>&1
+say() { printf '[setup] %s\n' "$*" >&3; }
 need() { command -v "$1" >/dev/null 2>&1 || { echo "[setup] '$1' is required: $2" >&2; exit 1; }; }
 
 apt_install() {
@@ -29,80 +54,133 @@ apt_install() {
 need java "a JDK 17 or newer"
 need go "Go 1.25 or newer (Gazette v0.103.0 needs it)"
 need python3 "Python 3.11 or newer (pyspark 4.3 needs it)"
-command -v mvn >/dev/null 2>&1 || apt_install maven
-command -v gcc >/dev/null 2>&1 || apt_install gcc  # Gazette's zstd codec is cgo
-command -v openssl >/dev/null 2>&1 || apt_install openssl  # certificates for the TLS tests
-command -v nft >/dev/null 2>&1 || apt_install nftables  # drop rules of the network faults
+missing=()
+command -v mvn >/dev/null 2>&1 || missing+=(maven)  # fetches the sbt launcher
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)  # Gazette's zstd codec is cgo
+if [ "$what" = test ]; then
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # certificates for the TLS tests
+  command -v nft >/dev/null 2>&1 || missing+=(nftables)  # drop rules of the network faults
+fi
+[ ${#missing[@]} = 0 ] || apt_install "${missing[@]}"
 
-# Gazette, etcd and gofakes3: built from the module pinned in tests/judge, whose go.sum checks every
-# download.
 gobin="$(go env GOPATH)/bin"
 pinned() { sed -n -E "s#^(require )?[[:space:]]*$1 (v[^ ]*).*#\2#p" tests/judge/go.mod | head -1; }
 installed() { go version -m "$1" 2>/dev/null | awk -v m="$2" '$1=="mod" && $2==m {print $3}'; }
 gazette_version="$(pinned go.gazette.dev/core)"
 etcd_version="$(pinned go.etcd.io/etcd/server/v3)"
 gofakes3_version="$(pinned github.com/johannesboyne/gofakes3)"
-if [ "$(installed "$gobin/gazette" go.gazette.dev/core)" != "$gazette_version" ] ||
-   [ "$(installed "$gobin/gazctl" go.gazette.dev/core)" != "$gazette_version" ]; then
-  say "building gazette and gazctl $gazette_version into $gobin"
-  (cd tests/judge && GOBIN="$gobin" go install go.gazette.dev/core/cmd/gazette go.gazette.dev/core/cmd/gazctl)
-fi
-if [ "$(installed "$gobin/etcd" go.etcd.io/etcd/server/v3)" != "$etcd_version" ]; then
-  say "building etcd $etcd_version into $gobin"
-  (cd tests/judge && go build -o "$gobin/etcd" go.etcd.io/etcd/server/v3)
-fi
-if [ "$(installed "$gobin/gofakes3" github.com/johannesboyne/gofakes3)" != "$gofakes3_version" ]; then
-  say "building gofakes3 $gofakes3_version into $gobin"
-  (cd tests/judge && go build -o "$gobin/gofakes3" github.com/johannesboyne/gofakes3/cmd/gofakes3)
-fi
-
 # MinIO: pinned here, not in the judge's module, whose dependencies its own would move; the Go
 # checksum database checks the download. Its go.mod has replace directives, which `go install
 # module@version` refuses without -mod=mod. A couple of minutes on two cores, once.
 minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
-if [ "$(installed "$gobin/minio" github.com/minio/minio)" != "$minio_version" ]; then
-  say "building minio $minio_version into $gobin"
-  GOFLAGS=-mod=mod GOBIN="$gobin" go install "github.com/minio/minio@$minio_version"
-fi
-
 # Toxiproxy (latency, bandwidth caps and resets of the network faults; the kernel has no netem): not
 # a dependency of tests/judge, whose modules it would move, so pinned here; `go install @version`
 # checks what it downloads against Go's checksum database.
 toxiproxy_version=v2.5.0
-if [ "$(installed "$gobin/toxiproxy-server" github.com/Shopify/toxiproxy/v2)" != "$toxiproxy_version" ]; then
-  say "building toxiproxy-server $toxiproxy_version into $gobin"
-  tmp="$(mktemp -d)"
-  GOBIN="$tmp" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"
-  mv "$tmp/server" "$gobin/toxiproxy-server" && rmdir "$tmp"
-fi
 
-# The interop judge (Gazette's own Publisher and iterators); go build is incremental.
-(cd tests/judge && go build -o bin/judge .)
+# Gazette, etcd, gofakes3 and the judge are built from the module pinned in tests/judge, whose go.sum
+# checks every download.
+go_tools() {
+  if [ "$(installed "$gobin/gazette" go.gazette.dev/core)" != "$gazette_version" ] ||
+     [ "$(installed "$gobin/gazctl" go.gazette.dev/core)" != "$gazette_version" ]; then
+    say "building gazette and gazctl $gazette_version into $gobin"
+    (cd tests/judge && GOBIN="$gobin" go install go.gazette.dev/core/cmd/gazette go.gazette.dev/core/cmd/gazctl)
+  fi
+  if [ "$(installed "$gobin/etcd" go.etcd.io/etcd/server/v3)" != "$etcd_version" ]; then
+    say "building etcd $etcd_version into $gobin"
+    (cd tests/judge && go build -o "$gobin/etcd" go.etcd.io/etcd/server/v3)
+  fi
+  # The interop judge; go build is incremental.
+  (cd tests/judge && go build -o bin/judge .)
+  [ "$what" = test ] || return 0
+  if [ "$(installed "$gobin/gofakes3" github.com/johannesboyne/gofakes3)" != "$gofakes3_version" ]; then
+    say "building gofakes3 $gofakes3_version into $gobin"
+    (cd tests/judge && go build -o "$gobin/gofakes3" github.com/johannesboyne/gofakes3/cmd/gofakes3)
+  fi
+  if [ "$(installed "$gobin/minio" github.com/minio/minio)" != "$minio_version" ]; then
+    say "building minio $minio_version into $gobin"
+    GOFLAGS=-mod=mod GOBIN="$gobin" go install "github.com/minio/minio@$minio_version"
+  fi
+  if [ "$(installed "$gobin/toxiproxy-server" github.com/Shopify/toxiproxy/v2)" != "$toxiproxy_version" ]; then
+    say "building toxiproxy-server $toxiproxy_version into $gobin"
+    local tmp
+    tmp="$(mktemp -d)"
+    GOBIN="$tmp" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"
+    mv "$tmp/server" "$gobin/toxiproxy-server" && rmdir "$tmp"
+  fi
+}
 
-# sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache.
-if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then
-  say "resolving the sbt build"
-  build/sbt -Dsbt.log.noformat=true update >/dev/null
-fi
-
-# Python: a virtualenv whose packages match a requirements file (pip caches the pyspark wheel).
+# A virtualenv that holds a requirements file's packages. Its stamp lists the files (by content)
+# it was installed from, a file's `-r` includes with it, so the demo's .venv serves `make test`
+# after one incremental install, and the other way round without one.
+requirements_closure() {
+  local req="$1"
+  echo "$req"
+  sed -n -E 's/^-r[[:space:]]+(.*)$/\1/p' "$req" | while read -r inc; do
+    requirements_closure "$(dirname "$req")/$inc"
+  done
+}
 venv() {
   local dir="$1" req="$2" stamp="$1/.requirements.sha256" want
   want="$(sha256sum "$req" | cut -d' ' -f1)"
-  if [ ! -x "$dir/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    say "creating $dir from $req"
-    python3 -m venv "$dir"
-    "$dir/bin/pip" install -q --upgrade pip
+  if [ ! -x "$dir/bin/python" ] || ! grep -qx "$want" "$stamp" 2>/dev/null; then
+    say "installing $req into $dir"
+    [ -x "$dir/bin/python" ] || { python3 -m venv "$dir" && "$dir/bin/pip" install -q --upgrade pip; }
     "$dir/bin/pip" install -q -r "$req"
-    echo "$want" > "$stamp"
+    requirements_closure "$req" | xargs sha256sum | cut -d' ' -f1 >> "$stamp"
   fi
 }
-venv .venv python/requirements-dev.txt
-# Spark 3.5 with Scala 2.12: the jars the connectorSpark35 build compiles against, and its suites.
-venv .venv-spark3.5 python/requirements-spark3.5.txt
+python_envs() {
+  if [ "$what" = demo ]; then
+    if [ "$spark" = 3.5 ]; then venv .venv-spark3.5 python/requirements-spark3.5.txt
+    else venv .venv python/requirements-demo.txt; fi
+    return 0
+  fi
+  venv .venv python/requirements-dev.txt
+  # Spark 3.5 with Scala 2.12: the jars the connectorSpark35 build compiles against, and its suites.
+  venv .venv-spark3.5 python/requirements-spark3.5.txt
+}
+
+# sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache (the line's
+# project only, for the demo).
+sbt_build() {
+  local project="connector"
+  [ "$spark" = 4 ] || project="connectorSpark35"
+  if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then
+    say "resolving the sbt build"
+    if [ "$what" = demo ]; then build/sbt -Dsbt.log.noformat=true "$project/update"
+    else build/sbt -Dsbt.log.noformat=true update; fi
+  fi
+}
+
+# Each group in the background with its output in target/setup/<group>.log: Go compiles while pip
+# and Coursier download.
+logs=target/setup
+mkdir -p "$logs"
+pids=()
+names=()
+for group in go_tools python_envs sbt_build; do
+  ( "$group" >"$logs/$group.log" 2>&1 ) &
+  pids+=($!)
+  names+=("$group")
+done
+failed=0
+for i in "${!pids[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    failed=1
+    echo "[setup] ${names[$i]} failed; the end of $logs/${names[$i]}.log:" >&2
+    tail -30 "$logs/${names[$i]}.log" >&2
+  fi
+done
+[ "$failed" = 0 ] || exit 1
+
 # `make test-compat` (setup.sh --compat): the oldest pyspark the connector supports, beside .venv.
 [ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
 [ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
 
-say "ready: gazette $gazette_version, etcd $etcd_version, gofakes3 $gofakes3_version, minio $minio_version, toxiproxy $toxiproxy_version, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $(.venv/bin/python -c 'import pyspark; print("pyspark", pyspark.__version__)')"
+line_python=.venv/bin/python
+[ "$spark" = 4 ] || line_python=.venv-spark3.5/bin/python
+ready="gazette $gazette_version, etcd $etcd_version"
+[ "$what" = demo ] || ready="$ready, gofakes3 $gofakes3_version, minio $minio_version, toxiproxy $toxiproxy_version"
+say "ready: $ready, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $($line_python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

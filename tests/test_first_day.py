@@ -10,7 +10,8 @@ import textwrap
 import pytest
 
 import judge
-from cluster import free_port
+import quickstart
+from cluster import ROOT, LocalCluster, free_port
 from conftest import requires_local_binaries
 from specs import journal_specs
 
@@ -119,3 +120,32 @@ def test_retry_timeout_bounds_how_long_an_unreachable_broker_is_retried(spark):
     dead = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(Exception, match=r"unreachable after retrying for 1 second"):
         read(spark, broker=dead, journals="a", retry_timeout="1s", rpc_timeout="2s").count()
+
+
+def test_the_readme_quick_start_runs_as_written_against_the_quickstart_cluster(tmp_path):
+    """The README's Quick start, its code as printed, in a process of its own against the cluster
+    `make quickstart` prepares (on a free port, not 8080): the totals it writes to rollups/ are
+    the sample events' per-user sums, as Gazette's ReadCommittedIter reads them."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Quick start", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    for spelled in ("http://127.0.0.1:8080", "/tmp/rollups-ckpt", ".awaitTermination()"):
+        assert spelled in code, f"the Quick start no longer spells {spelled!r}: adapt this test to it"
+    port = free_port()
+    with LocalCluster(brokers=1, port=port) as c:
+        expected = quickstart.prepare(c, count=400, seed=11)
+        job = tmp_path / "quick_start.py"
+        job.write_text(
+            code.replace("http://127.0.0.1:8080", c.broker)
+            .replace("/tmp/rollups-ckpt", str(tmp_path / "ckpt"))
+            # Runs until the events are rolled up, not forever.
+            .replace(".awaitTermination()", ".processAllAvailable()")
+        )
+        run = subprocess.run([sys.executable, str(job)], capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        written: dict[str, int] = {}
+        for journal in quickstart.ROLLUPS:
+            for message in judge.read(c.broker, journal):
+                row = json.loads(message["payload"])
+                written[row["key"]] = row["sum(amount)"]  # update mode: a key's last row is its total
+    assert written == expected

@@ -12,7 +12,8 @@ the cluster's directory; the brokers get its credentials and a region, and journ
 tens of milliseconds where MinIO takes about half a second.
 
 CLI (the state file describes a running cluster; `.cluster/` by default):
-    python tests/harness/cluster.py up [--brokers N] [--store file|s3|gofakes3] [--specs FILE ...] [--owner-pid PID]
+    python tests/harness/cluster.py up [--brokers N] [--port P] [--store file|s3|gofakes3] [--specs FILE ...]
+        [--owner-pid PID]
     python tests/harness/cluster.py down
     python tests/harness/cluster.py stop-broker I | start-broker I
     python tests/harness/cluster.py stop-store | start-store
@@ -192,13 +193,14 @@ class LocalCluster:
         etcd_lease: str = "5s",
         store: str = "file",
         network=None,
+        port: int = 0,
     ):
         """`security` (harness/security.py) starts brokers that require TLS and/or tokens. A broker
         exits once etcd has not renewed its lease for `etcd_lease`. `store="s3"` also runs an S3
         server for the journals' fragments (`store_url()`), MinIO; `store="gofakes3"` runs gofakes3,
         which checks no signature. `network` (harness/network.py, with parties `etcd` and `broker-I`,
         and `s3` for the S3 server) runs etcd, each broker and the S3 server in namespaces of their
-        own, at their addresses."""
+        own, at their addresses. `port` fixes the first broker's port (a free one by default)."""
         self.network = network
         if store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
@@ -213,7 +215,7 @@ class LocalCluster:
             brokers=[
                 Broker(
                     i,
-                    free_port(),
+                    port if i == 0 and port else free_port(),
                     scheme="https" if security and security.tls else "http",
                     host=network.address(f"broker-{i}") if network else "127.0.0.1",
                 )
@@ -674,6 +676,7 @@ def main(argv: list[str]) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a cluster and print its broker address")
     up.add_argument("--brokers", type=int, default=1)
+    up.add_argument("--port", type=int, default=0, help="the first broker's port (a free one by default)")
     up.add_argument(
         "--store", choices=STORES, default="file", help="s3: also run an S3 server for fragments (MinIO; or gofakes3)"
     )
@@ -693,7 +696,12 @@ def main(argv: list[str]) -> None:
     if args.cmd == "up":
         if state_file.exists():
             _down(state_file)
-        cluster = LocalCluster(brokers=args.brokers, root=tempfile.mkdtemp(prefix="gazette-cluster-"), store=args.store)
+        cluster = LocalCluster(
+            brokers=args.brokers,
+            root=tempfile.mkdtemp(prefix="gazette-cluster-"),
+            store=args.store,
+            port=args.port,
+        )
         cluster.start()
         try:
             for spec in args.specs:
