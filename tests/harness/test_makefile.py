@@ -21,3 +21,20 @@ def test_the_suites_the_spark_4_stage_deselects_are_named_and_the_micro_batch_ch
     assert found["MICRO_BATCH_CHAOS"] in found["SPARK35_PYTHON_SUITES"].split(), (
         "the micro-batch kill chaos, deselected on Spark 4, runs on Spark 3.5 in no stage"
     )
+
+
+def prerequisites(target: str) -> list[str]:
+    out = subprocess.run(["make", "-pq"], cwd=ROOT, capture_output=True, text=True).stdout
+    found = re.search(rf"^{re.escape(target)}:(.*)$", out, re.M)
+    assert found, f"make knows no target {target}"
+    return found[1].split()
+
+
+def test_the_demo_and_the_quick_start_install_only_their_part():
+    """`make demo` and `make quickstart` run `setup-demo`, never the suites' setup (MinIO,
+    toxiproxy, Spark 3.5 and the rest cost a fresh machine minutes the demo does not use)."""
+    for target in ("demo", "quickstart"):
+        assert prerequisites(target) == ["setup-demo"], f"make {target} needs {prerequisites(target)}"
+    assert prerequisites("setup-demo") == []
+    assert "build/setup.sh demo $(SPARK)" in (ROOT / "Makefile").read_text()
+    assert "setup" in prerequisites("test")
