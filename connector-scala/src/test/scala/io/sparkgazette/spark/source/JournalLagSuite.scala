@@ -4,8 +4,8 @@ package source
 import java.time.Instant
 
 import io.sparkgazette.message.Clock
-import io.sparkgazette.spark.source.progress.JournalLag
 import io.sparkgazette.spark.source.progress.JournalLag.FragmentTime
+import io.sparkgazette.spark.source.progress.{JournalLag, NewestClock, TimeBehindHeads}
 import org.scalatest.funsuite.AnyFunSuite
 
 class JournalLagSuite extends AnyFunSuite {
@@ -36,5 +36,33 @@ class JournalLagSuite extends AnyFunSuite {
     assert(JournalLag.persistedBy(fragments, 299) == Some(1201000L))
     assert(JournalLag.persistedBy(fragments, 300) == None)
     assert(JournalLag.persistedBy(Nil, 0) == None)
+  }
+
+  test("a trigger's time behind: least, average and most over the journals whose time is known, and how many are not") {
+    val m = TimeBehindHeads.metrics(Map("a" -> Some(0L), "b" -> Some(1000L), "c" -> Some(2001L), "d" -> None))
+    assert(m == Map("minTimeBehindHeadMs" -> "0", "avgTimeBehindHeadMs" -> "1000", "maxTimeBehindHeadMs" -> "2001",
+      "journalsTimeBehindUnknown" -> "1"))
+    assert(TimeBehindHeads.metrics(Map("a" -> None)) == Map("journalsTimeBehindUnknown" -> "1"))
+    assert(TimeBehindHeads.metrics(Map.empty) == Map("journalsTimeBehindUnknown" -> "0"))
+  }
+
+  test("the newest message's clock is the greatest any task added, its age never negative, none before one") {
+    val at = Instant.parse("2026-11-22T12:00:00Z")
+    val tasks = Seq(at.minusSeconds(60), at.minusSeconds(5), at.minusSeconds(3600)).map { t =>
+      val n = new NewestClock
+      n.add(Clock.fromInstant(t))
+      n.add(0L) // a message without a UUID
+      n
+    }
+    val driver = new NewestClock
+    assert(driver.isZero)
+    tasks.foreach(driver.merge)
+    assert(driver.value == Clock.fromInstant(at.minusSeconds(5)))
+    assert(NewestClock.metrics(driver.value, at.toEpochMilli) == Map("newestMessageAgeMs" -> "5000"))
+    assert(NewestClock.metrics(driver.value, at.toEpochMilli - 10000) == Map("newestMessageAgeMs" -> "0"))
+    assert(NewestClock.metrics(0L, at.toEpochMilli) == Map.empty)
+    assert(driver.copy().value == driver.value)
+    driver.reset()
+    assert(driver.isZero)
   }
 }

@@ -8,10 +8,14 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.source.progress.JournalLag
 import io.sparkgazette.testing.{Journals, Judge, JudgeScript, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.streaming.Trigger
 import org.scalatest.funsuite.AnyFunSuite
 
-/** Time behind the journals' heads against a real broker, from messages whose producers' clocks
-  * the test chooses (Gazette's own Publisher) and from fragment times where messages have no UUID.
+/** Time behind the journals' heads, and the newest message's age, against a real broker, from
+  * messages whose producers' clocks the test chooses (Gazette's own Publisher) and from fragment
+  * times where messages have no UUID: [[JournalLag.timeBehind]] itself, and the metrics of each
+  * trigger's progress.
   */
 class SourceTimeBehindIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   private val Hour = 3600000L
@@ -88,5 +92,57 @@ class SourceTimeBehindIntegrationSuite extends AnyFunSuite with SparkClusterSuit
     try { (0 until 3).foreach(_ => s.noUuid()); s.sync() }
     finally s.close()
     assert(JournalLag.timeBehind(client, spooled, 0, client.writeHead(spooled), now) == None)
+  }
+
+  // Each batch's source metrics of an AvailableNow run of `journal` from offset `from`.
+  private def progress(journal: String, maxBytesPerTrigger: Long, from: Long = 0L): Seq[Map[String, String]] = {
+    val q = spark.readStream.format("gazette").option("broker", cluster.broker).option("journals", journal)
+      .option("startingOffsets", s"""{"$journal": $from}""")
+      .option("maxBytesPerTrigger", maxBytesPerTrigger.toString).load()
+      .writeStream.option("checkpointLocation", Files.createTempDirectory("gazette-ckpt").toString)
+      .trigger(Trigger.AvailableNow()).foreachBatch { (df: DataFrame, _: Long) => df.count(); () }.start()
+    try assert(q.awaitTermination(60000), "the query did not finish")
+    finally q.stop()
+    q.recentProgress.toSeq.filter(_.numInputRows > 0).map(_.sources.head.metrics.asScala.toMap)
+  }
+
+  test("each trigger reports the newest message's age and the time behind the heads, by the messages' clocks") {
+    val journal = "time-behind/progress/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val now = System.currentTimeMillis()
+    val w = Judge.script(cluster.broker, journal)
+    val second =
+      try { publish(w, journal, now - Hour, 3); publish(w, journal, now - Hour / 2, 3) }
+      finally w.close()
+    // The first batch reads the messages of an hour ago, the second those of half an hour ago.
+    val batches = progress(journal, maxBytesPerTrigger = second)
+    val elapsed = System.currentTimeMillis() - now
+    def within(ms: Long)(metric: String, m: Map[String, String]) =
+      assert(m.get(metric).map(_.toLong).exists(v => v >= ms && v <= ms + elapsed), s"$metric of $ms ms: $m")
+    assert(batches.size == 2, batches)
+    Seq("minTimeBehindHeadMs", "avgTimeBehindHeadMs", "maxTimeBehindHeadMs").foreach { metric =>
+      within(Hour / 2)(metric, batches(0))
+      assert(batches(1)(metric) == "0", batches(1))
+    }
+    within(Hour)("newestMessageAgeMs", batches(0))
+    within(Hour / 2)("newestMessageAgeMs", batches(1))
+    assert(batches.forall(_("journalsTimeBehindUnknown") == "0"), batches)
+  }
+
+  test("a trigger behind messages without UUIDs reports the time of their persisted fragment, and no message age") {
+    val journal = "time-behind/progress-no-uuids/part-000"
+    Journals.create(client, Journals.spec(journal, fragmentLength = 1024))
+    publishWithoutUuids(journal)
+    val anHourAgo = (System.currentTimeMillis() - Hour) / 1000 * 1000
+    persistedAt(journal, anHourAgo)
+    val f = client.listFragments(journal).flatMap(_.spec).filter(_.modTime > 0).maxBy(f => f.end - f.begin)
+    assert(f.end - f.begin >= 1024, f)
+    // The first batch ends in the middle of a fragment persisted an hour ago.
+    val batches = progress(journal, maxBytesPerTrigger = (f.end - f.begin) / 2, from = f.begin)
+    val elapsed = System.currentTimeMillis() - anHourAgo
+    val behind = batches.head.get("maxTimeBehindHeadMs").map(_.toLong)
+    assert(behind.exists(ms => ms >= Hour - 1000 && ms <= elapsed), batches.head)
+    assert(batches.forall(!_.contains("newestMessageAgeMs")), batches)
+    assert(batches.last("maxTimeBehindHeadMs") == "0", batches.last)
   }
 }
