@@ -159,6 +159,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     } ++
       suspended ++ firstOffsets.map { case (j, o) => j -> JournalPosition(o, journals(j).revision, o) }
     planned = positions
+    timeBehind.prefetch(ends, heads)
     JournalOffsets(positions)
   }
 

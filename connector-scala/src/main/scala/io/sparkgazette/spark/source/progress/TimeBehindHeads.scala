@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package source
 package progress
 
-import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+import java.util.concurrent.{ConcurrentHashMap, Executors, Future, ThreadFactory, TimeUnit}
 
 import scala.util.control.NonFatal
 
@@ -13,9 +13,10 @@ import org.slf4j.LoggerFactory
 /** The driver's view of how far behind their heads, in time, the journals a query reads are
   * ([[JournalLag]] journal by journal), at a bounded cost per trigger: a journal at its head costs
   * nothing; one behind costs a look at its first unread message once per offset it stands at
-  * (the answer is kept until it moves); looks go out `parallelism` at a time, and a trigger waits
-  * for them at most `budgetMs`: one that takes longer (a broker slow to answer) finishes in the
-  * background, for the next trigger, and its journal's time is unknown until then.
+  * (the answer is kept until it moves); looks go out `parallelism` at a time, a micro-batch's as
+  * soon as its ends are planned (they run while the batch does), and a trigger waits for them at
+  * most `budgetMs`: one that takes longer (a broker slow to answer) finishes in the background,
+  * for the next trigger, and its journal's time is unknown until then.
   */
 private[spark] final class TimeBehindHeads(client: GazetteClient, framing: String => Option[Framing],
     budgetMs: Long = TimeBehindHeads.BudgetMs, parallelism: Int = TimeBehindHeads.Parallelism)
@@ -33,7 +34,7 @@ private[spark] final class TimeBehindHeads(client: GazetteClient, framing: Strin
   // Per journal: the offset looked at, when its first message there was written (None: unknown),
   // and when the look ended.
   private val found = new ConcurrentHashMap[String, Found]()
-  private val looking = ConcurrentHashMap.newKeySet[String]()
+  private val looking = new ConcurrentHashMap[String, Future[_]]()
 
   /** Each journal's milliseconds behind its head at `nowMillis` (None: unknown), for the journals
     * with both an offset in `consumed` and a head in `heads`.
@@ -41,15 +42,9 @@ private[spark] final class TimeBehindHeads(client: GazetteClient, framing: Strin
   def apply(consumed: Map[String, Long], heads: Map[String, Long], nowMillis: Long): Map[String, Option[Long]] = {
     val journals = consumed.keySet.intersect(heads.keySet)
     found.keySet().removeIf(j => !journals.contains(j))
-    val behind = journals.filter(j => consumed(j) < heads(j))
-    val asked = behind.toSeq.filter { j =>
-      val known = found.get(j)
-      val fresh = known != null && known.offset == consumed(j) &&
-        (known.writtenBy.isDefined || nowMillis - known.at < UnknownRetryMs)
-      !fresh && looking.add(j)
-    }.map(j => pool.submit(new Runnable { override def run(): Unit = look(j, consumed(j), heads(j)) }))
+    prefetch(consumed, heads, nowMillis)
     val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs)
-    asked.foreach { f =>
+    journals.iterator.flatMap(j => Option(looking.get(j))).foreach { f =>
       try f.get(math.max(0L, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
       catch { case NonFatal(_) => } // still looking: unknown this trigger
     }
@@ -60,6 +55,19 @@ private[spark] final class TimeBehindHeads(client: GazetteClient, framing: Strin
            .map(JournalLag.ageMs(nowMillis, _)))
     }.toMap
   }
+
+  /** Starts looking at the journals of `offsets` behind their `heads` whose time at that offset
+    * is not known, without waiting: a micro-batch's planned ends are looked at while it runs.
+    */
+  def prefetch(offsets: Map[String, Long], heads: Map[String, Long],
+      nowMillis: Long = System.currentTimeMillis()): Unit =
+    offsets.foreach { case (j, o) =>
+      val known = found.get(j)
+      val fresh = known != null && known.offset == o &&
+        (known.writtenBy.isDefined || nowMillis - known.at < UnknownRetryMs)
+      if (heads.get(j).exists(o < _) && !fresh)
+        looking.computeIfAbsent(j, _ => pool.submit(new Runnable { override def run(): Unit = look(j, o, heads(j)) }))
+    }
 
   private def look(journal: String, offset: Long, head: Long): Unit =
     try {
