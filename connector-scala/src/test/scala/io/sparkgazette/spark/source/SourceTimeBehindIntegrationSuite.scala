@@ -40,7 +40,7 @@ class SourceTimeBehindIntegrationSuite extends AnyFunSuite with SparkClusterSuit
   // Messages without UUIDs, appended ten at a time: fragments of 1 KiB roll, and are persisted, as appends pass them.
   private def publishWithoutUuids(journal: String, appends: Int = 6): Unit = {
     val w = Judge.script(cluster.broker, journal)
-    try (0 until appends).foreach { _ => (0 until 10).foreach(_ => w.noUuid()); w.sync() }
+    try { (0 until appends).foreach { _ => (0 until 10).foreach(_ => w.noUuid()); w.sync() } }
     finally w.close()
   }
 

@@ -44,9 +44,11 @@ private[spark] final class TimeBehindHeads(client: GazetteClient, framing: Strin
     found.keySet().removeIf(j => !journals.contains(j))
     prefetch(consumed, heads, nowMillis)
     val deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs)
-    journals.iterator.flatMap(j => Option(looking.get(j))).foreach { f =>
-      try f.get(math.max(0L, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-      catch { case NonFatal(_) => } // still looking: unknown this trigger
+    journals.foreach { j =>
+      val f = looking.get(j)
+      if (f != null)
+        try f.get(math.max(0L, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+        catch { case NonFatal(_) => } // still looking: unknown this trigger
     }
     journals.toSeq.map { j =>
       j ->
