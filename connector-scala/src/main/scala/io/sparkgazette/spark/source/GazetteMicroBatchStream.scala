@@ -39,7 +39,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   private val client = new GazetteClient(options.clientConfig)
   private val directory = new JournalDirectory(client, options.target)
-  private val stateDir = s"$checkpointLocation/sequencer"
+  private val stateDir = SequencerStateStore.dirOf(checkpointLocation)
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
   private[source] val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape)
   store.initialize()
@@ -71,7 +71,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   // Spark plans the first batch from initialOffset again after a restart: it must not move.
   override def initialOffset(): Offset = GazetteErrors.brokerCalls {
-    JournalOffsets.fromJson(store.once("initial-offsets.json")(startingOffsets(discover(mustExist = true)).json()))
+    JournalOffsets.fromJson(
+      store.once(SequencerStateStore.InitialOffsetsName)(startingOffsets(discover(mustExist = true)).json()))
   }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)

@@ -1,0 +1,217 @@
+"""The lag tool (`python -m spark_gazette lag`, `spark_gazette.admin.lag`) on the checkpoints of
+real queries against a real broker: stopped, running with a batch in progress, a union of two
+Gazette sources, and checkpoints that are not a Gazette source's."""
+
+import json
+import re
+import subprocess
+import sys
+import threading
+from subprocess import PIPE
+
+import pytest
+
+from cluster import LocalCluster
+from conftest import requires_local_binaries
+from specs import journal_specs
+
+pytestmark = requires_local_binaries
+
+JOURNALS = ["lag/part-0", "lag/part-1"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(brokers=1) as c:
+        c.apply(journal_specs("lag/", ["part-0", "part-1"], labels={"app": "lag"}))
+        c.apply(journal_specs("lagrun/", ["part-0"], labels={"app": "lagrun"}))
+        c.apply(journal_specs("lagout/", ["part-0"]))
+        yield c
+
+
+def publish(spark, broker: str, journal: str, n: int, start: int = 0) -> int:
+    """`n` committed messages of about 100 bytes; the write head after them."""
+    from spark_gazette.admin import publish as publish_messages
+
+    return publish_messages(spark, broker, journal, [{"n": start + i, "pad": "x" * 64} for i in range(n)])
+
+
+def lag_cli(*runs: list[str]) -> list[subprocess.CompletedProcess]:
+    """`python -m spark_gazette lag` with each list of arguments, run at once: each starts a JVM."""
+    started = [
+        (
+            args,
+            subprocess.Popen(
+                [sys.executable, "-m", "spark_gazette", "lag", *args], stdout=PIPE, stderr=PIPE, text=True
+            ),
+        )
+        for args in runs
+    ]
+    return [subprocess.CompletedProcess(args, p.returncode, *p.communicate(timeout=300)) for args, p in started]
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The table's lines by their first cell (a journal, or `total`), past the state line and the header."""
+    return {cells[0]: cells[1:] for cells in (line.split() for line in text.splitlines()[2:])}
+
+
+def number(cell: str) -> int | None:
+    return None if cell == "-" else int(cell.replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def stopped(cluster, spark, tmp_path_factory):
+    """A query reading each journal through a Gazette source of its own (a union), run to the heads
+    and stopped; then the first journal written further. Its checkpoint, the heads it read to and
+    the heads after."""
+    from spark_gazette import read_stream
+
+    heads = {j: publish(spark, cluster.broker, j, 20 + 10 * i) for i, j in enumerate(JOURNALS)}
+    checkpoint = str(tmp_path_factory.mktemp("lag") / "ckpt")
+    a, b = (read_stream(spark, broker=cluster.broker, journals=j, starting_offsets="earliest") for j in JOURNALS)
+    query = (
+        a.union(b)
+        .writeStream.format("memory")
+        .queryName("lag_stopped")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(300), "the query did not end"
+    after = {**heads, JOURNALS[0]: publish(spark, cluster.broker, JOURNALS[0], 7, start=100)}
+    assert after[JOURNALS[0]] > heads[JOURNALS[0]]
+    return checkpoint, heads, after
+
+
+def test_a_stopped_querys_lag_is_each_journals_head_less_its_committed_offset_exactly(cluster, spark, stopped):
+    from spark_gazette.admin import lag
+
+    checkpoint, heads, after = stopped
+    report = lag(spark, checkpoint, cluster.broker)
+    assert report["plannedBatch"] is None and report["committedBatch"] is not None
+    assert [s["source"] for s in report["sources"]] == ["0", "1"], "each Gazette source of the union"
+    by_journal = {j["journal"]: j for s in report["sources"] for j in s["journals"]}
+    assert sorted(by_journal) == JOURNALS
+    for journal, j in by_journal.items():
+        assert j["committed"] == heads[journal], "the stopped query read to the heads it saw"
+        assert j["writeHead"] == after[journal]
+        assert j["bytesBehind"] == after[journal] - heads[journal]
+        assert j["planned"] is None and j["note"] is None
+    assert by_journal[JOURNALS[0]]["bytesBehind"] > 0 and by_journal[JOURNALS[1]]["bytesBehind"] == 0
+    assert report["bytesBehind"] == sum(after.values()) - sum(heads.values())
+    assert [s["bytesBehind"] for s in report["sources"]] == [after[j] - heads[j] for j in JOURNALS]
+
+
+def test_the_command_prints_an_aligned_table_the_same_numbers_as_json_and_errors_on_one_line(
+    cluster, stopped, tmp_path
+):
+    checkpoint, heads, after = stopped
+    (tmp_path / "notes.txt").write_text("x")
+    table, js, refused = lag_cli(
+        ["--checkpoint", checkpoint, "--broker", cluster.broker, "--rpc-timeout", "20s"],
+        ["--checkpoint", checkpoint, "--broker", cluster.broker, "--json"],
+        ["--checkpoint", str(tmp_path), "--broker", cluster.broker],
+    )
+    assert table.returncode == 0, table.stderr
+    assert table.stderr == "", "a command's normal run writes nothing but its output"
+    lines = table.stdout.splitlines()
+    assert re.fullmatch(r"file:/\S+/ckpt: batch \d+ committed", lines[0]), lines[0]
+    assert lines[1].split() == ["SOURCE", "JOURNAL", "COMMITTED", "WRITE", "HEAD", "BYTES", "BEHIND"]
+    # Aligned: every line of the table is as wide as its header, numbers right-aligned below it.
+    assert len({len(line) for line in lines[1:]}) == 1, table.stdout
+    rows = {cells[1]: cells for cells in (line.split() for line in lines[2:-1])}
+    total = lines[-1].split()
+    assert total[0] == "total" and number(total[-1]) == sum(after.values()) - sum(heads.values())
+    assert js.returncode == 0, js.stderr
+    report = json.loads(js.stdout)
+    for source in report["sources"]:
+        for j in source["journals"]:
+            assert rows[j["journal"]][0] == source["source"]
+            assert [number(c) for c in rows[j["journal"]][2:]] == [j["committed"], j["writeHead"], j["bytesBehind"]]
+    assert report["bytesBehind"] == number(total[-1])
+    # The connector's error, on one line, with no trace.
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert (
+        refused.stderr.startswith("lag: [GAZETTE_NOT_A_SOURCE_CHECKPOINT] ")
+        and "(it holds notes.txt)" in refused.stderr
+    )
+    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+
+
+def test_a_running_querys_batch_in_progress_shows_the_offsets_it_will_end_at(cluster, spark, tmp_path):
+    """The batch is held inside foreachBatch, its offsets planned and not committed."""
+    from spark_gazette import read_stream
+    from spark_gazette.admin import lag
+
+    journal = "lagrun/part-0"
+    first = publish(spark, cluster.broker, journal, 30)
+    armed, entered, release = threading.Event(), threading.Event(), threading.Event()
+    held = []
+
+    def hold(df, batch_id):
+        df.count()
+        if armed.is_set() and not held:
+            held.append(batch_id)
+            entered.set()
+            release.wait(120)
+
+    stream = read_stream(spark, broker=cluster.broker, journals=journal, starting_offsets="earliest")
+    checkpoint = str(tmp_path / "ckpt")
+    query = stream.writeStream.foreachBatch(hold).option("checkpointLocation", checkpoint).start()
+    try:
+        query.processAllAvailable()
+        armed.set()
+        second = publish(spark, cluster.broker, journal, 5, start=100)
+        assert entered.wait(120), "no batch started after the second append"
+        third = publish(spark, cluster.broker, journal, 3, start=200)
+        report = lag(spark, checkpoint, cluster.broker)
+    finally:
+        release.set()
+        query.stop()
+    assert (report["committedBatch"], report["plannedBatch"]) == (held[0] - 1, held[0])
+    (j,) = report["sources"][0]["journals"]
+    assert (j["committed"], j["planned"], j["writeHead"]) == (first, second, third)
+    assert j["bytesBehind"] == third - first
+
+
+def test_checkpoints_of_no_gazette_source_are_refused_saying_what_is_there(cluster, spark, tmp_path):
+    """A rate source written to Gazette (a sink-only query), a directory of other files, none at all."""
+    import time
+
+    from pyspark.errors import PySparkException
+
+    from spark_gazette import write_stream
+    from spark_gazette.admin import lag
+
+    checkpoint = str(tmp_path / "rate")
+    rate = spark.readStream.format("rate").option("rowsPerSecond", "5").load()
+    query = write_stream(
+        rate.selectExpr("to_json(named_struct('n', value)) AS value"),
+        broker=cluster.broker,
+        journal="lagout/part-0",
+        checkpoint_location=checkpoint,
+    ).start()
+    try:
+        deadline = time.monotonic() + 120
+        while query.lastProgress is None:
+            assert time.monotonic() < deadline and query.exception() is None, "the rate query committed no batch"
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+
+    def refusal(path: str) -> str:
+        with pytest.raises(PySparkException) as e:
+            lag(spark, path, cluster.broker)
+        assert "GAZETTE_NOT_A_SOURCE_CHECKPOINT" in str(e.value)
+        return str(e.value)
+
+    said = refusal(checkpoint)
+    assert re.search(
+        r"reads no Gazette journals: offsets/\d+ holds source 0: \d+, none of them journal offsets; "
+        r"it writes to Gazette \(gazette-sink/\), which is not read",
+        said,
+    ), said
+    assert "it has no offsets/ directory (it holds notes.txt)" in refusal(str(tmp_path / "other"))
+    assert re.search(r"Checkpoint location file:/\S+/absent does not exist", refusal(str(tmp_path / "absent")))
