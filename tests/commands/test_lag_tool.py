@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import threading
-from subprocess import PIPE
 
 import pytest
 
@@ -36,23 +35,14 @@ def publish(spark, broker: str, journal: str, n: int, start: int = 0) -> int:
     return publish_messages(spark, broker, journal, [{"n": start + i, "pad": "x" * 64} for i in range(n)])
 
 
-def lag_cli(*runs: list[str]) -> list[subprocess.CompletedProcess]:
-    """`python -m spark_gazette lag` with each list of arguments, run at once: each starts a JVM."""
-    started = [
-        (
-            args,
-            subprocess.Popen(
-                [sys.executable, "-m", "spark_gazette", "lag", *args], stdout=PIPE, stderr=PIPE, text=True
-            ),
-        )
-        for args in runs
-    ]
-    return [subprocess.CompletedProcess(args, p.returncode, *p.communicate(timeout=300)) for args, p in started]
+def lag_command(*args: str, capsys) -> tuple[int, str, str]:
+    """`python -m spark_gazette lag` run in this process, on its session: exit status, stdout, stderr."""
+    from spark_gazette.__main__ import main
 
-
-def table_rows(text: str) -> dict[str, list[str]]:
-    """The table's lines by their first cell (a journal, or `total`), past the state line and the header."""
-    return {cells[0]: cells[1:] for cells in (line.split() for line in text.splitlines()[2:])}
+    capsys.readouterr()
+    status = main(["lag", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
 
 
 def number(cell: str) -> int | None:
@@ -103,14 +93,16 @@ def test_a_stopped_querys_lag_is_each_journals_head_less_its_committed_offset_ex
 
 
 def test_the_command_prints_an_aligned_table_the_same_numbers_as_json_and_errors_on_one_line(
-    cluster, stopped, tmp_path
+    cluster, stopped, tmp_path, capsys
 ):
     checkpoint, heads, after = stopped
-    (tmp_path / "notes.txt").write_text("x")
-    table, js, refused = lag_cli(
-        ["--checkpoint", checkpoint, "--broker", cluster.broker, "--rpc-timeout", "20s"],
-        ["--checkpoint", checkpoint, "--broker", cluster.broker, "--json"],
-        ["--checkpoint", str(tmp_path), "--broker", cluster.broker],
+    # As users run it: a JVM of its own, quiet.
+    table = subprocess.run(
+        [sys.executable, "-m", "spark_gazette", "lag", "--checkpoint", checkpoint, "--broker", cluster.broker]
+        + ["--rpc-timeout", "20s"],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert table.returncode == 0, table.stderr
     assert table.stderr == "", "a command's normal run writes nothing but its output"
@@ -122,20 +114,21 @@ def test_the_command_prints_an_aligned_table_the_same_numbers_as_json_and_errors
     rows = {cells[1]: cells for cells in (line.split() for line in lines[2:-1])}
     total = lines[-1].split()
     assert total[0] == "total" and number(total[-1]) == sum(after.values()) - sum(heads.values())
-    assert js.returncode == 0, js.stderr
-    report = json.loads(js.stdout)
+    status, out, err = lag_command("--checkpoint", checkpoint, "--broker", cluster.broker, "--json", capsys=capsys)
+    assert status == 0 and err == ""
+    report = json.loads(out)
+    assert sorted(rows) == sorted(j["journal"] for s in report["sources"] for j in s["journals"])
     for source in report["sources"]:
         for j in source["journals"]:
             assert rows[j["journal"]][0] == source["source"]
             assert [number(c) for c in rows[j["journal"]][2:]] == [j["committed"], j["writeHead"], j["bytesBehind"]]
     assert report["bytesBehind"] == number(total[-1])
     # The connector's error, on one line, with no trace.
-    assert refused.returncode == 1 and refused.stdout == ""
-    assert (
-        refused.stderr.startswith("lag: [GAZETTE_NOT_A_SOURCE_CHECKPOINT] ")
-        and "(it holds notes.txt)" in refused.stderr
-    )
-    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+    (tmp_path / "notes.txt").write_text("x")
+    status, out, err = lag_command("--checkpoint", str(tmp_path), "--broker", cluster.broker, capsys=capsys)
+    assert status == 1 and out == ""
+    assert err.startswith("lag: [GAZETTE_NOT_A_SOURCE_CHECKPOINT] ") and "(it holds notes.txt)" in err
+    assert len(err.splitlines()) == 1, err
 
 
 def test_a_running_querys_batch_in_progress_shows_the_offsets_it_will_end_at(cluster, spark, tmp_path):

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from spark_gazette.admin import lag
     from spark_gazette.commands.session import jvm_message, local_session
 
-    spark = local_session("spark-gazette lag", conf)
+    spark, started = local_session("spark-gazette lag", conf)
     try:
         report = lag(spark, args.checkpoint, args.broker, **connection)
     except Exception as e:  # noqa: BLE001 - the JVM's errors are the user's: their message, no trace
@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"lag: {message}", file=sys.stderr)
         return 1
     finally:
-        spark.stop()
+        if started:
+            spark.stop()
     print(json.dumps(report, indent=2) if args.json else table(report))
     return 0
 

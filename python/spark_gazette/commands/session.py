@@ -23,9 +23,11 @@ NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector"
 LOG4J2 = "log4j2.properties"
 
 
-def local_session(app: str, conf: Mapping[str, str]) -> SparkSession:
+def local_session(app: str, conf: Mapping[str, str]) -> tuple[SparkSession, bool]:
     """A local session named `app` with the connector, `conf` set on it (Hadoop credentials as
-    `spark.hadoop.fs.s3a.access.key`, more jars as `spark.jars.packages`, ...)."""
+    `spark.hadoop.fs.s3a.access.key`, more jars as `spark.jars.packages`, ...), and whether it was
+    started here: a command run inside a process with a session of its own uses that one, and
+    leaves it running."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
@@ -43,7 +45,8 @@ def local_session(app: str, conf: Mapping[str, str]) -> SparkSession:
     for key, value in conf.items():
         builder = builder.config(key, value)
     builder = configure_spark_with_gazette(builder)
-    if SparkContext._active_spark_context is None:
+    started = SparkContext._active_spark_context is None
+    if started:
         spark_conf = SparkConf(loadDefaults=False)
         for key, value in builder._options.items():
             spark_conf.set(key, value)
@@ -52,7 +55,7 @@ def local_session(app: str, conf: Mapping[str, str]) -> SparkSession:
         gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": PIPE})
         threading.Thread(target=_forward, args=(gateway.proc.stderr,), name="jvm-stderr", daemon=True).start()
         SparkContext(conf=spark_conf, gateway=gateway)
-    return builder.getOrCreate()
+    return builder.getOrCreate(), started
 
 
 def _forward(stream) -> None:

@@ -11,7 +11,7 @@ import io.sparkgazette.spark.source.planning.{JournalDirectory, JournalInfo, Jou
   * committed batch ended at, `planned` the one the batch in progress will end at, and `note` why
   * a number is missing (the journal is gone, was created again, or no committed batch reached it).
   */
-private[admin] final case class JournalLag(journal: String, committed: Option[Long], planned: Option[Long],
+private[admin] final case class JournalLagRow(journal: String, committed: Option[Long], planned: Option[Long],
     writeHead: Option[Long], bytesBehind: Option[Long], note: Option[String])
 
 /** The lag of a streaming query's Gazette sources: each journal's committed offset against its
@@ -21,7 +21,7 @@ private[admin] object QueryLag {
   private val mapper = new ObjectMapper()
 
   /** Each source's journals' lag, by source, in the checkpoint's order. */
-  def measure(positions: CheckpointPositions, client: GazetteClient): Seq[(String, Seq[JournalLag])] = {
+  def measure(positions: CheckpointPositions, client: GazetteClient): Seq[(String, Seq[JournalLagRow])] = {
     val names = positions.sources.flatMap(s => s.committed.keys ++ s.planned.keys).distinct.sorted
     val directory = new JournalDirectory(client, JournalTarget.ByName(names))
     val (journals, heads) =
@@ -37,7 +37,7 @@ private[admin] object QueryLag {
   }
 
   private def journal(name: String, committed: Option[JournalPosition], planned: Option[JournalPosition],
-      info: Option[JournalInfo], head: Option[Long]): JournalLag = {
+      info: Option[JournalInfo], head: Option[Long]): JournalLagRow = {
     // A journal deleted and created again under its name is another journal: the offsets are not its.
     val recreated = info.flatMap(i =>
       committed.orElse(planned).filter(p => p.revision != 0 && i.revision != 0 && p.revision != i.revision)
@@ -50,7 +50,7 @@ private[admin] object QueryLag {
       c <- committed if recreated.isEmpty
       h <- head
     } yield JournalRangePlanner.behind(Map(name -> c.offset), Map(name -> h))(name)
-    JournalLag(name, committed.map(_.offset), planned.map(_.offset), head, behind, note)
+    JournalLagRow(name, committed.map(_.offset), planned.map(_.offset), head, behind, note)
   }
 
   /** The lag as the Python package's `lag` returns it and `--json` prints it:
@@ -58,7 +58,7 @@ private[admin] object QueryLag {
     * [{"source", "bytesBehind", "journals": [{"journal", "committed", "planned", "writeHead",
     * "bytesBehind", "note"}]}]}`; a number not known is null, totals sum the journals' known ones.
     */
-  def json(positions: CheckpointPositions, lags: Seq[(String, Seq[JournalLag])], measuredAt: Long): String = {
+  def json(positions: CheckpointPositions, lags: Seq[(String, Seq[JournalLagRow])], measuredAt: Long): String = {
     val root = mapper.createObjectNode().put("checkpoint", positions.checkpoint)
     long(root, "committedBatch", positions.committedBatch)
     long(root, "plannedBatch", positions.plannedBatch)
