@@ -6,6 +6,7 @@ import java.util.Optional
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.GazetteClient
+import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.runtime.SerializableConfiguration
@@ -13,6 +14,7 @@ import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, Jo
 import io.sparkgazette.spark.source.planning.{
   ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets
 }
+import io.sparkgazette.spark.source.progress.{NewestClock, TimeBehindHeads}
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
 import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeTask}
 import io.sparkgazette.spark.source.rows.RowShape
@@ -41,7 +43,13 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   private val directory = new JournalDirectory(client, options.target)
   private val stateDir = SequencerStateStore.dirOf(checkpointLocation)
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
-  private[source] val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape)
+  // The newest message the query's tasks emitted, and each journal's time behind its head.
+  private val newest = new NewestClock
+  org.apache.spark.sql.SparkSession.active.sparkContext.register(newest)
+  private val timeBehind = new TimeBehindHeads(client,
+    j =>
+      known.get(j).flatMap(i => Framing.forContentType(i.contentType, options.uuidPointer, options.uuidField).toOption))
+  private[source] val readerConfig = ReaderConfig(options, Some(stateDir), hadoopConf, shape, Some(newest))
   store.initialize()
   private val catalog = new SequencerStateCatalog(store)
 
@@ -401,7 +409,9 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
       case o: JournalOffsets => o.offsets.toMap
       case o => JournalOffsets.parsePositions(o.json()).map { case (j, p) => j -> p.offset }
     }.orElse(Map.empty)
-    (JournalRangePlanner.metrics(consumed, heads) ++ Map(
+    val now = System.currentTimeMillis()
+    val inTime = TimeBehindHeads.metrics(timeBehind(consumed, heads, now)) ++ NewestClock.metrics(newest.value, now)
+    (JournalRangePlanner.metrics(consumed, heads) ++ inTime ++ Map(
       "suspendedJournals" -> known.values.count(_.suspended).toString,
       "journalsRestarted" -> restarted.toString,
       "journalsWaitingForHead" -> staleHeads.waiting.toString,
@@ -418,6 +428,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   }
 
   override def stop(): Unit = {
+    timeBehind.close()
     directory.close()
     client.close()
   }

@@ -396,6 +396,36 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
     } finally q.stop()
   }
 
+  test("each real-time batch's progress reports the newest message's age and the time behind the heads") {
+    val Hour = 3600000L
+    val journal = "source/real-time-time-behind/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val now = System.currentTimeMillis()
+    val w = Judge.script(cluster.broker, journal)
+    try { w.clock(now - Hour); (0 until 3).foreach(_ => w.commit(0)); w.sync() }
+    finally w.close()
+    written.clear()
+    val q = start(
+      Map("broker" -> cluster.broker, "journals" -> journal, "startingOffsets" -> "earliest"),
+      Files.createTempDirectory("gazette-rtm-time-behind").toString,
+      batch = "1 second"
+    )
+    def reported = q.recentProgress.flatMap(_.sources.headOption).map(_.metrics.asScala.toMap)
+      .filter(_.contains("newestMessageAgeMs"))
+    def near(metric: String, m: Map[String, String]) =
+      assert(m(metric).toLong >= Hour && m(metric).toLong <= System.currentTimeMillis() - now + Hour, s"$metric: $m")
+    try {
+      await("a batch that read the messages to the end", timeoutMs = 30000) {
+        q.exception.foreach(e => fail("the query failed", e)); reported.exists(_("bytesBehindHead") == "0")
+      }
+      reported.foreach(near("newestMessageAgeMs", _))
+      // A batch whose time was up before it read every message is behind by the first one it left.
+      reported.filter(_("bytesBehindHead") != "0").foreach(near("maxTimeBehindHeadMs", _))
+      assert(reported.filter(_("bytesBehindHead") == "0").forall(_("maxTimeBehindHeadMs") == "0"), reported)
+      assert(reported.forall(_("journalsTimeBehindUnknown") == "0"), reported)
+    } finally q.stop()
+  }
+
   test("a journal suspended during a real-time batch is waited for, and read again once an append resumes it") {
     val journal = "source/real-time-suspended/part-000"
     Journals.create(client, Journals.spec(journal))

@@ -44,6 +44,9 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   private val readers = mutable.ArrayBuffer[JournalReader]()
 
   private var bytesRead, emitted, duplicates, replayedBytes, lostBytes, rebuiltBytes, openAtStart = 0L
+
+  /** The greatest UUID clock of the messages emitted (0: none). */
+  var newestClock = 0L
   // The last hole, [holeFrom, skippedTo), a read that moves the resume offset skipped (the
   // range's own read, or a rebuild): the next range resumes past it, rather than reading into it
   // and counting it again.
@@ -150,13 +153,15 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   override def get(): InternalRow = if (decoder.typed) row else decoder.toRow(current)
 
   // Whether `env` is a row: typed, one whose payload does not parse is malformed instead.
-  private def emit(env: Envelope[RawMessage]): Boolean =
+  private def emit(env: Envelope[RawMessage]): Boolean = {
+    if (env.clock > newestClock) newestClock = env.clock
     if (!decoder.typed) { current = env; emitted += 1; true }
     else {
       row = decoder.typedRow(env)
       if (row != null) emitted += 1
       row != null
     }
+  }
 
   /** Read committed, what this piece's messages do to the producers' states, found without
     * sequencing them or building rows (by a reader made with `firstPass`, which keeps no message's

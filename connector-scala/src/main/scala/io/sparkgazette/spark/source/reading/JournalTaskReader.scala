@@ -37,6 +37,7 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
   private var current: JournalRangeReader = _
   private val totals = new Array[Long](SourceMetrics.Names.size) // of the ranges done, by SourceMetrics.Names
   private val states = mutable.ArrayBuffer[(String, Long, SequencerState)]()
+  private var newestClock = 0L // of the ranges done
   private var visible: Option[Boolean] = None
   private var finished = false
 
@@ -91,6 +92,7 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
   }
 
   override def close(): Unit = {
+    config.newest.foreach(_.add(if (current != null) math.max(newestClock, current.newestClock) else newestClock))
     if (current != null) current.close()
     ahead.foreach(_.close())
     store.foreach(_.close())
@@ -129,6 +131,7 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
   private def done(reader: JournalRangeReader): Unit = {
     val values = reader.metricArray
     for (i <- totals.indices) totals(i) += values(i)
+    newestClock = math.max(newestClock, reader.newestClock)
     reader.close()
     val r = reader.range
     reader.rebuilt.foreach(state => states += ((r.journal, r.start, state)))

@@ -8,16 +8,18 @@ import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message.{Framing, JsonFraming}
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.SourceOptions
+import io.sparkgazette.spark.source.progress.NewestClock
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 
 /** What every reader of a scan needs besides its ranges: the source's options, for streaming
   * queries the directory where sequencer states cross batches, and the rows the query reads
-  * (columns it does not read are never built).
+  * (columns it does not read are never built), and for streaming queries the accumulator of the
+  * newest message emitted.
   */
 private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
-    hadoopConfBroadcast: Broadcast[SerializableConfiguration], shape: RowShape) {
+    hadoopConfBroadcast: Broadcast[SerializableConfiguration], shape: RowShape, newest: Option[NewestClock]) {
   def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
 
   /** The connector's columns the query reads. */
@@ -54,6 +56,6 @@ private[spark] object ReaderConfig {
   // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
   // than with every task (over a third of deserializing a small stream's task, by a profile).
   def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,
-      shape: RowShape): ReaderConfig =
-    ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), shape)
+      shape: RowShape, newest: Option[NewestClock] = None): ReaderConfig =
+    ReaderConfig(options, stateDir, SparkSession.active.sparkContext.broadcast(hadoopConf), shape, newest)
 }

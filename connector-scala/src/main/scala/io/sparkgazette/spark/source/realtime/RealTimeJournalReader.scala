@@ -61,6 +61,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   private var row: InternalRow = _
   // The clock of the row's message (0: none): its publish time is the row's arrival time.
   private var clock = 0L
+  private var newestClock = 0L
 
   // Spark asks a real-time reader through nextWithTimeout only; this waits for a row without end.
   override def next(): Boolean = nextWithin(System.currentTimeMillis(), Long.MaxValue / 4)
@@ -130,6 +131,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
 
   /** Where each journal stands: what the batch read, for its next one to start from. */
   def getOffset: PartitionOffset = {
+    config.newest.foreach(_.add(newestClock))
     val reached = tails.map(t => t.journal -> t.reached)
     task.carried ++ JournalsReached(
       reached.map { case (j, (p, _)) => j -> p }.toMap,
@@ -166,6 +168,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
   }
 
   override def close(): Unit = {
+    config.newest.foreach(_.add(newestClock))
     closed = true
     if (tails != null) tails.foreach(_.stop())
   }
@@ -206,7 +209,11 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
       t
     }
 
-    def emit(env: Envelope[RawMessage]): Boolean = { clock = env.clock; build(env) }
+    def emit(env: Envelope[RawMessage]): Boolean = {
+      clock = env.clock
+      if (clock > newestClock) newestClock = clock
+      build(env)
+    }
 
     /** Records the sequence clock of `env`, just stepped out of a commit (see [[SequencedMessages]]). */
     def sequence(env: Envelope[RawMessage]): Unit =
