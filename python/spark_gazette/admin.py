@@ -100,11 +100,14 @@ def lag(spark: SparkSession, checkpoint: str, broker: str, **connection: str | i
     `file://`, `hdfs://`, `s3a://`, ...).
 
     Returns `{"checkpoint", "committedBatch", "plannedBatch", "measuredAt", "bytesBehind",
-    "sources": [{"source", "bytesBehind", "journals": [{"journal", "committed", "planned",
-    "writeHead", "bytesBehind", "note"}]}]}`: `committed` is where the last committed batch ended
-    (where the query began, before its first commit), `planned` where a batch planned and not yet
-    committed will end (null when none is), `bytesBehind` the write head less `committed`; a
-    number not known is null and `note` says why. A checkpoint location that is not a streaming
+    "timeBehindMs", "sources": [{"source", "bytesBehind", "timeBehindMs", "journals": [{"journal",
+    "committed", "planned", "writeHead", "bytesBehind", "timeBehindMs", "note"}]}]}`: `committed`
+    is where the last committed batch ended (where the query began, before its first commit),
+    `planned` where a batch planned and not yet committed will end (null when none is),
+    `bytesBehind` the write head less `committed`, `timeBehindMs` the age of the first message at
+    or after `committed` at `measuredAt` (0 at the head), as the source's `maxTimeBehindHeadMs`
+    metric counts it; a number not known is null and `note` says why. Totals sum the bytes behind
+    and take the most time behind. A checkpoint location that is not a streaming
     query's reading journals raises the connector's GAZETTE_NOT_A_SOURCE_CHECKPOINT, saying what
     is there instead.
 

@@ -1,6 +1,7 @@
 """Where a streaming query stands in each Gazette journal it reads, from its checkpoint location:
-the offset its last committed batch ended at, the journal's write head, and the bytes between
-them, per journal and in total, for a running or a stopped query. A batch planned and not yet
+the offset its last committed batch ended at, the journal's write head, and how far behind it
+the query is in bytes and in time (the age of the oldest message not read), per journal and in
+total, for a running or a stopped query. A batch planned and not yet
 committed (one in progress) adds the offsets it will end at.
 
     python -m spark_gazette lag --checkpoint /tmp/rollups-ckpt --broker http://127.0.0.1:8080
@@ -24,7 +25,7 @@ from spark_gazette.options import CONNECTION
 
 SUMMARY = "where a streaming query stands in its journals, from its checkpoint: committed offsets, write heads, lag"
 
-COLUMNS = ("source", "journal", "committed", "planned", "writeHead", "bytesBehind", "note")
+COLUMNS = ("source", "journal", "committed", "planned", "writeHead", "bytesBehind", "timeBehindMs", "note")
 HEADERS = {
     "source": "SOURCE",
     "journal": "JOURNAL",
@@ -32,9 +33,10 @@ HEADERS = {
     "planned": "PLANNED",
     "writeHead": "WRITE HEAD",
     "bytesBehind": "BYTES BEHIND",
+    "timeBehindMs": "TIME BEHIND",
     "note": "NOTE",
 }
-NUMERIC = {"committed", "planned", "writeHead", "bytesBehind"}
+NUMERIC = {"committed", "planned", "writeHead", "bytesBehind", "timeBehindMs"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def table(report: Mapping[str, Any]) -> str:
-    """`spark_gazette.admin.lag`'s report as aligned columns, a journal a line and a total line.
-    The source column shows only for a query with several Gazette sources, the planned one only
-    while a batch is in progress, the note only where a number is missing."""
+    """`spark_gazette.admin.lag`'s report as aligned columns, a journal a line and a total line
+    (bytes behind summed, the most time behind). The source column shows only for a query with
+    several Gazette sources, the planned one only while a batch is in progress, the note only
+    where a number is missing."""
     rows = [{"source": s["source"], **j} for s in report["sources"] for j in s["journals"]]
     shown = [
         c
@@ -98,8 +101,9 @@ def table(report: Mapping[str, Any]) -> str:
     total = {c: "" for c in shown}
     total[shown[0]] = "total"
     total["bytesBehind"] = report["bytesBehind"]
+    total["timeBehindMs"] = report["timeBehindMs"]
     lines = [[HEADERS[c] for c in shown]]
-    lines += [[_cell(r.get(c)) for c in shown] for r in rows + [total]]
+    lines += [[_cell(r.get(c), c) for c in shown] for r in rows + [total]]
     widths = [max(len(line[i]) for line in lines) for i in range(len(shown))]
     out = [_state(report)]
     for line in lines:
@@ -116,7 +120,29 @@ def _state(report: Mapping[str, Any]) -> str:
     return f"{report['checkpoint']}: {', '.join(said)}"
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, column: str) -> str:
     if value is None:
-        return "-"
+        return "" if column == "note" else "-"
+    if column == "timeBehindMs" and isinstance(value, int):
+        return duration(value)
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def duration(ms: int) -> str:
+    """Milliseconds as a person reads them: `0s`, `850ms`, `12.3s`, `4m05s`, `2h07m`, `3d04h`.
+
+    >>> [duration(ms) for ms in (0, 850, 12_345, 245_000, 7_620_000, 273_600_000)]
+    ['0s', '850ms', '12.3s', '4m05s', '2h07m', '3d04h']
+    """
+    if ms == 0:
+        return "0s"
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    s = ms // 1000
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"

@@ -85,7 +85,7 @@ private[spark] object Admin {
     val positions = CheckpointPositions.read(new SparkCheckpoint(checkpoint, conf))
     withClient(broker, connectionJson) { client =>
       val measuredAt = System.currentTimeMillis()
-      QueryLag.json(positions, QueryLag.measure(positions, client), measuredAt)
+      QueryLag.json(positions, QueryLag.measure(positions, client, measuredAt), measuredAt)
     }
   }
 
