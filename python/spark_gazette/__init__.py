@@ -12,6 +12,11 @@
 classic sessions and Spark Connect alike; the admin helpers in `spark_gazette.admin` need a
 classic session. For real-time mode (`trigger(realTime=...)`), `configure_real_time` sets the
 session up and `origin` is the column that makes the sink exactly once there.
+
+`python -m spark_gazette lag --checkpoint <dir> --broker <url>` prints where a streaming query,
+running or stopped, stands in each journal it reads: its committed offsets, the write heads and
+the bytes between them (`spark_gazette.admin.lag` returns the same as a dict);
+`python -m spark_gazette --help` lists the commands.
 """
 
 from spark_gazette._version import VERSION as __version__

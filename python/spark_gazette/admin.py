@@ -1,5 +1,6 @@
 """Administration through the session's JVM (py4j): list journals with their write heads, apply
-journal specs in gazctl's YAML form, and publish test messages. These need a classic session;
+journal specs in gazctl's YAML form, publish test messages, and tell a streaming query's lag from
+its checkpoint (`lag`; `python -m spark_gazette lag` prints it). These need a classic session;
 under Spark Connect they raise a RuntimeError."""
 
 from __future__ import annotations
@@ -90,6 +91,30 @@ def publish(
     return int(
         _admin(spark).publish(broker, journal, json.dumps(payloads), uuid_pointer, uuid_field, _connection(connection))
     )
+
+
+def lag(spark: SparkSession, checkpoint: str, broker: str, **connection: str | int | timedelta) -> dict[str, Any]:
+    """Where the streaming query whose checkpoint location is `checkpoint` stands in each journal
+    it reads, against the journals' write heads now; the query may be running or stopped. The
+    checkpoint is read, never written, through the session's Hadoop configuration (a local path,
+    `file://`, `hdfs://`, `s3a://`, ...).
+
+    Returns `{"checkpoint", "committedBatch", "plannedBatch", "measuredAt", "bytesBehind",
+    "timeBehindMs", "sources": [{"source", "bytesBehind", "timeBehindMs", "journals": [{"journal",
+    "committed", "planned", "writeHead", "bytesBehind", "timeBehindMs", "note"}]}]}`: `committed`
+    is where the last committed batch ended (where the query began, before its first commit),
+    `planned` where a batch planned and not yet committed will end (null when none is),
+    `bytesBehind` the write head less `committed`, `timeBehindMs` the age of the first message at
+    or after `committed` at `measuredAt` (0 at the head), as the source's `maxTimeBehindHeadMs`
+    metric counts it; a number not known is null and `note` says why. Totals sum the bytes behind
+    and take the most time behind. A checkpoint location that is not a streaming
+    query's reading journals raises the connector's GAZETTE_NOT_A_SOURCE_CHECKPOINT, saying what
+    is there instead.
+
+        report = lag(spark, "s3a://bucket/checkpoints/rollups", broker="http://127.0.0.1:8080")
+        print(report["bytesBehind"])
+    """
+    return json.loads(_admin(spark).lag(checkpoint, broker, _connection(connection)))
 
 
 def _connection(given: Mapping[str, Any]) -> str:

@@ -67,11 +67,16 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "unsupportedStateFormat" -> (() => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", Some(99), 2)),
     "offsetsNotAnObject" -> (() => GazetteErrors.offsetsNotAnObject("[1]")),
     "offsetNotWhole" -> (() => GazetteErrors.offsetNotWhole("a/b", "offset", "1.5")),
+    "offsetLogUnreadable" ->
+      (() =>
+        GazetteErrors.offsetLogUnreadable("file:/ckpt/offsets/3", "not an offset log file (fewer than two lines)")),
     "stagedRunDamaged" -> (() => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", -1, 100)),
     "checkpointNotVisible" -> (() => GazetteErrors.checkpointNotVisible("a/b", "/ckpt", "host-2")),
     "stagedRunNotVisible" ->
       (() => GazetteErrors.stagedRunNotVisible("a/b", "/ckpt/run", "/ckpt", "checkpointLocation")),
     "checkpointWriteFailed" -> (() => GazetteErrors.checkpointWriteFailed("the ACK intents of 7", "/ckpt/7.json")),
+    "notASourceCheckpoint" ->
+      (() => GazetteErrors.notASourceCheckpoint("NO_GAZETTE_SOURCE", "file:/ckpt", "offsets/3 holds source 0: 12")),
     "realTimeModeUnavailable" -> (() => GazetteErrors.realTimeModeUnavailable("4.0.1")),
     "realTimeCheckpointInMicroBatches" -> (() => GazetteErrors.realTimeCheckpointInMicroBatches()),
     "microBatchLimitsInRealTime" -> (() => GazetteErrors.microBatchLimitsInRealTime(Seq("maxBytesPerTrigger"))),
@@ -119,6 +124,9 @@ class GazetteErrorsSuite extends AnyFunSuite {
     () => GazetteErrors.missingJournal("a/b", None),
     () => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", None, 2),
     () => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", 50, 100),
+    () => GazetteErrors.notASourceCheckpoint("MISSING", "file:/ckpt"),
+    () => GazetteErrors.notASourceCheckpoint("NO_OFFSET_LOG", "file:/ckpt", "metadata, state/"),
+    () => GazetteErrors.notASourceCheckpoint("NO_BATCH", "file:/ckpt"),
     () => ProtobufErrors.unknownProtobufMessage("demo.Nope", "x.desc", Nil)
   )
 

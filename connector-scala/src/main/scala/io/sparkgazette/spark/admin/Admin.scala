@@ -7,13 +7,16 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.runtime.SerializableConfiguration
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 import io.sparkgazette.client.{GazetteClient, JournalSpecs}
 import io.sparkgazette.message.{Framing, Publisher}
+import org.apache.spark.sql.SparkSession
 
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
-  * list journals with their write heads, apply journal specs, publish test messages.
+  * list journals with their write heads, apply journal specs, publish test messages, and tell a
+  * streaming query's lag from its checkpoint.
   */
 private[spark] object Admin {
   private val mapper = new ObjectMapper()
@@ -71,6 +74,20 @@ private[spark] object Admin {
       publisher.drain().foreach { case (j, bytes) => client.append(j, bytes) }
       client.writeHead(journal)
     }
+
+  /** Where the streaming query whose checkpoint location is `checkpoint` (any file system the
+    * session's Hadoop configuration reaches) stands in each journal it reads, against the
+    * journals' write heads now: see [[QueryLag.json]]. The checkpoint is only read, so the query
+    * may be running or stopped.
+    */
+  def lag(checkpoint: String, broker: String, connectionJson: String): String = {
+    val conf = SerializableConfiguration.ofSession(SparkSession.active).value
+    val positions = CheckpointPositions.read(new SparkCheckpoint(checkpoint, conf))
+    withClient(broker, connectionJson) { client =>
+      val measuredAt = System.currentTimeMillis()
+      QueryLag.json(positions, QueryLag.measure(positions, client, measuredAt), measuredAt)
+    }
+  }
 
   // gazctl's spec, flattened by the Python helpers: what it leaves out takes gazctl's defaults.
   private def spec(n: JsonNode): JournalSpec = {

@@ -29,6 +29,11 @@ private[spark] trait CheckpointErrors {
     GazetteIllegalArgumentException("GAZETTE_CHECKPOINT_CORRUPT.OFFSET_NOT_WHOLE",
       Map("journal" -> journal, "field" -> what, "value" -> value))
 
+  /** A file of Spark's offset log (`offsets/<batch>`) is not as Spark writes them. */
+  private[spark] def offsetLogUnreadable(path: String, problem: String): GazetteIllegalStateException =
+    GazetteIllegalStateException("GAZETTE_CHECKPOINT_CORRUPT.OFFSET_LOG_UNREADABLE",
+      Map("path" -> path, "problem" -> problem))
+
   /** A staged run is missing (`length` negative) or not as long as it was when it was committed. */
   private[spark] def stagedRunDamaged(journal: String, path: String, length: Long, expected: Long)
       : GazetteIllegalStateException = {
@@ -60,4 +65,11 @@ private[spark] trait CheckpointErrors {
       Map("path" -> path, "failure" -> String.valueOf(cause), "option" -> setting, "location" -> location),
       cause
     )
+
+  /** `path` is not the checkpoint location of a streaming query reading journals: `variant` says
+    * why (MISSING, NO_OFFSET_LOG, NO_BATCH, NO_GAZETTE_SOURCE) and `found` what is there instead.
+    */
+  private[spark] def notASourceCheckpoint(variant: String, path: String, found: String = "")
+      : GazetteIllegalArgumentException =
+    GazetteIllegalArgumentException(s"GAZETTE_NOT_A_SOURCE_CHECKPOINT.$variant", Map("path" -> path, "found" -> found))
 }

@@ -41,7 +41,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   private val client = new GazetteClient(options.clientConfig)
   private val directory = new JournalDirectory(client, options.target)
-  private val stateDir = s"$checkpointLocation/sequencer"
+  private val stateDir = SequencerStateStore.dirOf(checkpointLocation)
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
   // The newest message the query's tasks emitted, and each journal's time behind its head.
   private val newest = new NewestClock
@@ -79,7 +79,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   // Spark plans the first batch from initialOffset again after a restart: it must not move.
   override def initialOffset(): Offset = GazetteErrors.brokerCalls {
-    JournalOffsets.fromJson(store.once("initial-offsets.json")(startingOffsets(discover(mustExist = true)).json()))
+    JournalOffsets.fromJson(
+      store.once(SequencerStateStore.InitialOffsetsName)(startingOffsets(discover(mustExist = true)).json()))
   }
 
   override def deserializeOffset(json: String): Offset = JournalOffsets.fromJson(json)

@@ -24,14 +24,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
 private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
     typed: Option[TypedSchema] = None)
     extends Scan {
-  // The session's Hadoop configuration, as Spark builds it for its own checkpoint: credentials
-  // set with spark.conf.set reach the source's state files too.
-  private def hadoopConf = {
-    val spark = SparkSession.active
-    val conf = new org.apache.hadoop.conf.Configuration(spark.sparkContext.hadoopConfiguration)
-    spark.conf.getAll.foreach { case (k, v) => if (v != null) conf.set(k, v) }
-    new SerializableConfiguration(conf)
-  }
+  private def hadoopConf = SerializableConfiguration.ofSession(SparkSession.active)
   private val includeLabels = "true".equalsIgnoreCase(options.getOrDefault(GazetteOptions.IncludeLabels, "false"))
 
   private val (schema, shape) = typed match {

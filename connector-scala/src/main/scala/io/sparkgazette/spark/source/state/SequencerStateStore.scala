@@ -198,13 +198,23 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
 private[spark] final case class ForgottenState(file: String, journal: String)
 
 private[spark] object SequencerStateStore {
+  private val DirName = "sequencer"
   private val MarkerName = "source.json"
+
+  /** Where the text of the query's first batch's start is kept, beside the states. */
+  val InitialOffsetsName = "initial-offsets.json"
   val BatchesName = "batches"
   private val ForgottenName = "forgotten"
   private val mapper = new ObjectMapper()
   val Suffix = ".states"
   private val TempSuffix = ".tmp"
   private val StaleTempMillis = 10 * 60 * 1000L
+
+  /** The states' directory of a source whose checkpoint location (Spark's `sources/<id>`) is `sourceCheckpoint`. */
+  def dirOf(sourceCheckpoint: String): String = s"$sourceCheckpoint/$DirName"
+
+  /** Where a source whose checkpoint location is `sourceCheckpoint` keeps [[InitialOffsetsName]]. */
+  def initialOffsetsOf(sourceCheckpoint: String): String = s"${dirOf(sourceCheckpoint)}/$InitialOffsetsName"
 
   private def isTemporary(name: String): Boolean = name.startsWith(".") && name.endsWith(TempSuffix)
 
