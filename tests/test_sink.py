@@ -73,15 +73,25 @@ def pipeline(spark, cluster, out_prefix: str, checkpoint: str, **extra):
     )
     for k, v in extra.items():
         writer = writer.option(k, v)
-    assert writer.start().awaitTermination(600), "the query did not end within 10 minutes"
+    query = writer.start()
+    assert query.awaitTermination(600), "the query did not end within 10 minutes"
+    return query
 
 
 def test_streaming_pipeline_is_exactly_once(cluster, spark, tmp_path):
     cluster.apply(specs("pysink/out/a/", 3))
-    pipeline(spark, cluster, "pysink/out/a/", str(tmp_path / "ckpt"))
+    query = pipeline(spark, cluster, "pysink/out/a/", str(tmp_path / "ckpt"))
     seen = committed_output(cluster, "pysink/out/a/", 3)
     assert len(seen) == len(set(seen))
     assert set(seen) == expected(cluster.broker)
+    # The sink's metrics in the stream's progress: its rows, and every byte of the journals.
+    metrics = [p["sink"]["metrics"] for p in query.recentProgress]
+    assert sum(int(m["rowsWritten"]) for m in metrics) == len(seen)
+    heads = [
+        max((r["end"] for r in judge.read(cluster.broker, f"pysink/out/a/part-{i}", committed=False)), default=0)
+        for i in range(3)
+    ]
+    assert sum(int(m["bytesAppended"]) for m in metrics) == sum(heads)
 
 
 @pytest.mark.parametrize(

@@ -7,17 +7,22 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.spark.source.rows.TypedSchema
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, TableCapability}
 import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics
 import io.sparkgazette.spark.sink.GazetteWriteBuilder
+import io.sparkgazette.spark.sink.metrics.SinkProgress
 import io.sparkgazette.spark.source.GazetteScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** Gazette journals as a table: read and written as a stream or a batch; read with `typed`, rows
-  * of a schema's fields parsed from the messages.
+  * of a schema's fields parsed from the messages. Written by a stream, it is the stream's sink,
+  * whose metrics Spark asks it for with each trigger's progress.
   */
 private[spark] final class GazetteTable(tableSchema: StructType, typed: Option[TypedSchema] = None)
-    extends SupportsRead with SupportsWrite {
+    extends SupportsRead with SupportsWrite with ReportsSinkMetrics {
+  private val sinkProgress = new SinkProgress
+
   override def name(): String = "gazette"
 
   override def schema(): StructType = tableSchema
@@ -34,5 +39,7 @@ private[spark] final class GazetteTable(tableSchema: StructType, typed: Option[T
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new GazetteScanBuilder(options, typed)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new GazetteWriteBuilder(info)
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new GazetteWriteBuilder(info, sinkProgress)
+
+  override def metrics(): util.Map[String, String] = sinkProgress.take()
 }

@@ -4,6 +4,7 @@ package sink
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
+import io.sparkgazette.spark.sink.metrics.CommitCounts
 import org.apache.spark.sql.connector.write._
 
 /** A batch write is one epoch. With `batchId` (and `checkpointLocation`) its intents are
@@ -17,6 +18,10 @@ private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: Sink
     extends BatchWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)
   private val epoch = 0L
+  @volatile private var committed: Option[CommitCounts] = None
+
+  /** What the committed job counted. */
+  def counted: Option[CommitCounts] = committed
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = GazetteErrors.brokerCalls {
     new GazetteDataWriterFactory(
@@ -25,7 +30,7 @@ private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: Sink
   }
 
   override def commit(messages: Array[WriterCommitMessage]): Unit =
-    GazetteErrors.brokerCalls(driver.commit(epoch, messages))
+    committed = Some(GazetteErrors.brokerCalls(driver.commit(epoch, messages)))
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
     GazetteErrors.brokerCalls(driver.abort(epoch, messages))

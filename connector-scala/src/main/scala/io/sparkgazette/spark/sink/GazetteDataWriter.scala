@@ -7,12 +7,14 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.ClientCache
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkFault, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
+import io.sparkgazette.spark.sink.metrics.WriterCounts
 import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
 import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import org.slf4j.LoggerFactory
 
@@ -67,6 +69,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private var heldBytes = 0L
   private var rows = 0L
   private var wrote = false
+  private val counts = new WriterCounts
   // An injected failure that stands for a dead executor: nothing of the attempt runs after it.
   private var lost = false
 
@@ -159,10 +162,13 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     })
   }
 
+  override def currentMetricsValues(): Array[CustomTaskMetric] = { counts.rows = rows; counts.report() }
+
   override def commit(): WriterCommitMessage = {
     GazetteErrors.brokerCalls(appendAll())
+    counts.rows = rows
     if (skip || !config.options.exactlyOnce)
-      return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
+      return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap, counts = counts.commit())
     val runs = staged.toSeq.flatMap { case (j, w) =>
       w.close(j, publisher.producer.toString, lastClocks(j), targets.revisions.getOrElse(j, 0L),
         clock => publisher.ackAt(j, framings(j), firstPayloads(j), clock).intent)
@@ -175,7 +181,8 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
       unwritable.toMap,
       runs,
       partition = partitionId,
-      firstAttempt = SinkProducers.isFirst(stageAttempt, attempt)
+      firstAttempt = SinkProducers.isFirst(stageAttempt, attempt),
+      counts = counts.commit()
     )
   }
 
@@ -207,17 +214,25 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   private def flush(journal: String): Unit = GazetteErrors.brokerCalls(drain(journal))
 
   private def drain(journal: String): Unit = publisher.drainTo(journal) { (bytes, offset, length) =>
-    if (staged.contains(journal)) staged(journal).write(bytes, offset, length, lastClocks(journal))
-    else if (config.options.exactlyOnce)
+    if (staged.contains(journal)) {
+      staged(journal).write(bytes, offset, length, lastClocks(journal))
+      counts.bytesStaged += length
+    } else if (config.options.exactlyOnce)
       spools.getOrElseUpdate(journal, new JournalSpool(config.options.flushBytes, SpoolDir)).write(
         bytes, offset, length)
-    else { client.append(journal, ByteString.copyFrom(bytes, offset, length)); wrote = true }
+    else { appendCounted(journal, ByteString.copyFrom(bytes, offset, length)); wrote = true }
+  }
+
+  private def appendCounted(journal: String, content: ByteString): Unit = {
+    val t0 = System.nanoTime()
+    client.append(journal, content)
+    counts.appended(content.size, System.nanoTime() - t0)
   }
 
   /** Appends what is buffered and spooled, one append per journal; a staged journal gets its
     * rollback ACK only.
     */
-  private def appendAll(append: (String, ByteString) => Unit = (j, c) => { client.append(j, c); () }): Unit = {
+  private def appendAll(append: (String, ByteString) => Unit = appendCounted): Unit = {
     held.keys.toSeq.foreach(release)
     targets.journals.foreach(drain)
     stagedPrefixes.foreach { case (journal, prefix) =>

@@ -5,6 +5,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, SinkTargets}
 import io.sparkgazette.spark.sink.intents.GazetteCommitMessage
+import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkProgress}
 import io.sparkgazette.spark.sink.realtime._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -12,10 +13,11 @@ import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 
 /** A stream's write: epochs committed through the driver (see [[SinkDriver]]), or, in real-time
-  * mode, rows published as they come (see [[RealTimeDataWriter]]).
+  * mode, rows published as they come (see [[RealTimeDataWriter]]); each epoch's counts go to
+  * `progress`.
   */
 private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
-    hadoopConf: SerializableConfiguration, queryId: String)
+    hadoopConf: SerializableConfiguration, queryId: String, progress: SinkProgress)
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true, queryId)
   private lazy val realTime = RealTimeQuery.isRealTime(SparkSession.active, queryId)
@@ -44,7 +46,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
         // A micro-batch run committed this epoch and stopped before Spark recorded it; Spark has
         // dropped its offsets to run the batch again in real-time mode, from the same start to
         // another end. Its ACKs are completed, and the range is written again: at least once.
-        driver.commit(batch, Array.empty)
+        progress.committed(driver.commit(batch, Array.empty).total)
         driver.retire(batch)
         GazetteStreamingWrite.log.warn(s"batch $batch was committed by a micro-batch run that stopped before Spark " +
           "recorded it; its rows are written again in real-time mode (at least once for this batch)")
@@ -69,9 +71,11 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
     if (realTime) {
-      ownClock = (ownClock +: messages.toSeq.collect { case m: GazetteCommitMessage => m.lastClock }).max
+      val committed = messages.toSeq.collect { case m: GazetteCommitMessage => m }
+      ownClock = (ownClock +: committed.map(_.lastClock)).max
       realTimeBatches.committed(epochId)
-    } else GazetteErrors.brokerCalls(driver.commit(epochId, messages))
+      progress.committed(CommitCounts.of(committed.map(_.counts), SinkCounts.Zero).total)
+    } else progress.committed(GazetteErrors.brokerCalls(driver.commit(epochId, messages)).total)
 
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
     if (!realTime) GazetteErrors.brokerCalls(driver.abort(epochId, messages))

@@ -3,12 +3,17 @@ package sink
 
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
+import io.sparkgazette.spark.sink.metrics.{SinkMetrics, SinkProgress}
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
-/** The sink's protocol, shared by streaming epochs and batch jobs. */
-private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
+/** The sink's protocol, shared by streaming epochs and batch jobs; a stream's epochs report
+  * their counts to `progress`.
+  */
+private[spark] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkProgress)
+    extends Write with DriverMetrics {
   private val options = {
     import scala.jdk.CollectionConverters._
     info.options().asCaseSensitiveMap().asScala.toMap
@@ -16,12 +21,23 @@ private[spark] final class GazetteWrite(info: LogicalWriteInfo) extends Write {
   private val columns = SinkColumns(info.schema())
   // The session's Hadoop configuration: credentials set with spark.conf.set apply.
   private def hadoopConf = new SerializableConfiguration(SparkSession.active.sessionState.newHadoopConf())
+  @volatile private var batch: Option[GazetteBatchWrite] = None
 
   override def toStreaming: StreamingWrite =
-    new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf, info.queryId())
+    new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf, info.queryId(),
+      progress)
 
-  override def toBatch: BatchWrite =
-    new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)
+  override def toBatch: BatchWrite = {
+    val b = new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)
+    batch = Some(b)
+    b
+  }
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = SinkMetrics.supported
+
+  // What the batch's commit did that its tasks' metrics did not show.
+  override protected def driverMetrics(): Array[CustomTaskMetric] =
+    batch.flatMap(_.counted).fold(Array.empty[CustomTaskMetric])(c => SinkMetrics.task(c.unreported))
 
   override def description(): String = "Gazette"
 }

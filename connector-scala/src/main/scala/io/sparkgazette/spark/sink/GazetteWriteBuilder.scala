@@ -2,11 +2,14 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.metrics.SinkProgress
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 
-/** Builds the sink's write: append (and update, read as append); complete mode is refused. */
-private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo)
+/** Builds the sink's write: append (and update, read as append); complete mode is refused. A
+  * stream's epochs report their counts to `progress`.
+  */
+private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo, progress: SinkProgress)
     extends WriteBuilder with SupportsTruncate with SupportsStreamingUpdateAsAppend {
   private var truncating = false
 
@@ -15,6 +18,6 @@ private[spark] final class GazetteWriteBuilder(info: LogicalWriteInfo)
   override def build(): Write = {
     if (truncating)
       throw GazetteErrors.completeMode()
-    new GazetteWrite(info)
+    new GazetteWrite(info, progress)
   }
 }

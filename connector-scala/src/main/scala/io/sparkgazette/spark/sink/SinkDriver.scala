@@ -10,6 +10,7 @@ import io.sparkgazette.spark.sink.config.{
   IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
 }
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers}
+import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.rows.CsvWidths
 import com.google.protobuf.ByteString
 import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
@@ -94,9 +95,10 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     * ACKs, all of a journal's in one append, then has the staged runs appended. The ACKs go
     * first: the runs they commit are small enough for readers' rings only while nothing large
     * comes between them. A write without intents checks its staged runs as a recorded one does,
-    * and has nothing to record.
+    * and has nothing to record. Returns what the epoch's tasks and the driver counted.
     */
-  def commit(epoch: Long, messages: Array[WriterCommitMessage]): Unit = {
+  def commit(epoch: Long, messages: Array[WriterCommitMessage]): CommitCounts = {
+    val t0 = System.nanoTime()
     refuseUnwritable(messages)
     val record = log_ match {
       case None =>
@@ -115,9 +117,12 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
     val intents = record.intents
     fault("driver-after-persist", epoch)
+    var appended = SinkCounts.Zero
     intents.groupBy(_.journal).toSeq.sortBy(_._1).zipWithIndex.foreach { case ((journal, acks), i) =>
-      StagedRuns.appendUnlessDeleted(
-        client, journal, ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _)), s"the ACKs of epoch $epoch")
+      val content = ByteString.copyFrom(acks.map(_.intent).reduce(_ ++ _))
+      if (StagedRuns.appendUnlessDeleted(client, journal, content, s"the ACKs of epoch $epoch"))
+        appended += SinkCounts.of(SinkMetrics.Appends -> 1L, SinkMetrics.BytesAppended -> content.size.toLong,
+          SinkMetrics.AckIntentsWritten -> acks.size.toLong)
       if (i == 0) fault("driver-after-some-acks", epoch)
     }
     // Whatever this run's options: a recorded epoch's staged runs are committed rows.
@@ -125,9 +130,9 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       val key = loc.key(epoch)
       val underCheckpoint = StagingLocation.underCheckpoint(loc.checkpointLocation, batches = loc.batchId.isDefined)
       if (record.staged.nonEmpty && !l.published(key)) {
-        publishStaged(epoch, record.staged)
+        appended += publishStaged(epoch, record.staged)
         l.markPublished(key)
-        StagedRuns.forget(record.staged, config)
+        appended += StagedRuns.forget(record.staged, config)
       }
       underCheckpoint.delete(key, hadoopConf.value)
       if (streaming) underCheckpoint.deleteBefore(epoch, hadoopConf.value)
@@ -135,8 +140,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     if (log_.isEmpty) {
       if (record.staged.nonEmpty) {
         publishing = record.staged
-        publishStaged(epoch, record.staged)
-        StagedRuns.forget(record.staged, config)
+        appended += publishStaged(epoch, record.staged)
+        appended += StagedRuns.forget(record.staged, config)
         publishing = Nil
       }
       deleteUnrecordedRuns()
@@ -146,15 +151,18 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
       s"${describe(epoch)} committed: ${intents.size} ACK intents over ${intents.map(_.journal).distinct.size} journals" +
         (if (record.staged.isEmpty) ""
          else s", ${record.staged.size} staged runs of ${record.staged.map(_.bytes).sum} bytes"))
+    CommitCounts.of(messages.toSeq.collect { case m: GazetteCommitMessage => m.counts },
+      appended + SinkCounts.of(SinkMetrics.CommitMs -> (System.nanoTime() - t0) / 1000000))
   }
 
   // The staged runs of a write without intents while they are appended.
   @volatile private var publishing: Seq[StagedRun] = Nil
 
-  private def publishStaged(epoch: Long, runs: Seq[StagedRun]): Unit = {
-    StagedRuns.publish(
+  private def publishStaged(epoch: Long, runs: Seq[StagedRun]): SinkCounts = {
+    val appended = StagedRuns.publish(
       SparkSession.active.sparkContext, runs, config, s"Gazette sink: appending the staged runs of ${describe(epoch)}")
     fault("driver-after-publish", epoch)
+    appended
   }
 
   /** Fails the epoch, before anything is recorded or appended, where the driver does not see a

@@ -9,6 +9,7 @@ import scala.util.control.NonFatal
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.runtime.ClientCache
 import io.sparkgazette.spark.sink.config.SinkConfig
+import io.sparkgazette.spark.sink.metrics.{SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.staging.StagedRun
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
@@ -21,9 +22,10 @@ import org.slf4j.LoggerFactory
 private[spark] object StagedRuns {
   private val log = LoggerFactory.getLogger(classOf[StagedRun])
 
-  /** Appends every run, each in one append, from the cluster's executors. */
-  def publish(sc: SparkContext, runs: Seq[StagedRun], config: SinkConfig, description: String): Unit =
-    if (runs.nonEmpty) {
+  /** Appends every run, each in one append, from the cluster's executors; counts the appends. */
+  def publish(sc: SparkContext, runs: Seq[StagedRun], config: SinkConfig, description: String): SinkCounts =
+    if (runs.isEmpty) SinkCounts.Zero
+    else {
       val previous = sc.getLocalProperty("spark.job.description")
       sc.setJobDescription(description)
       try {
@@ -33,8 +35,9 @@ private[spark] object StagedRuns {
         // Appends wait on brokers, not on cores: a task per core, each appending several journals at once.
         val tasks = math.max(1, math.min(inOrder.size, sc.defaultParallelism))
         val slices = inOrder.zipWithIndex.groupBy(_._2 % tasks).values.map(_.map(_._1)).toSeq
-        val publishAll = (it: Iterator[Seq[Seq[StagedRun]]]) => it.foreach(publishConcurrently(_, config))
-        sc.runJob(sc.parallelize(slices, slices.size), publishAll)
+        val publishAll =
+          (it: Iterator[Seq[Seq[StagedRun]]]) => SinkCounts.sum(it.map(publishConcurrently(_, config)).toList)
+        SinkCounts.sum(sc.runJob(sc.parallelize(slices, slices.size), publishAll))
       } finally sc.setJobDescription(previous)
     }
 
@@ -43,7 +46,7 @@ private[spark] object StagedRuns {
     * checkpoint), one at a time where each is first copied to local disk; fails with the first
     * failure once all have stopped.
     */
-  private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): Unit = {
+  private def publishConcurrently(groups: Seq[Seq[StagedRun]], config: SinkConfig): SinkCounts = {
     val byJournal = groups.groupBy(_.head.journal).values.toVector
     val first = new Path(groups.head.head.path)
     val mapped = localFile(first.getFileSystem(config.hadoopConf.value), first).isDefined
@@ -51,14 +54,17 @@ private[spark] object StagedRuns {
       java.util.concurrent.Executors.newFixedThreadPool(math.min(if (mapped) PublishThreads else 1, byJournal.size))
     try {
       val pending = byJournal.map(journalGroups =>
-        pool.submit(new java.util.concurrent.Callable[Unit] {
-          override def call(): Unit = journalGroups.foreach(_.foreach(publish(_, config)))
+        pool.submit(new java.util.concurrent.Callable[Seq[Option[Long]]] {
+          override def call(): Seq[Option[Long]] = journalGroups.flatMap(_.map(publish(_, config)))
         }))
-      val failures = pending.flatMap { f =>
-        try { f.get(); None }
-        catch { case e: java.util.concurrent.ExecutionException => Some(e.getCause) }
+      val results = pending.map { f =>
+        try Right(f.get())
+        catch { case e: java.util.concurrent.ExecutionException => Left(e.getCause) }
       }
+      val failures = results.collect { case Left(e) => e }
       failures.headOption.foreach { e => failures.tail.foreach(e.addSuppressed); throw e }
+      val appended = results.collect { case Right(bytes) => bytes }.flatten.flatten
+      SinkCounts.of(SinkMetrics.Appends -> appended.size.toLong, SinkMetrics.BytesAppended -> appended.sum)
     } finally pool.shutdownNow()
   }
 
@@ -83,14 +89,14 @@ private[spark] object StagedRuns {
     }
   }
 
-  /** Appends one run, once: see [[StagedRun]]. */
-  def publish(run: StagedRun, config: SinkConfig): Unit = {
+  /** Appends one run, once (see [[StagedRun]]): the bytes appended, none where it is not. */
+  def publish(run: StagedRun, config: SinkConfig): Option[Long] = {
     val client = ClientCache(config.client)
     val current = client.list(s"name=${run.journal}").headOption
     if (!current.exists(_.createRevision == run.revision)) {
       log.warn(s"journal ${run.journal} was deleted${if (current.isDefined) " and created again" else ""} since " +
         s"a staged run of producer ${run.producer} was recorded for it: the run is skipped, gone with the journal it was for")
-      return
+      return None
     }
     val path = new Path(run.path)
     val fs = path.getFileSystem(config.hadoopConf.value)
@@ -100,11 +106,15 @@ private[spark] object StagedRuns {
     val first = AppendRequest(checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run))))),
       unionRegisters = Some(registers(Seq(run))))
     withContent(fs, path) { content =>
-      try appendUnlessDeleted(client, run.journal, content, s"a staged run of producer ${run.producer}", first)
+      try
+        if (appendUnlessDeleted(client, run.journal, content, s"a staged run of producer ${run.producer}", first))
+          Some(content.size.toLong)
+        else None
       catch {
         case e: BrokerStatusException if e.status == Status.REGISTER_MISMATCH =>
           log.info(
             s"a staged run of producer ${run.producer} in ${run.journal} was appended before; it is not appended again")
+          None
       }
     }
   }
@@ -113,16 +123,23 @@ private[spark] object StagedRuns {
     * carrying an ACK that readers ignore. For batch jobs, whose producers are new each time; a
     * stream's producers replace their own register with every run.
     */
-  def forget(runs: Seq[StagedRun], config: SinkConfig): Unit = {
+  def forget(runs: Seq[StagedRun], config: SinkConfig): SinkCounts = {
     val client = ClientCache(config.client)
-    runs.groupBy(_.journal).foreach { case (journal, rs) =>
+    SinkCounts.sum(runs.groupBy(_.journal).toList.map { case (journal, rs) =>
       // An ACK at a producer's last clock there, where readers stand once they read its runs
       // (an ACK below it would lower their clock for the producer).
       val last = rs.filter(_.producer == rs.head.producer).maxBy(_.clock)
-      try appendUnlessDeleted(client, journal, ByteString.copyFrom(last.quietAck), "the cleanup of staged runs",
-          AppendRequest(subtractRegisters = Some(registers(rs))))
-      catch { case NonFatal(e) => log.warn(s"removing the staged runs' registers from $journal: $e") }
-    }
+      try
+        if (appendUnlessDeleted(client, journal, ByteString.copyFrom(last.quietAck), "the cleanup of staged runs",
+            AppendRequest(subtractRegisters = Some(registers(rs)))))
+          SinkCounts.of(SinkMetrics.Appends -> 1L, SinkMetrics.BytesAppended -> last.quietAck.length.toLong)
+        else SinkCounts.Zero
+      catch {
+        case NonFatal(e) =>
+          log.warn(s"removing the staged runs' registers from $journal: $e")
+          SinkCounts.Zero
+      }
+    })
   }
 
   /** A register per producer and part, holding the token of its latest run's part in the
@@ -133,16 +150,17 @@ private[spark] object StagedRuns {
     LabelSet(
       runs.map(r => Label(s"gazette-sink/${r.producer}/${r.part}", r.token)).distinct.sortBy(l => (l.name, l.value)))
 
-  /** Appends `content`; a journal deleted meanwhile is skipped, as Gazette's consumers skip the
+  /** Appends `content` (true), or skips a journal deleted meanwhile (false), as Gazette's consumers skip the
     * ACK intents of journals that no longer exist. List confirms the deletion: a broker that has
     * not yet heard of a new journal says JOURNAL_NOT_FOUND too.
     */
   def appendUnlessDeleted(client: GazetteClient, journal: String, content: ByteString, what: String,
-      first: AppendRequest = AppendRequest()): Unit =
-    try client.append(journal, content, first)
+      first: AppendRequest = AppendRequest()): Boolean =
+    try { client.append(journal, content, first); true }
     catch {
       case e: BrokerStatusException if e.status == Status.JOURNAL_NOT_FOUND && client.list(s"name=$journal").isEmpty =>
         log.warn(s"journal $journal no longer exists: $what for it is skipped, and what it held is gone with it")
+        false
     }
 
   /** The file's bytes without reading them onto the heap: mapped where the file system is

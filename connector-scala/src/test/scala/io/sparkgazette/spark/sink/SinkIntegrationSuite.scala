@@ -7,10 +7,12 @@ import java.nio.file.Files
 import io.sparkgazette.message.Flags
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions}
+import io.sparkgazette.spark.sink.metrics.SinkMetrics
 import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingLocation}
+import io.sparkgazette.spark.testing.ThisSpark
 import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, MovedUuids, SparkClusterSuite}
 import org.apache.spark.sql.functions.{col, struct}
-import org.apache.spark.sql.streaming.Trigger
+import org.apache.spark.sql.streaming.{StreamingQuery, StreamingQueryProgress, Trigger}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Gazette → Spark → Gazette, exactly once through ACK intents, judged by Gazette's own
@@ -38,7 +40,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
 
   /** The pipeline: read committed, keep each message's identity, write JSON rows keyed by source. */
   private def run(selector: String, checkpoint: String, extra: Map[String, String] = Map.empty,
-      queryName: Option[String] = None): Unit = {
+      queryName: Option[String] = None): StreamingQuery = {
     val writer = spark.readStream.format("gazette").option("broker", cluster.broker).option(
       "selector", "prefix=sink/in/")
       .option("startingOffsets", "earliest").option("maxBytesPerTrigger", "4000").load()
@@ -46,8 +48,9 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       .writeStream.format("gazette").option("broker", cluster.broker).option("selector", selector)
       .option("checkpointLocation", checkpoint).options(extra)
       .trigger(Trigger.AvailableNow())
-    assert(queryName.fold(writer)(writer.queryName).start().awaitTermination(600000),
-      "the query did not end within 10 minutes")
+    val q = queryName.fold(writer)(writer.queryName).start()
+    assert(q.awaitTermination(600000), "the query did not end within 10 minutes")
+    q
   }
 
   /** What Gazette's ReadCommittedIter sees in the outputs, as (source journal, source offset). */
@@ -86,6 +89,88 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     run(out, Files.createTempDirectory("gazette-ckpt").toString)
     assertExactlyOnce(out)
     assertPlaced(out, "rendezvous")
+  }
+
+  /** A sink metric summed over a stream's progress. */
+  private def progressed(q: StreamingQuery, metric: String): Long =
+    q.recentProgress.toSeq.map(p => Option(p.sink.metrics.get(metric)).fold(0L)(_.toLong)).sum
+
+  /** The bytes in the journals of `selector`, as their brokers count them (fresh journals: all the sink's). */
+  private def headsOf(selector: String): Long = client.list(selector).map(j => client.writeHead(j.getSpec.name)).sum
+
+  /** The ACK intents Gazette's reader finds in the journals of `selector`: ACKs that commit messages
+    * their producer wrote since its last ACK (not a rollback's, which commits none).
+    */
+  private def intentsIn(selector: String): Int = client.list(selector).map(_.getSpec.name).map { j =>
+    val open = scala.collection.mutable.Set[String]()
+    Judge.read(cluster.broker, j, committed = false).count { r =>
+      val producer = r.uuid.split('-').last
+      if (r.flags == Flags.ContinueTxn) { open += producer; false }
+      else r.flags == Flags.AckTxn && open.remove(producer)
+    }
+  }.sum
+
+  test("a stream's progress counts the rows, bytes, appends and ACK intents Gazette sees written, epoch by epoch") {
+    val out = outputs("metrics")
+    val q = run(out, Files.createTempDirectory("gazette-ckpt").toString)
+    assertExactlyOnce(out)
+    val progress: Seq[StreamingQueryProgress] = q.recentProgress.toSeq.filter(_.sink.numOutputRows > 0)
+    assert(progress.size >= 3, "fewer than three epochs wrote rows")
+    assert(progress.forall(p => p.sink.metrics.get(SinkMetrics.RowsWritten).toLong == p.sink.numOutputRows))
+    assert(progressed(q, SinkMetrics.RowsWritten) == expected.size)
+    assert(progressed(q, SinkMetrics.BytesAppended) == headsOf(out))
+    val intents = intentsIn(out)
+    assert(progressed(q, SinkMetrics.AckIntentsWritten) == intents)
+    // A task's run in a journal is one append, as is the driver's ACKs of an epoch in a journal.
+    val appends = progressed(q, SinkMetrics.Appends)
+    assert(appends >= intents + progress.size && appends <= intents + 3L * progress.size,
+      s"$appends appends for $intents intents in ${progress.size} epochs")
+    assert(progressed(q, SinkMetrics.BytesStaged) == 0)
+  }
+
+  test("a stream that stages counts the bytes staged, and the staged runs' appends with the rest") {
+    val out = outputs("metrics-staged")
+    val q = run(out, Files.createTempDirectory("gazette-ckpt").toString, Map("readerRingSize" -> "16"))
+    assertExactlyOnce(out)
+    val staged = progressed(q, SinkMetrics.BytesStaged)
+    assert(staged > 0 && staged < headsOf(out), s"$staged bytes staged of ${headsOf(out)}")
+    assert(progressed(q, SinkMetrics.BytesAppended) == headsOf(out))
+    assert(progressed(q, SinkMetrics.RowsWritten) == expected.size)
+  }
+
+  /** The SQL metrics of the last query run, by description, once its tasks' metrics have arrived. */
+  private def sqlMetrics(): Map[String, Long] = {
+    val store = spark.sharedState.statusStore
+    val ours = SinkMetrics.Names.map(SinkMetrics.describe).toSet
+    def metrics(): Map[String, Long] = {
+      val exec = store.executionsList().maxBy(_.executionId)
+      val names =
+        store.planGraph(exec.executionId).allNodes.flatMap(_.metrics).map(m => m.accumulatorId -> m.name).toMap
+      store.executionMetrics(exec.executionId).flatMap { case (id, v) =>
+        names.get(id).filter(ours).map(_ -> v.toLong)
+      }
+    }
+    val deadline = System.currentTimeMillis() + 10000
+    while (!metrics().contains(SinkMetrics.describe(SinkMetrics.RowsWritten)) && System.currentTimeMillis() < deadline)
+      Thread.sleep(100)
+    metrics().withDefaultValue(0L)
+  }
+
+  test("a batch write's SQL metrics count its rows, and on Spark 4 its appends, bytes and ACK intents") {
+    val out = outputs("metrics-batch")
+    spark.range(0, 300, 1, 3).selectExpr("to_json(named_struct('n', id)) AS value", "cast(id % 5 AS STRING) AS key")
+      .write.format("gazette").option("broker", cluster.broker).option("selector", out).mode("append").save()
+    val m = sqlMetrics()
+    def metric(name: String) = m(SinkMetrics.describe(name))
+    val read = client.list(out).map(_.getSpec.name).flatMap(j => Judge.read(cluster.broker, j))
+    assert(metric(SinkMetrics.RowsWritten) == 300 && read.size == 300, m)
+    // Exactly once, tasks append as they commit, after Spark took their metrics: the driver reports
+    // that, where Spark takes driver metrics.
+    if (ThisSpark.takesDriverMetrics) {
+      assert(metric(SinkMetrics.BytesAppended) == headsOf(out), m)
+      assert(metric(SinkMetrics.AckIntentsWritten) == intentsIn(out), m)
+      assert(metric(SinkMetrics.Appends) >= 3, m)
+    } else assert(metric(SinkMetrics.BytesAppended) == 0, m)
   }
 
   test("the modulo mapping puts each key where Gazette's puts it, and random spreads rows over the journals") {

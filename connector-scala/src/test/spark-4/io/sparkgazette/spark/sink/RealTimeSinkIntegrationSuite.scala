@@ -5,6 +5,7 @@ import java.nio.file.Files
 
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
+import io.sparkgazette.spark.sink.metrics.SinkMetrics
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.functions.{array, col, concat, explode, lit, struct, to_json}
@@ -378,6 +379,27 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     a.start(); b.start(); a.join(); b.join()
     val rows = Judge.read(cluster.broker, output).map(_.payload)
     assert(rows.count(_.contains("\"a-")) == n && rows.count(_.contains("\"b-")) == n)
+  }
+
+  test("each real-time batch's progress counts the rows and bytes its tasks appended, as Gazette's reader sees them") {
+    val (input, output) = ("sink/rt-metrics-in/part-000", "sink/rt-metrics-out/part-000")
+    Journals.create(client, Seq(input, output).map(Journals.spec(_)): _*)
+    Judge.publishRandom(cluster.broker, input, 73L)
+    val rows = Judge.read(cluster.broker, input).size * 2
+    val q = start(s"name=$input", s"name=$output", Files.createTempDirectory("gazette-rt-metrics").toString,
+      "3 seconds")
+    try {
+      await("the rows")(written(Seq(output)).size == rows)
+      // The batch that wrote them reports at its end.
+      val at = batchesDone(q)
+      await("the batch's end")(batchesDone(q) > at)
+    } finally q.stop()
+    def progressed(metric: String) =
+      q.recentProgress.toSeq.map(p => Option(p.sink.metrics.get(metric)).fold(0L)(_.toLong)).sum
+    assert(progressed(SinkMetrics.RowsWritten) == rows)
+    assert(progressed(SinkMetrics.BytesAppended) == client.writeHead(output))
+    assert(progressed(SinkMetrics.Appends) > 0)
+    assert(progressed(SinkMetrics.AckIntentsWritten) == 0)
   }
 
   test("writes that are not real-time write a column named origin as any other") {

@@ -3,6 +3,7 @@ package sink
 package intents
 
 import io.sparkgazette.message._
+import io.sparkgazette.spark.sink.metrics.TaskCounts
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 
@@ -10,10 +11,11 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage
   * visible (none for at-least-once writes, or for an epoch already recorded), and how many
   * rows it held back from journals the sink cannot write, for the driver to refuse; whether it
   * is its partition's first attempt (where not, an earlier one may have appends in flight); a
-  * real-time task, the clock its own producer reached, which the next batch's continues above.
+  * real-time task, the clock its own producer reached, which the next batch's continues above;
+  * and what the task did, for the sink's metrics.
   */
 private[spark] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent],
     rollbacks: Seq[AckIntent],
     unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil, lastClock: Long = 0L,
-    partition: Int = 0, firstAttempt: Boolean = true)
+    partition: Int = 0, firstAttempt: Boolean = true, counts: TaskCounts = TaskCounts.Zero)
     extends WriterCommitMessage

@@ -8,6 +8,7 @@ import scala.collection.mutable
 
 import com.google.protobuf.ByteString
 import io.sparkgazette.client.GazetteClient
+import io.sparkgazette.spark.sink.metrics.WriterCounts
 
 /** Appends a real-time writer's messages as they come, on a thread of its own: whatever is
   * framed while an append is in flight goes in the next one, so a row waits for at most one
@@ -24,6 +25,10 @@ private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, 
   private var inFlight = false
   private var failure: Throwable = null
   private var closed = false
+  // What was appended, and how long writers waited on the appends (the limit, a flush).
+  private var appendedBytes = 0L
+  private var appends = 0L
+  private var waitNanos = 0L
 
   private val thread = new Thread(() => run(), name)
   thread.setDaemon(true)
@@ -31,7 +36,11 @@ private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, 
 
   /** Queues `bytes` (whole messages) for `journal`; rethrows an earlier append's failure. */
   def add(journal: String, bytes: Array[Byte], offset: Int, length: Int): Unit = lock.synchronized {
-    while (held >= limit && failure == null) lock.wait()
+    if (held >= limit && failure == null) {
+      val t0 = System.nanoTime()
+      while (held >= limit && failure == null) lock.wait()
+      waitNanos += System.nanoTime() - t0
+    }
     check()
     pending.getOrElseUpdate(journal, new ByteArrayOutputStream(length max 256)).write(bytes, offset, length)
     held += length
@@ -40,8 +49,17 @@ private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, 
 
   /** Waits until everything queued is appended; rethrows an append's failure. */
   def flush(): Unit = lock.synchronized {
+    val t0 = System.nanoTime()
     while ((pending.nonEmpty || inFlight) && failure == null) lock.wait()
+    waitNanos += System.nanoTime() - t0
     check()
+  }
+
+  /** Counts what was appended so far, and the waits, into `counts`. */
+  def countInto(counts: WriterCounts): Unit = lock.synchronized {
+    counts.bytesAppended = appendedBytes
+    counts.appends = appends
+    counts.appendWaitNanos = waitNanos
   }
 
   /** Stops appending: what is still queued is dropped (a batch run again writes it). */
@@ -72,9 +90,14 @@ private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, 
           inFlight = next.nonEmpty
           !closed
         })
-        next.foreach { case (journal, bytes) =>
-          client.append(journal, ByteString.copyFrom(bytes.toByteArray))
-          lock.synchronized { held -= bytes.size(); lock.notifyAll() }
+        next.foreach { case (journal, content) =>
+          client.append(journal, ByteString.copyFrom(content.toByteArray))
+          lock.synchronized {
+            held -= content.size()
+            appendedBytes += content.size()
+            appends += 1
+            lock.notifyAll()
+          }
         }
     } catch {
       // Whatever stops this thread fails the writer: a flush must never wait for it in vain.

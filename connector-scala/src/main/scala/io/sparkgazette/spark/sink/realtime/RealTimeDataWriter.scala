@@ -12,8 +12,10 @@ import io.sparkgazette.spark.runtime.SequencedMessages
 import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads}
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
+import io.sparkgazette.spark.sink.metrics.WriterCounts
 import io.sparkgazette.spark.sink.rows.SinkRows
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
 import org.slf4j.LoggerFactory
 
@@ -47,6 +49,7 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private val checked = scala.collection.mutable.Map[String, RealTimeReads.Read]()
   private var unsequenced = 0L
   private var rows = 0L
+  private val counts = new WriterCounts
 
   override def write(row: InternalRow): Unit = {
     val origin = originOf(row)
@@ -115,9 +118,13 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     }
   }
 
+  override def currentMetricsValues(): Array[CustomTaskMetric] = counted.report()
+
+  private def counted: WriterCounts = { counts.rows = rows; appender.countInto(counts); counts }
+
   override def commit(): WriterCommitMessage = {
     GazetteErrors.brokerCalls(appender.flush())
-    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current)
+    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current, counts = counted.commit())
   }
 
   // What was appended is committed, and correct: a run again of the batch writes it again under
