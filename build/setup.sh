@@ -112,9 +112,10 @@ go_tools() {
   fi
 }
 
-# A virtualenv that holds a requirements file's packages. Its stamp lists the files (by content)
-# it was installed from, a file's `-r` includes with it, so the demo's .venv serves `make test`
-# after one incremental install, and the other way round without one.
+# A virtualenv that holds a requirements file's packages. Its stamp lists, by content, what it was
+# installed from: a requirements file and the files it includes (`-r`) as one, and each included
+# file on its own, so the demo's .venv serves `make test` after one incremental install, the
+# other way round without one, and a change to any of the files installs again.
 requirements_closure() {
   local req="$1"
   echo "$req"
@@ -122,14 +123,15 @@ requirements_closure() {
     requirements_closure "$(dirname "$req")/$inc"
   done
 }
+requirements_hash() { requirements_closure "$1" | xargs cat | sha256sum | cut -d' ' -f1; }
 venv() {
   local dir="$1" req="$2" stamp="$1/.requirements.sha256" want
-  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  want="$(requirements_hash "$req")"
   if [ ! -x "$dir/bin/python" ] || ! grep -qx "$want" "$stamp" 2>/dev/null; then
     say "installing $req into $dir"
     [ -x "$dir/bin/python" ] || { python3 -m venv "$dir" && "$dir/bin/pip" install -q --upgrade pip; }
     "$dir/bin/pip" install -q -r "$req"
-    requirements_closure "$req" | xargs sha256sum | cut -d' ' -f1 >> "$stamp"
+    requirements_closure "$req" | while read -r installed; do requirements_hash "$installed"; done >> "$stamp"
   fi
 }
 python_envs() {
