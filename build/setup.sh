@@ -145,15 +145,18 @@ python_envs() {
   venv .venv-spark3.5 python/requirements-spark3.5.txt
 }
 
-# sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache (the line's
-# project only, for the demo).
+# sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache, once per
+# clone and machine: every project's for the suites, the line's project only for the demo (a later
+# `make test` still resolves the others).
 sbt_build() {
-  local project="connector"
+  local project="connector" marker
   [ "$spark" = 4 ] || project="connectorSpark35"
-  if [ ! -d "$HOME/.sbt/boot" ] || [ ! -d connector-scala/target ]; then
-    say "resolving the sbt build"
-    if [ "$what" = demo ]; then build/sbt -Dsbt.log.noformat=true "$project/update"
-    else build/sbt -Dsbt.log.noformat=true update; fi
+  [ "$what" = demo ] || project=""
+  marker="$logs/sbt-update${project:+-$project}.done"
+  if [ ! -d "$HOME/.sbt/boot" ] || [ ! -f "$marker" ]; then
+    say "resolving the sbt build${project:+ ($project)}"
+    build/sbt -Dsbt.log.noformat=true "${project:+$project/}update"
+    touch "$marker"
   fi
 }
 
