@@ -95,8 +95,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
-    config.options.testFault.filter(f =>
-      SinkFault.TaskPoints.exists(f.strikes(_, epoch)) && attempt == 0 && partitionId == 0).foreach(f =>
+    faultOf(SinkFault.TaskPoints - AgainLate).foreach(f =>
       if (rows == FaultAfterRows) {
         if (f.point == "task-late-after-half") holdAppendsUntil(epoch + 3) else appendAll()
         lost = f.point != "task-after-half"
@@ -104,10 +103,19 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
       })
   }
 
-  /** The appends of this attempt, landing once `later` is recorded (test.sinkFault). */
-  private def holdAppendsUntil(later: Long): Unit = {
+  /** The fault of `points` striking this attempt (test.sinkFault). */
+  private def faultOf(points: Set[String]): Option[SinkFault] = config.options.testFault.filter(f =>
+    points.exists(f.strikes(_, epoch)) && attempt == 0 && partitionId == 0)
+
+  /** The appends of this attempt, landing once `later` is recorded (test.sinkFault); and now too
+    * with `now`.
+    */
+  private def holdAppendsUntil(later: Long, now: Boolean = false): Unit = {
     val held = scala.collection.mutable.ArrayBuffer[(String, ByteString)]()
-    appendAll((journal, content) => held += journal -> content)
+    appendAll { (journal, content) =>
+      if (now) client.append(journal, content)
+      held += journal -> content
+    }
     val location = config.intentLog.get
     val intents = location.open(config.hadoopConf.value)
     val landing = new Thread(
@@ -160,7 +168,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   }
 
   override def commit(): WriterCommitMessage = {
-    GazetteErrors.brokerCalls(appendAll())
+    GazetteErrors.brokerCalls(faultOf(Set(AgainLate)).fold(appendAll())(_ => holdAppendsUntil(epoch + 1, now = true)))
     if (skip || !config.options.exactlyOnce)
       return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap)
     val runs = staged.toSeq.flatMap { case (j, w) =>
@@ -258,6 +266,8 @@ private[spark] object GazetteDataWriter {
 
   /** The most a task holds unframed, over all its journals. */
   private val HeldBytes = 64L << 20
+
+  private val AgainLate = "task-appends-again-late"
 
   /** Where an injected task failure strikes: after this many rows, appended. */
   private val FaultAfterRows = 5L
