@@ -54,13 +54,14 @@ class SinkProducersSuite extends AnyFunSuite {
       // Each partition's attempts (stage attempt, attempt), the one that commits last: its first
       // alone; a retry after it failed, or two; a speculative copy that wins, or loses; a stage
       // retry's; or, now and then, the epoch fails whole and the query runs again.
-      val attempts = (0 until partitions).map(_ -> (rnd.nextInt(8) match {
-        case 0 => Seq((0, 0), (0, 1))
-        case 1 => Seq((0, 0), (0, 1), (0, 2))
-        case 2 => Seq((0, 1), (0, 0))
-        case 3 => Seq((0, 0), (1, 0))
-        case _ => Seq((0, 0))
-      }))
+      val attempts = (0 until partitions).map(_ ->
+          (rnd.nextInt(8) match {
+            case 0 => Seq((0, 0), (0, 1))
+            case 1 => Seq((0, 0), (0, 1), (0, 2))
+            case 2 => Seq((0, 1), (0, 0))
+            case 3 => Seq((0, 0), (1, 0))
+            case _ => Seq((0, 0))
+          }))
       val handed = for ((part, tries) <- attempts; (s, a) <- tries) yield producers.producer(part, s, a, epoch)
       withClue(s"seed $seed, epoch $epoch: ") {
         assert(handed.filter(spent).isEmpty, "a producer under which an attempt did not commit is used again")
