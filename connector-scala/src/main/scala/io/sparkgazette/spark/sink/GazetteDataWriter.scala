@@ -194,8 +194,8 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     }
   }
 
-  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
-  // where its next attempt would roll back too; a fresh producer's before its first message.
+  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock (it
+  // publishes no more, and readers drop what it left open); a fresh producer's before its first message.
   private def rollbacks(): Seq[AckIntent] = stable match {
     case Some(p) => written.toSeq.map { case (j, (f, like)) =>
         publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j))
