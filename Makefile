@@ -273,7 +273,7 @@ test-source-properties: setup
 # under target/mutations must fail the suites named for it. MUTATIONS=name,name runs some. `make
 # test` runs a sample of about MUTATIONS_SAMPLE of them, the group MUTATIONS_SEED picks (drawn at
 # random and printed when not given; consecutive seeds cover the list).
-MUTATIONS_SAMPLE ?= 4
+MUTATIONS_SAMPLE ?= 6
 test-mutations: setup
 	@$(if $(MUTATIONS),MUTATIONS=$(MUTATIONS)) $(PYTHON) tests/mutations/run.py
 
