@@ -60,11 +60,14 @@ setup-demo:
 # then the Python suites on pyspark 4 and SPARK35_PYTHON_SUITES on pyspark 3.5; a summary line
 # closes the run. A lint failure fails the run, after the suites.
 test: setup
-	@rm -rf connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports target/pytest
+	@rm -rf connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports target/pytest \
+	  target/mutations/junit
 	@status=0; \
 	  $(MAKE) -s lint-python || status=1; \
 	  $(SBT) connector/assembly connector/publishM2 connectorSpark35/assembly connectorSpark35/publishM2 test \
 	    "connectorSpark35/testOnly $(SPARK35_SUITES)" $(SCALA_FORMAT_CHECKS) || status=1; \
+	  MUTATIONS_SAMPLE=$(MUTATIONS_SAMPLE) $(if $(MUTATIONS_SEED),MUTATIONS_SEED=$(MUTATIONS_SEED)) \
+	    $(PYTHON) tests/mutations/run.py --no-baseline --junit target/mutations/junit || status=1; \
 	  $(MAKE) -s python-package || status=1; \
 	  $(MAKE) -s python-package PYTHON=.venv-spark3.5/bin/python || status=1; \
 	  GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 CHAOS_SHORT_KINDS=2 BENCH_TINY_ONLY=source \
@@ -74,7 +77,7 @@ test: setup
 	  GAZETTE_LOCAL_BINARIES=required CHAOS_SHORT_KINDS=1 .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml || status=1; \
 	  $(PYTHON) tests/harness/summarize.py connector-scala/target/test-reports connector-scala/target/spark-3.5_2.12/test-reports \
-	    target/pytest; \
+	    target/mutations/junit target/pytest; \
 	  exit $$status
 
 # Every suite on Spark 3.5 / Scala 2.12 (make test runs SPARK35_SUITES), Scala and Python.
@@ -267,8 +270,10 @@ test-source-properties: setup
 
 # Shows that the suites bite: each one-line mutation of the connector in tests/mutations/mutations.py
 # (a dropped duplicate check, a rollback taken for a commit, ...) applied alone to a copy of the tree
-# under target/mutations must fail the suites named for it. Not part of `make test` (about half an
-# hour); MUTATIONS=name,name runs some.
+# under target/mutations must fail the suites named for it. MUTATIONS=name,name runs some. `make
+# test` runs a sample of about MUTATIONS_SAMPLE of them, the group MUTATIONS_SEED picks (drawn at
+# random and printed when not given; consecutive seeds cover the list).
+MUTATIONS_SAMPLE ?= 6
 test-mutations: setup
 	@$(if $(MUTATIONS),MUTATIONS=$(MUTATIONS)) $(PYTHON) tests/mutations/run.py
 

@@ -45,6 +45,9 @@ SEQUENCER = "message/Sequencer.scala"
 RANGE_READER = "spark/source/reading/JournalRangeReader.scala"
 DATA_WRITER = "spark/sink/GazetteDataWriter.scala"
 SINK_ROWS = "spark/sink/rows/SinkRows.scala"
+SINK_PRODUCERS = "spark/sink/intents/SinkProducers.scala"
+MESSAGE_ITERATOR = "message/MessageIterator.scala"
+STORE_HEALTH = "client/StoreHealth.scala"
 
 MUTATIONS = (
     Mutation(
@@ -216,12 +219,30 @@ MUTATIONS = (
         (suite("SinkIntegrationSuite", "a streaming pipeline writes every input row exactly once"),),
     ),
     Mutation(
-        "sink-no-rollback-before-writing",
+        "sink-abort-commits-its-rows",
         DATA_WRITER,
-        "publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))",
-        "if (false) publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))",
-        "a producer used again does not roll back what a failed attempt left open: its next ACK commits it",
-        (suite("SinkEpochsIntegrationSuite", "a task lost after appending"),),
+        "publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j))",
+        "publisher.ackAt(j, f, like, clock.tick())",
+        "a failed attempt's ACKs, and a failed epoch's, land above their messages: they commit what they should "
+        "roll back",
+        (suite("SinkIntegrationSuite", "exactly once across a failure at task-after-half"),),
+    ),
+    Mutation(
+        "sink-producers-keep-generation",
+        SINK_PRODUCERS,
+        "generations = generations ++ retried.toSeq.distinct.map",
+        "generations = generations ++ retried.toSeq.take(0).map",
+        "a partition committed by a later attempt keeps its first attempt's producers, under which messages may be "
+        "open",
+        (suite("SinkProducersSuite"),),
+    ),
+    Mutation(
+        "sink-producers-continue-another-run",
+        SINK_PRODUCERS,
+        "if (run == this.run) this else SinkProducers.fresh(run)",
+        "this",
+        "a new run of the query publishes under the producers of the run before it, which may have died mid-epoch",
+        (suite("SinkProducersSuite"),),
     ),
     Mutation(
         "sink-rewrites-recorded-epoch",
@@ -257,7 +278,7 @@ MUTATIONS = (
     ),
     Mutation(
         "sink-forgets-last-acks",
-        "spark/sink/intents/SinkProducers.scala",
+        SINK_PRODUCERS,
         "lastAcks = lastAcks ++ acks.map",
         "lastAcks = lastAcks ++ acks.take(0).map",
         "the record of an epoch forgets its ACKs: producers' clocks and rollbacks no longer follow them",
@@ -376,5 +397,81 @@ MUTATIONS = (
         "if (false) fs.delete(dir, false)",
         "a task that staged after its write was aborted leaves the run's directory it made again",
         (suite("PlainWriteStagingIntegrationSuite", "also when a task stages after the abort"),),
+    ),
+    Mutation(
+        "real-time-rows-of-a-message-share-a-producer",
+        "spark/sink/realtime/OriginUuids.scala",
+        "val k = if (at == cursor) rows else 0",
+        "val k = 0",
+        "rows made from one message (explode) share a producer and a clock: readers keep the first, drop the rest",
+        (suite("RealTimeSinkSuite"),),
+    ),
+    Mutation(
+        "real-time-origin-found-in-another-journal",
+        "spark/runtime/SequencedMessages.scala",
+        "producers(at) == producer && clocks(at) == clock && journals(at) == journal",
+        "producers(at) == producer && clocks(at) == clock",
+        "a row's origin is looked for in every journal its task read: a producer's message at the same clock in "
+        "another journal makes it ambiguous, and the row at least once",
+        (suite("RealTimeSinkSuite"),),
+    ),
+    Mutation(
+        "earliest-resumes-at-the-last-fragment",
+        "client/FragmentHoles.scala",
+        "reduceOption(_ min _)",
+        "reduceOption(_ max _)",
+        "where the earliest offset's fragment is gone, reading resumes at the last fragment listed, not the next one",
+        (suite("FragmentHolesSuite"),),
+    ),
+    Mutation(
+        "store-outage-grows-with-every-failure",
+        STORE_HEALTH,
+        "if (now < o.retryAt) o.copy(lastError = error)",
+        "if (false) o.copy(lastError = error)",
+        "the reads under way when a store fails each double its backoff: one outage keeps readers off it for minutes",
+        (suite("StoreHealthSuite"),),
+    ),
+    Mutation(
+        "store-admits-every-prober",
+        STORE_HEALTH,
+        "o.probeSince.forall(now - _ >= ProbeLease.toNanos)",
+        "true",
+        "once a store's backoff has passed, every reader tries it at once, not one: all wait on a store still down",
+        (suite("StoreHealthSuite"),),
+    ),
+    Mutation(
+        "reader-ignores-store-outage",
+        "client/JournalReader.scala",
+        "health.admit(StoreHealth.storeOf(m.fragmentUrl)) match {",
+        "health.admit(StoreHealth.storeOf(m.fragmentUrl)).orElse(Some(0L)) match {",
+        "a reader tries a store that just failed for each fragment, waiting on it each time, before a broker serves it",
+        (suite("SourceStoreIntegrationSuite", "a store that stops answering is waited on once"),),
+    ),
+    Mutation(
+        "framing-looks-ahead-past-a-jump",
+        MESSAGE_ITERATOR,
+        "val moreReady = !atEnd && beyond == null && at + (lim - pos) < writtenUntil",
+        "val moreReady = !atEnd && at + (lim - pos) < writtenUntil",
+        "bytes known written before an offset jump wait for more that never come: the messages before a removed "
+        "fragment are reported truncated",
+        (suite("FramingSuite", "bytes known written"),),
+    ),
+    Mutation(
+        "framing-long-line-hides-the-next-reason",
+        MESSAGE_ITERATOR,
+        "val looked = if (moreReady) unpacker.unpack(buf, pos, lim, atEnd && !holdTail, false) else Unpacked.NeedMore",
+        "val looked = Unpacked.NeedMore",
+        "bytes known written and longer than the largest message are judged as a journal's end, without being looked "
+        "at first: a malformed line after a long one loses its own reason",
+        (suite("FramingSuite", "keeps its own reason"),),
+    ),
+    Mutation(
+        "ndjson-waits-for-bytes-not-written",
+        "message/JsonFraming.scala",
+        "until - from < last && moreReady) return Unpacked.NeedMore",
+        "until - from < last) return Unpacked.NeedMore",
+        "a line shorter than the one before waits for more bytes even where none are known written: a live reader "
+        "holds a whole message, or judges a line with the bytes after it",
+        (suite("FramingSuite", "keeps its own reason"),),
     ),
 )

@@ -7,16 +7,25 @@ a suite that fails already would catch anything. Prints a table (mutation, the t
 it, seconds) and exits non-zero if a mutation survives, does not compile, or the baseline fails.
 
     --check               only checks that every snippet occurs once, without sbt
+    --no-baseline         skips the unmutated run (make test, whose suites have just run unmutated)
+    --junit DIR           writes DIR/mutations.xml, a test case per mutation, for make test's summary
     MUTATIONS=name,name   run some mutations only
+    MUTATIONS_SAMPLE=k    run a sample of about k: the list dealt into ceil(n / k) groups, one
+                          mutation in every ceil(n / k), and the group MUTATIONS_SEED picks (seed
+                          modulo the groups); consecutive seeds cover the whole list
+    MUTATIONS_SEED=s      the sample's seed (drawn at random, and printed, when not given)
     MUTATION_TIMEOUT=900  seconds a suite may take before it counts as hung (a hang is a catch)
 """
 
 from __future__ import annotations
 
+import math
 import os
+import random
 import shutil
 import sys
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +55,25 @@ def selected() -> list[Mutation]:
     unknown = [n for n in wanted if n not in names]
     if unknown:
         sys.exit(f"unknown mutations: {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    return [m for m in MUTATIONS if not wanted or m.name in wanted]
+    chosen = [m for m in MUTATIONS if not wanted or m.name in wanted]
+    k = os.environ.get("MUTATIONS_SAMPLE", "")
+    if not k:
+        return chosen
+    seed = int(os.environ.get("MUTATIONS_SEED") or random.SystemRandom().randrange(1 << 31))
+    part, group, groups = sample(chosen, int(k), seed)
+    print(f"sample {group + 1} of {groups} (MUTATIONS_SEED={seed}): {', '.join(m.name for m in part)}", flush=True)
+    return part
+
+
+def sample(mutations: list[Mutation], k: int, seed: int) -> tuple[list[Mutation], int, int]:
+    """The group of `mutations` that `seed` picks, out of ceil(n / k) groups of about k: one in
+    every ceil(n / k), so that each group mixes the list's areas (the list keeps a file's
+    mutations together), and consecutive seeds cover the whole list. Returns the group, its
+    number and the number of groups.
+    """
+    groups = max(1, math.ceil(len(mutations) / max(1, k)))
+    group = seed % groups
+    return [m for i, m in enumerate(mutations) if i % groups == group], group, groups
 
 
 def source(m: Mutation) -> tuple[Path, str]:
@@ -128,6 +155,27 @@ def mutate(shell: sbt.Shell, m: Mutation, timeout: float) -> Outcome:
         path.write_text(original)
 
 
+def junit(outcomes: list[Outcome], directory: Path) -> None:
+    """A test case per mutation, failed where it was not caught: make test's closing summary
+    counts them with the suites' and names a survivor.
+    """
+    failed = [o for o in outcomes if not o.caught]
+    suite = ET.Element("testsuite", name="mutations", tests=str(len(outcomes)), failures=str(len(failed)))
+    suite.set("errors", "0")
+    suite.set("skipped", "0")
+    for o in outcomes:
+        case = ET.SubElement(suite, "testcase", classname="mutations", name=o.mutation.name)
+        case.set("time", f"{o.seconds:.1f}")
+        if not o.caught:
+            ET.SubElement(case, "failure", message=f"{o.by}: {reproduce(o.mutation)}").text = o.message
+    directory.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(directory / "mutations.xml", encoding="utf-8", xml_declaration=True)
+
+
+def reproduce(m: Mutation) -> str:
+    return f"make test-mutations MUTATIONS={m.name}"
+
+
 def table(outcomes: list[Outcome], messages: bool) -> str:
     """One row per mutation; under it, with `messages` or when it was not caught, the message."""
     width = max(len(o.mutation.name) for o in outcomes)
@@ -140,15 +188,17 @@ def table(outcomes: list[Outcome], messages: bool) -> str:
 
 
 def main() -> int:
+    args = sys.argv[1:]
     mutations = selected()
     timeout = float(os.environ.get("MUTATION_TIMEOUT", "900"))
     WORK.mkdir(parents=True, exist_ok=True)
     tree.sync(ROOT, COPY)
     for m in mutations:
         source(m)
-    if "--check" in sys.argv[1:]:
+    if "--check" in args:
         print(f"{len(mutations)} mutations, each snippet found once")
         return 0
+    tree.seed_build(ROOT, COPY)
     log = WORK / "sbt.log"
     log.unlink(missing_ok=True)
     print(
@@ -158,7 +208,11 @@ def main() -> int:
     started = time.monotonic()
     outcomes: list[Outcome] = []
     with sbt.Shell(COPY, log) as shell:
-        baseline(shell, mutations, timeout)
+        if "--no-baseline" in args:
+            if not shell.run("connector/Test/compile", COMPILE_TIMEOUT).ok:
+                sys.exit(f"the unmutated sources do not compile; see {shell.log.name}")
+        else:
+            baseline(shell, mutations, timeout)
         for i, m in enumerate(mutations, 1):
             o = mutate(shell, m, timeout)
             outcomes.append(o)
@@ -169,6 +223,10 @@ def main() -> int:
     minutes = (time.monotonic() - started) / 60
     print(f"\n{len(outcomes) - len(failed)} of {len(outcomes)} mutations caught in {minutes:.1f} minutes")
     (WORK / "report.txt").write_text(table(outcomes, messages=True) + "\n")
+    if "--junit" in args:
+        junit(outcomes, Path(args[args.index("--junit") + 1]))
+    for o in failed:
+        print(f"{o.mutation.name} {'survived' if o.by == 'SURVIVED' else o.by}; reproduce: {reproduce(o.mutation)}")
     return 1 if failed else 0
 
 

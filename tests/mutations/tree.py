@@ -13,6 +13,17 @@ from pathlib import Path
 # Too large to copy or not part of the sources: linked to the working tree's instead.
 LINKED = (".venv", "tests/judge/bin")
 MANIFEST = ".mutations-manifest"
+# The build's outputs, copied from the working tree into a copy that has none (make test's
+# sample, after its Scala suites compiled everything): the copy's first compile is then
+# incremental, not a whole build. Zinc records paths relative to the build's root and sources by
+# their hashes; the assembly jars are left out.
+BUILT = (
+    "project/target",
+    "project/project",
+    "connector-scala/target/scala-2.13",
+    "connector-scala/target/streams",
+    "connector-scala/target/protobuf_external",
+)
 
 
 def sources(root: Path) -> list[str]:
@@ -50,3 +61,11 @@ def sync(root: Path, copy: Path) -> None:
             if dst.exists():
                 shutil.rmtree(dst)
             os.symlink(root / link, dst)
+
+
+def seed_build(root: Path, copy: Path) -> None:
+    """Copies the working tree's compiled outputs into `copy` where it has none of its own."""
+    for d in BUILT:
+        src, dst = root / d, copy / d
+        if src.is_dir() and not dst.exists():
+            shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("*assembly*.jar"))

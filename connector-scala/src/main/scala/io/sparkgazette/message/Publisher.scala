@@ -85,13 +85,9 @@ final class Publisher(
 
   /** An ACK at `at` in `journal`. Readers take an ACK at or below the last clock they saw the
     * producer commit there as a rollback of whatever it left open after that: at that clock, it
-    * abandons a failed attempt's messages under a producer that is used again.
+    * abandons a failed attempt's messages.
     */
   def ackAt(journal: String, framing: Framing, like: Array[Byte], at: Long): AckIntent = ack(journal, framing, like, at)
-
-  /** Buffers [[ackAt]] for `journal`, ahead of what is published there next. */
-  def publishRollback(journal: String, framing: Framing, like: Array[Byte], at: Long): Unit =
-    buffers.getOrElseUpdate(journal, new FramedBytes).write(ackAt(journal, framing, like, at).intent)
 
   private def ack(journal: String, framing: Framing, like: Array[Byte], at: Long): AckIntent = {
     val out = new ByteArrayOutputStream(64)

@@ -21,8 +21,7 @@ import org.slf4j.LoggerFactory
 /** Publishes one task attempt's rows. Exactly-once, they are CONTINUE_TXN messages, appended
   * at commit in one append per journal (see [[JournalSpool]]); the attempt's ACK intents go to
   * the driver in its commit message and are appended only once the driver has recorded them. A stream's attempts
-  * publish as the stable producers of [[SinkProducers]], rolling back first what an earlier
-  * attempt under theirs left open in each journal; batch jobs as a fresh producer.
+  * publish as the stable producers of [[SinkProducers]], batch jobs as a fresh producer.
   * Where the write can stage (see [[WriteStaging]]), a journal's rows are held unframed until they
   * outgrow `threshold`; from then on they are staged as committed messages instead (see [[StagedRun]]).
   * An epoch whose intents are already recorded was committed before a restart: its writers
@@ -50,7 +49,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   // at-least-once, they are appended whenever flushBytes of them are buffered.
   private val spools = scala.collection.mutable.LinkedHashMap[String, JournalSpool]()
   // Journals this attempt wrote as a stable producer, each with a payload to shape ACKs after.
-  private val rolledBack = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
+  private val written = scala.collection.mutable.LinkedHashMap[String, (Framing, Array[Byte])]()
   private val sinkRows = new SinkRows(config, targets, partitionId)
   private def framings = sinkRows.framings
   // Rows for journals the sink cannot write are held back and counted: the driver refuses the
@@ -62,8 +61,6 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   // (uncommitted, at commit) or stages them (committed, published after the driver's commit).
   private val held = scala.collection.mutable.LinkedHashMap[String, HeldRows]()
   private val staged = scala.collection.mutable.LinkedHashMap[String, StagedRunWriter]()
-  // What a staged journal gets from the task itself: the rollback ACK ahead of the staged run.
-  private val stagedPrefixes = scala.collection.mutable.LinkedHashMap[String, Array[Byte]]()
   private val lastClocks = scala.collection.mutable.Map[String, Long]()
   private val firstPayloads = scala.collection.mutable.Map[String, Array[Byte]]()
   private var heldBytes = 0L
@@ -80,10 +77,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     if (targets.unwritable.contains(journal)) { unwritable(journal) += 1; return }
     val framing = sinkRows.framingOf(journal, rows)
     val payload = sinkRows.payloadOf(row, journal, framing, rows)
-    stable.filter(_ => !rolledBack.contains(journal)).foreach { p =>
-      publisher.publishRollback(journal, framing, payload, p.rollbackClock(publisher.producer, journal))
-      rolledBack(journal) = (framing, payload)
-    }
+    // No rollback ACK goes ahead of the rows: no attempt under this producer can have left
+    // messages open (see SinkProducers), and one landing again late, in a retried append's
+    // first copy, would rewind readers below the producer's last ACK.
+    if (stable.isDefined && !written.contains(journal)) written(journal) = (framing, payload)
     if (!config.options.exactlyOnce) publish(journal, framing, payload, rows, committed = true)
     else if (staging.isEmpty) publish(journal, framing, payload, rows, committed = false)
     else if (staged.contains(journal)) publish(journal, framing, payload, rows, committed = true)
@@ -98,8 +95,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     }
     rows += 1
     if (publisher.buffered(journal) >= config.options.flushBytes) flush(journal)
-    config.options.testFault.filter(f =>
-      SinkFault.TaskPoints.exists(f.strikes(_, epoch)) && attempt == 0 && partitionId == 0).foreach(f =>
+    faultOf(SinkFault.TaskPoints - AgainLate).foreach(f =>
       if (rows == FaultAfterRows) {
         if (f.point == "task-late-after-half") holdAppendsUntil(epoch + 3) else appendAll()
         lost = f.point != "task-after-half"
@@ -107,10 +103,19 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
       })
   }
 
-  /** The appends of this attempt, landing once `later` is recorded (test.sinkFault). */
-  private def holdAppendsUntil(later: Long): Unit = {
+  /** The fault of `points` striking this attempt (test.sinkFault). */
+  private def faultOf(points: Set[String]): Option[SinkFault] = config.options.testFault.filter(f =>
+    points.exists(f.strikes(_, epoch)) && attempt == 0 && partitionId == 0)
+
+  /** The appends of this attempt, landing once `later` is recorded (test.sinkFault); and now too
+    * with `now`.
+    */
+  private def holdAppendsUntil(later: Long, now: Boolean = false): Unit = {
     val held = scala.collection.mutable.ArrayBuffer[(String, ByteString)]()
-    appendAll((journal, content) => held += journal -> content)
+    appendAll { (journal, content) =>
+      if (now) client.append(journal, content)
+      held += journal -> content
+    }
     val location = config.intentLog.get
     val intents = location.open(config.hadoopConf.value)
     val landing = new Thread(
@@ -138,7 +143,6 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
 
   /** From now on `journal`'s rows are staged, as committed messages, starting with those held. */
   private def stage(journal: String): Unit = {
-    stagedPrefixes(journal) = publisher.drain(journal)
     val index = targets.journals.indexOf(journal)
     val key = config.stagingKey(epoch)
     val file = staging.get.file(key, writeId, partitionId, stageAttempt, attempt, index)
@@ -165,7 +169,7 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
   override def currentMetricsValues(): Array[CustomTaskMetric] = { counts.rows = rows; counts.report() }
 
   override def commit(): WriterCommitMessage = {
-    GazetteErrors.brokerCalls(appendAll())
+    GazetteErrors.brokerCalls(faultOf(Set(AgainLate)).fold(appendAll())(_ => holdAppendsUntil(epoch + 1, now = true)))
     counts.rows = rows
     if (skip || !config.options.exactlyOnce)
       return GazetteCommitMessage(publisher.producer.toString, Nil, Nil, unwritable.toMap, counts = counts.commit())
@@ -197,10 +201,10 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     }
   }
 
-  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock,
-  // where its next attempt would roll back too; a fresh producer's before its first message.
+  // ACKs that abandon this attempt's messages: a stable producer's at its last recorded clock (it
+  // publishes no more, and readers drop what it left open); a fresh producer's before its first message.
   private def rollbacks(): Seq[AckIntent] = stable match {
-    case Some(p) => rolledBack.toSeq.map { case (j, (f, like)) =>
+    case Some(p) => written.toSeq.map { case (j, (f, like)) =>
         publisher.ackAt(j, f, like, p.rollbackClock(publisher.producer, j))
       }
     case None => publisher.rollbackIntents()
@@ -229,16 +233,12 @@ private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTa
     counts.appended(content.size, System.nanoTime() - t0)
   }
 
-  /** Appends what is buffered and spooled, one append per journal; a staged journal gets its
-    * rollback ACK only.
+  /** Appends what is buffered and spooled, one append per journal; a staged journal gets nothing
+    * from the task.
     */
   private def appendAll(append: (String, ByteString) => Unit = appendCounted): Unit = {
     held.keys.toSeq.foreach(release)
     targets.journals.foreach(drain)
-    stagedPrefixes.foreach { case (journal, prefix) =>
-      if (prefix.nonEmpty) { append(journal, ByteString.copyFrom(prefix)); wrote = true }
-    }
-    stagedPrefixes.clear()
     spools.foreach { case (journal, spool) =>
       if (spool.size > 0) { append(journal, spool.content()); wrote = true }
     }
@@ -273,6 +273,8 @@ private[spark] object GazetteDataWriter {
 
   /** The most a task holds unframed, over all its journals. */
   private val HeldBytes = 64L << 20
+
+  private val AgainLate = "task-appends-again-late"
 
   /** Where an injected task failure strikes: after this many rows, appended. */
   private val FaultAfterRows = 5L

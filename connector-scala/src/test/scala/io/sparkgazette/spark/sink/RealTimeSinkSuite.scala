@@ -72,6 +72,13 @@ class RealTimeSinkSuite extends AnyFunSuite {
       Seq(Right(100L), Right(101L), Right(102L)))
     // Without a clock: none.
     assert(u.next("j", origin(1, 0), "", emitted) == Left(OriginUuids.NoClock))
+    // One producer's messages at one clock in two journals, the rows held back past both: each
+    // row's message is the one of its own journal, which no copy elsewhere makes ambiguous.
+    val twoJournals = new SequencedMessages()
+    Seq("j1", "j2").foreach(twoJournals.add(_, 1L, 100L, 100L))
+    val w = new OriginUuids(1L)
+    assert(Seq("j1", "j2").map(j => w.next(j, origin(1, 100), "", twoJournals).map(Uuid.producer)) ==
+      Seq("j1", "j2").map(j => Right(OriginUuids.producer(1L, "", j, 1L, 0))))
   }
 
   test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {

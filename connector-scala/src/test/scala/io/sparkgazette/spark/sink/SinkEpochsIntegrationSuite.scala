@@ -127,4 +127,21 @@ class SinkEpochsIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
         s"producers per journal: ${counts.mkString(", ")}")
     }
   }
+
+  // An append the client retried after a timeout can land twice, its first copy late. A copy of a
+  // task's append that lands after its epoch committed holds only messages at or below the
+  // producer's last ACK, which readers drop as duplicates, and nothing that rewinds them to an
+  // older clock: the producer's next ACK, two epochs later, commits its own messages only.
+  test("a task's appends landing again after its epoch committed, every fourth epoch: each row once") {
+    val prefix = "sink/epochs/task-appends-again-late/"
+    val journals = outputs(prefix)
+    val rowsPerBatch = partitions * 8
+    val checkpoint = Files.createTempDirectory("gazette-ckpt").toString
+    runThrough(20)(start(prefix, checkpoint, _, rowsPerBatch, Map("test.sinkFault" -> "task-appends-again-late:1/4")))
+    start(prefix, checkpoint, Trigger.AvailableNow(), rowsPerBatch).awaitTermination()
+    // The copies did land: partition 0's rows of epochs 1, 5, ..., 17 are in the journals twice.
+    val messages = journals.flatMap(j => Judge.read(cluster.broker, j, committed = false)).count(_.flags == 1)
+    assertExactlyOnce(journals, 20L * rowsPerBatch)
+    assert(messages >= 20 * rowsPerBatch + 5 * rowsPerBatch / partitions, s"$messages messages")
+  }
 }

@@ -39,4 +39,47 @@ class SinkProducersSuite extends AnyFunSuite {
     val next = q.forRun("run-2")
     assert(next.run == "run-2" && next.lastAcks.isEmpty && next.generations.isEmpty && next.seed != q.seed)
   }
+
+  test("no producer under which an attempt did not commit is handed out again, in its run or a later one") {
+    // Such an attempt may have left messages open, or have appends on their way: its producer's
+    // next ACK would commit them (which is why a task appends no rollback ahead of its rows).
+    val seed = System.nanoTime()
+    val rnd = new scala.util.Random(seed)
+    val partitions = 8
+    var producers = SinkProducers.fresh("run-0")
+    var runs = 0
+    var retries = 0
+    val spent = scala.collection.mutable.Set[ProducerId]()
+    for (epoch <- 0L until 400L) {
+      // Each partition's attempts (stage attempt, attempt), the one that commits last: its first
+      // alone; a retry after it failed, or two; a speculative copy that wins, or loses; a stage
+      // retry's; or, now and then, the epoch fails whole and the query runs again.
+      val attempts = (0 until partitions).map(_ ->
+          (rnd.nextInt(8) match {
+            case 0 => Seq((0, 0), (0, 1))
+            case 1 => Seq((0, 0), (0, 1), (0, 2))
+            case 2 => Seq((0, 1), (0, 0))
+            case 3 => Seq((0, 0), (1, 0))
+            case _ => Seq((0, 0))
+          }))
+      val handed = for ((part, tries) <- attempts; (s, a) <- tries) yield producers.producer(part, s, a, epoch)
+      withClue(s"seed $seed, epoch $epoch: ") {
+        assert(handed.filter(spent).isEmpty, "a producer under which an attempt did not commit is used again")
+        assert(handed.distinct.size == handed.size, "two attempts of the epoch share a producer")
+      }
+      if (rnd.nextInt(25) == 0) {
+        spent ++= handed
+        runs += 1
+        producers = producers.forRun(s"run-$runs")
+      } else {
+        val committers = attempts.map { case (part, tries) => part -> tries.last }
+        spent ++= (for ((part, tries) <- attempts; (s, a) <- tries.init) yield producers.producer(part, s, a, epoch))
+        val acks = committers.map { case (part, (s, a)) => (producers.producer(part, s, a, epoch), "j", epoch + 1) }
+        val retried = committers.collect { case (part, (s, a)) if !SinkProducers.isFirst(s, a) => part }
+        retries += retried.size
+        producers = producers.after(acks, retried)
+      }
+    }
+    assert(runs > 0 && retries > 0)
+  }
 }

@@ -12,7 +12,9 @@ import io.sparkgazette.spark.options.GazetteOptions
   * task once it has appended its first five rows (`task-after-half:1/4`: in epochs 1, 5, 9, ...);
   * `task-lost-after-half` too, but the attempt is lost as if its executor died: its abort rolls
   * back nothing; `task-late-after-half` too, but its appends are held back, as a network might
-  * hold them, and land only once epoch + 3 is recorded; `driver-before-persist`,
+  * hold them, and land only once epoch + 3 is recorded; `task-appends-again-late` lets the first
+  * attempt commit, and its appends land a second time once epoch + 1 is recorded, as the first
+  * copy of an append the client retried may; `driver-before-persist`,
   * `driver-after-persist`, `driver-after-some-acks` and `driver-after-publish` fail the driver's commit there.
   */
 private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
@@ -22,7 +24,8 @@ private[spark] final case class SinkFault(point: String, epoch: Long, every: Lon
 }
 
 private[spark] object SinkFault {
-  val TaskPoints: Set[String] = Set("task-after-half", "task-lost-after-half", "task-late-after-half")
+  val TaskPoints: Set[String] =
+    Set("task-after-half", "task-lost-after-half", "task-late-after-half", "task-appends-again-late")
   private val Points = TaskPoints ++ Set("driver-before-persist", "driver-after-persist", "driver-after-some-acks",
     "driver-after-publish")
 

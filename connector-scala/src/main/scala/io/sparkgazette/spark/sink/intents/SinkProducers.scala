@@ -19,17 +19,20 @@ import io.sparkgazette.message.ProducerId
   *    a producer.
   *  - `lastAcks` holds, per producer and journal, the clock of the last ACK recorded for it.
   *    A producer's clock starts above every one of them, on whatever executor it runs.
-  *  - The first time a task writes a journal, it appends first an ACK at that last recorded
-  *    clock (at clock 1 where it has none): readers take it as a rollback of whatever an
-  *    earlier failed attempt under the producer left open there, so the task's own ACK commits
-  *    only its own messages.
-  *  - A first attempt's producer is not used again once the attempt may still have appends in
-  *    flight: an attempt that did not commit (killed, lost with its executor, or running on
-  *    after the copy that committed) can have its appends land after a later attempt's ACK, and an ACK below
-  *    the producer's last one rewinds readers to it, so the next ACK of the producer would commit
-  *    them. So a partition whose epoch was committed by another than its first attempt moves to
-  *    its next generation, and a new run of the query (which may follow a run killed mid-epoch)
-  *    starts from a new seed.
+  *  - No producer is handed out again once an attempt under it did not commit: that attempt
+  *    (failed, killed, lost with its executor, or running on after the copy that committed) may
+  *    have left messages open, or have appends on their way that land after a later ACK, and the
+  *    producer's next ACK would commit them. Other attempts than a partition's first publish
+  *    once; a partition whose epoch was committed by another than its first attempt moves to its
+  *    next generation; an epoch that fails ends the run, and a new run of the query (which may
+  *    follow a run killed mid-epoch) starts from a new seed.
+  *  - So a task appends no rollback ahead of its rows: under a producer used again nothing is
+  *    open. A copy of its append landing again after the epoch committed (the first copy of an
+  *    append the client retried) then holds only messages at or below the producer's last ACK,
+  *    which readers drop; a rollback ACK in it would take them back below that ACK, and the
+  *    producer's next ACK would commit the copy again.
+  *  - A failed attempt, and the driver for a failed epoch, append ACKs at `rollbackClock`: readers
+  *    drop the messages left open rather than hold them.
   *
   * @param seed drawn for each run of a query, so that two runs or queries never share producers
   * @param run the run of the query (Spark's `runId`) these producers belong to
