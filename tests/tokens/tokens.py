@@ -1,0 +1,306 @@
+"""A pipeline that outlives its tokens: gazette (read committed) -> Spark -> gazette (exactly once),
+on a standalone cluster and two brokers that check bearer tokens (`--broker.auth-keys`), fed by
+Gazette's Go Publisher. The query's tokens expire every `ttl` seconds and are renewed under it, by
+a thread rewriting the token file (`authTokenFile`) or by a provider class that mints them
+(`authTokenProvider`); midway the brokers' key rotates (restarted one by one with the old and new
+keys, tokens minted with the new one, then restarted with the new key alone). Then a large batch
+write and read on tokens as short. Traffic stops, the query drains, and Gazette's ReadCommittedIter
+judges: every committed input message exactly once in the output, every batch row once.
+
+    python tests/tokens/tokens.py [--minutes 5] [--ttl 30] [--real-time] [--provider] [--rows 300000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "harness"))
+sys.path.insert(0, str(HERE.parent / "chaos"))
+import chaos  # noqa: E402
+import judge  # noqa: E402
+from cluster import LocalCluster, terminate  # noqa: E402
+from jars import assembly_jar  # noqa: E402
+from security import Security  # noqa: E402
+from spark_standalone import SparkStandalone  # noqa: E402
+from specs import journal_specs  # noqa: E402
+
+PROVIDER = "io.sparkgazette.testing.MintingTokenProvider"
+
+
+@dataclass
+class Summary:
+    mode: str
+    minutes: float
+    ttl: int
+    seconds: float = 0.0
+    tokens: int = 0  # tokens written to the file, or minted by the provider (in every JVM)
+    refused_asks: int = 0  # provider: asked again after a broker refused its token
+    rotations: int = 0  # keys the brokers rotated to
+    restarts: int = 0  # broker restarts of the rotations
+    stream: chaos.Summary = field(default_factory=lambda: chaos.Summary(0))
+    batch_rows: int = 0
+    batch_written: int = 0
+    batch_read: int = 0
+    batch_lost: int = 0
+    batch_duplicated: int = 0
+
+    @property
+    def ok(self) -> bool:
+        s = self.stream
+        return (
+            s.lost == s.duplicated == s.phantom == s.failures == 0
+            and s.committed > 0
+            and self.batch_written == self.batch_read == self.batch_rows
+            and self.batch_lost == self.batch_duplicated == 0
+        )
+
+    def __str__(self) -> str:
+        s = self.stream
+        return "\n".join(
+            [
+                f"tokens ({self.mode}): {self.seconds:.0f} s, tokens living {self.ttl} s: {self.tokens} tokens "
+                + ("minted by the provider" if "provider" in self.mode else "written to the token file")
+                + (f" ({self.refused_asks} after a refusal)" if "provider" in self.mode else "")
+                + f"; {self.rotations} key rotations ({self.restarts} broker restarts)",
+                f"stream judged by Gazette's ReadCommittedIter: {s.committed} committed input messages, "
+                f"{s.written} output messages; lost {s.lost}, duplicated {s.duplicated}, phantom {s.phantom}, "
+                f"query failures {s.failures}",
+                f"batch: {self.batch_rows} rows written {self.batch_written}, read back {self.batch_read}, "
+                f"judged lost {self.batch_lost}, duplicated {self.batch_duplicated}",
+                "OK" if self.ok else "FAILED",
+                *(f"  e.g. {e}" for e in s.examples[:8]),
+            ]
+        )
+
+
+class Tokens:
+    """Keeps the query's tokens coming: rewrites the token file every ttl/3 s with a token minted with
+    the key of the moment, or (provider) keeps the key the provider mints with in a file it reads."""
+
+    def __init__(self, security: Security, work: str, ttl: int, provider: bool):
+        self.security, self.ttl, self.provider = security, ttl, provider
+        self.key = security.auth_key
+        self.token_file = os.path.join(work, "token")
+        self.mint_key_file = os.path.join(work, "mint.key")
+        self.calls_file = os.path.join(work, "provider-calls")
+        self.written = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._publish()
+
+    def options(self) -> dict:
+        if self.provider:
+            return {
+                "authTokenProvider": PROVIDER,
+                "authTokenProvider.keyFile": self.mint_key_file,
+                "authTokenProvider.ttlSeconds": str(self.ttl),
+                "authTokenProvider.callsFile": self.calls_file,
+            }
+        return {"authTokenFile": self.token_file}
+
+    def mint_with(self, key: str) -> None:
+        self.key = key
+        self._publish()
+
+    def _publish(self) -> None:
+        if self.provider:
+            _write(self.mint_key_file, self.key)
+        else:
+            _write(self.token_file, self.security.token(ttl=self.ttl, key=self.key))
+            self.written += 1
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            self._publish()
+
+    def provider_calls(self) -> tuple[int, int]:
+        if not os.path.exists(self.calls_file):
+            return 0, 0
+        lines = Path(self.calls_file).read_text().split()
+        return len(lines), lines.count("refused")
+
+    def __enter__(self) -> Tokens:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _write(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    Path(tmp).write_text(text + "\n")
+    os.replace(tmp, path)  # whole, as a control plane renews a token file
+
+
+def provider_jar(work: str) -> str:
+    """The test's provider, compiled against the connector's jar as an application's would be."""
+    classes = os.path.join(work, "provider-classes")
+    os.makedirs(classes, exist_ok=True)
+    subprocess.run(
+        ["javac", "--release", "11", "-cp", assembly_jar(), "-d", classes, str(HERE / "MintingTokenProvider.java")],
+        check=True,
+        capture_output=True,
+    )
+    jar = os.path.join(work, "provider.jar")
+    subprocess.run(["jar", "cf", jar, "-C", classes, "."], check=True, capture_output=True)
+    return jar
+
+
+def rotate(gazette: LocalCluster, security: Security, tokens: Tokens, summary: Summary, out, wait_old: float) -> None:
+    """The brokers' key rotates: each restarted with the old and new keys, tokens minted with the new
+    one, and once no token of the old key can be alive, each restarted with the new key alone."""
+    old = security.auth_key
+    new = security.rotate_key()
+    for b in gazette.state.brokers:
+        gazette.stop_broker(b.index)
+        gazette.start_broker(b.index)
+        summary.restarts += 1
+    tokens.mint_with(new)
+    out(f"  brokers accept the old and the new key; tokens minted with the new one (old key {old[:6]}...)")
+    time.sleep(wait_old)  # the tokens of the old key expire
+    security.retire_keys(new)
+    for b in gazette.state.brokers:
+        gazette.stop_broker(b.index)
+        gazette.start_broker(b.index)
+        summary.restarts += 1
+    summary.rotations += 1
+    out("  brokers hold the new key alone")
+
+
+def run(
+    minutes: float = 5,
+    ttl: int = 30,
+    real_time: bool = False,
+    provider: bool = False,
+    rows: int = 300_000,
+    rotate_key: bool = True,
+    out=print,
+) -> Summary:
+    mode = ("real-time" if real_time else "micro-batch") + (", provider" if provider else ", token file")
+    summary, started = Summary(mode, minutes, ttl), time.monotonic()
+    work = tempfile.mkdtemp(prefix="tokens-")
+    out(f"tokens ({mode}): {minutes:g} minutes, tokens living {ttl} s, work in {work}")
+    security = Security.generate(os.path.join(work, "credentials"), tls=False)
+    os.environ["GAZETTE_AUTH_KEY_FILE"] = security.key_file  # the judge signs its own tokens
+    ins = [f"chaos/in/part-{i}" for i in range(chaos.JOURNALS)]
+    outs = [f"chaos/out/part-{i}" for i in range(chaos.JOURNALS)]
+    batch = [f"chaos/batch/part-{i}" for i in range(2)]
+    traffic = query = None
+    with (
+        LocalCluster(brokers=2, root=os.path.join(work, "gazette"), security=security) as gazette,
+        SparkStandalone(workers=1, cores=2) as spark,
+        Tokens(security, work, ttl, provider) as tokens,
+    ):
+        try:
+            for prefix, names in (("chaos/in/", ins), ("chaos/out/", outs), ("chaos/batch/", batch)):
+                gazette.apply(journal_specs(prefix, [n.rsplit("/", 1)[1] for n in names], replication=2))
+            brokers = ",".join(b.endpoint for b in gazette.state.brokers)
+            options = tokens.options()
+            extra = provider_jar(work) if provider else None
+            with open(os.path.join(work, "traffic.log"), "ab") as log:
+                traffic = subprocess.Popen(
+                    [str(judge.BINARY), "traffic", "--broker", gazette.broker, "--journals", ",".join(ins)]
+                    + ["--random", "1", "--rate", "20"],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            query = chaos.Query(
+                spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"), real_time
+            )
+            query.args += ["--options", json.dumps({**options, "retryTimeout": "60s"})]
+            if extra:
+                query.args[5] = f"{query.args[5]},{extra}"
+            query.start()
+            end = started + minutes * 60
+            if rotate_key:
+                time.sleep(max(0.0, (end - time.monotonic()) / 3))
+                out(f"rotating the brokers' key at {time.monotonic() - started:.0f} s")
+                rotate(gazette, security, tokens, summary, out, wait_old=ttl + 6)
+            while time.monotonic() < end:
+                if query.exited():
+                    raise RuntimeError(f"the query failed: {query.last_error()} (see {query.log})")
+                time.sleep(1)
+            out(f"stopping traffic at {time.monotonic() - started:.0f} s")
+            traffic.send_signal(signal.SIGTERM)
+            if traffic.wait(timeout=180) != 0:
+                raise RuntimeError(f"judge traffic failed; see {work}/traffic.log")
+            if query.exited():
+                raise RuntimeError(f"the query failed: {query.last_error()} (see {query.log})")
+            query.kill()
+            chaos._await_whole(gazette, ins, out)
+            heads = chaos._heads(gazette, ins) if real_time else None
+            summary.stream.failures += chaos._drain(query, out, heads=heads)
+            chaos._await_whole(gazette, outs, out)
+            chaos._judge(gazette, ins, outs, summary.stream, real_time)
+            _batch(spark.master, brokers, query.args[5], options, rows, batch, gazette, summary, work, out)
+        finally:
+            if query:
+                query.kill()
+            if traffic:
+                terminate(traffic.pid)
+        summary.tokens, summary.refused_asks = tokens.provider_calls() if provider else (tokens.written, 0)
+    summary.seconds = time.monotonic() - started
+    if summary.ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        out(f"logs kept in {work}")
+    return summary
+
+
+def _batch(master, brokers, jars, options, rows, journals, gazette, summary, work, out) -> None:
+    """`rows` rows written by a batch query and read back by another, on the same renewing tokens;
+    Gazette's reader counts them."""
+    summary.batch_rows = rows
+    log = os.path.join(work, "batch.log")
+    with open(log, "ab") as f:
+        done = subprocess.run(
+            [sys.executable, str(HERE / "batch.py"), master, brokers, jars, json.dumps(options), str(rows)],
+            stdout=subprocess.PIPE,
+            stderr=f,
+            text=True,
+            timeout=1800,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"the batch job failed; see {log}")
+    result = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    summary.batch_written, summary.batch_read = result["written"], result["read"]
+    out(f"batch: {rows} rows written in {result['write_s']:.0f} s, read in {result['read_s']:.0f} s")
+    seen: dict[int, int] = {}
+    for j in journals:
+        for r in judge.each(gazette.broker, j):
+            n = json.loads(r["payload"])["n"]
+            seen[n] = seen.get(n, 0) + 1
+    summary.batch_lost = sum(1 for n in range(rows) if n not in seen)
+    summary.batch_duplicated = sum(c - 1 for c in seen.values())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--minutes", type=float, default=5)
+    p.add_argument("--ttl", type=int, default=30, help="seconds each token lives")
+    p.add_argument("--real-time", action="store_true")
+    p.add_argument("--provider", action="store_true", help="tokens from a provider class, not a file")
+    p.add_argument("--rows", type=int, default=300_000, help="rows of the batch write and read")
+    a = p.parse_args()
+    summary = run(a.minutes, a.ttl, a.real_time, a.provider, a.rows)
+    print(summary)
+    sys.exit(0 if summary.ok else 1)
+
+
+if __name__ == "__main__":
+    main()
