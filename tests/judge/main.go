@@ -12,6 +12,9 @@
 //	judge exactly-once --broker URL --journals in1,in2 --out out1,out2
 //	judge tail --broker URL --journals a,b [--offset N] [--seconds S]   (see tail.go)
 //	judge scenarios                          (lists the named scenarios)
+//
+// With GAZETTE_AUTH_KEY_FILE set, every RPC carries a token signed with the first key of that file
+// (the brokers' --broker.auth-keys), read for each RPC.
 package main
 
 import (

@@ -233,14 +233,15 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     try tokens.current()
     catch {
       case e: auth.TokenUnavailableException =>
-        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, None, false, e.getMessage, e)
+        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+          e)
     }
 
   /** The failure of `rpc` once brokers refused its token for good (`e`: their last answer). */
   private[client] def refused(rpc: String, journal: String, where: String, endpoint: String, token: Option[auth.Token],
       expired: Boolean, e: StatusRuntimeException): AuthTokenException =
-    new AuthTokenException(rpc, journal, endpoint, where, config.credentials, token, expired,
-      s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}", e)
+    new AuthTokenException(rpc, journal, endpoint, where, config.credentials, token.isDefined, token.flatMap(_.expiry),
+      expired, s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}", e)
 
   /** What to do after brokers refused `used`, as [[auth.Refusals]] decides; renewing that fails is
     * the RPC's failure.
@@ -250,7 +251,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     try refusals.refused(used)
     catch {
       case e: auth.TokenUnavailableException =>
-        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, None, false, e.getMessage, e)
+        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+          e)
     }
 
   /** Runs `attempt` against the journal's endpoint until it answers OK, a status that retrying

@@ -120,8 +120,8 @@ class GazetteErrorsSuite extends AnyFunSuite {
   // Calls whose arguments pick another of their builder's wordings than the call above does.
   // A Read refused for its token: a JWT whose exp is 2026-01-01T00:00:00Z (none: no token sent).
   private def refusal(c: Credentials, expired: Boolean, token: Boolean = true, cause: Throwable = null) =
-    new AuthTokenException("Read", "a/b", "http://127.0.0.1:8080", " at offset 0", c,
-      Some(new Token("e30.eyJleHAiOjE3NjcyMjU2MDB9.c2ln")).filter(_ => token), expired,
+    new AuthTokenException("Read", "a/b", "http://127.0.0.1:8080", " at offset 0", c, token,
+      Some(new Token("e30.eyJleHAiOjE3NjcyMjU2MDB9.c2ln")).filter(_ => token).flatMap(_.expiry), expired,
       "UNAUTHENTICATED: token is expired", cause)
 
   private val otherWordings: Seq[() => Throwable] = Seq(

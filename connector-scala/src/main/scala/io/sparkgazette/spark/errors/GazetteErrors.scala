@@ -60,7 +60,7 @@ private[spark] object GazetteErrors extends OptionErrors with ReadErrors with Ch
     }
     val variant =
       if (e.getCause.isInstanceOf[TokenUnavailableException]) "UNAVAILABLE"
-      else if (e.token.isEmpty) "MISSING"
+      else if (!e.sent) "MISSING"
       else if (e.expired) "EXPIRED"
       else "REFUSED"
     val exp = e.expiry.fold("none (the token has no exp claim)")(_.toString)
