@@ -6,7 +6,7 @@ time."""
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -55,7 +55,7 @@ def test_an_expired_token_with_nothing_to_renew_it_fails_the_query_naming_its_ex
 
     cluster, security = secured
     token = security.token(ttl=6)
-    exp = datetime.fromtimestamp(json.loads(_payload(token))["exp"], tz=timezone.utc)
+    exp = datetime.fromtimestamp(json.loads(_payload(token))["exp"], tz=UTC)
     admin.publish(spark, cluster.broker, "expiring/events", [{"n": 1}], auth_token=security.token())
     if source == "authTokenFile":
         path = tmp_path / "token"
