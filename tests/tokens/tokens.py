@@ -1,5 +1,5 @@
 """A pipeline that outlives its tokens: gazette (read committed) -> Spark -> gazette (exactly once),
-on a standalone cluster and two brokers that check bearer tokens (`--broker.auth-keys`), fed by
+on a standalone cluster and three brokers that check bearer tokens (`--broker.auth-keys`), fed by
 Gazette's Go Publisher. The query's tokens expire every `ttl` seconds and are renewed under it, by
 a thread rewriting the token file (`authTokenFile`) or by a provider class that mints them
 (`authTokenProvider`); midway the brokers' key rotates (restarted one by one with the old and new
@@ -201,7 +201,7 @@ def run(
     batch = [f"chaos/batch/part-{i}" for i in range(2)]
     traffic = query = None
     with (
-        LocalCluster(brokers=2, root=os.path.join(work, "gazette"), security=security) as gazette,
+        LocalCluster(brokers=3, root=os.path.join(work, "gazette"), security=security) as gazette,
         SparkStandalone(workers=1, cores=2) as spark,
         Tokens(security, work, ttl, provider) as tokens,
     ):
