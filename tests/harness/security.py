@@ -58,6 +58,11 @@ class Security:
         self._write_keys(f"{self.auth_keys},{new}")
         return new
 
+    def sign_with(self, key: str) -> None:
+        """Brokers started next sign with `key` (one of theirs), and go on accepting the others."""
+        keys = self.auth_keys.split(",")
+        self._write_keys(",".join([key] + [k for k in keys if k != key]))
+
     def retire_keys(self, keep: str) -> None:
         """Brokers started next hold `keep` alone (once no token signed with another is in use)."""
         self._write_keys(keep)

@@ -161,24 +161,28 @@ def provider_jar(work: str) -> str:
 
 
 def rotate(gazette: LocalCluster, security: Security, tokens: Tokens, summary: Summary, out, wait_old: float) -> None:
-    """The brokers' key rotates: each restarted with the old and new keys, tokens minted with the new
-    one, and once no token of the old key can be alive, each restarted with the new key alone."""
-    old = security.auth_key
+    """The brokers' key rotates, a broker at a time, as Gazette's brokers take it: each restarted with
+    the old and new keys (signing what they send each other with the old one, which every broker
+    still accepts), tokens minted with the new one; each restarted signing with the new one; and once
+    no token of the old key can be alive, each restarted with the new key alone."""
     new = security.rotate_key()
-    for b in gazette.state.brokers:
-        gazette.stop_broker(b.index)
-        gazette.start_broker(b.index)
-        summary.restarts += 1
+    _restart_each(gazette, summary)
     tokens.mint_with(new)
-    out(f"  brokers accept the old and the new key; tokens minted with the new one (old key {old[:6]}...)")
+    out("  brokers accept the old and the new key; tokens minted with the new one")
+    security.sign_with(new)
+    _restart_each(gazette, summary)
     time.sleep(wait_old)  # the tokens of the old key expire
     security.retire_keys(new)
+    _restart_each(gazette, summary)
+    summary.rotations += 1
+    out("  brokers hold the new key alone")
+
+
+def _restart_each(gazette: LocalCluster, summary: Summary) -> None:
     for b in gazette.state.brokers:
         gazette.stop_broker(b.index)
         gazette.start_broker(b.index)
         summary.restarts += 1
-    summary.rotations += 1
-    out("  brokers hold the new key alone")
 
 
 def run(
