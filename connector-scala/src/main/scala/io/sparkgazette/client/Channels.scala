@@ -6,8 +6,9 @@ import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption
 import io.grpc.netty.shaded.io.netty.channel.epoll.{Epoll, EpollChannelOption}
-import io.grpc.{CallOptions, Channel, ClientCall, ClientInterceptor, ForwardingClientCall, ManagedChannel, Metadata,
-  MethodDescriptor}
+import io.grpc.{
+  CallOptions, Channel, ClientCall, ClientInterceptor, ForwardingClientCall, ManagedChannel, Metadata, MethodDescriptor
+}
 import io.sparkgazette.client.auth.TokenSource
 
 /** gRPC channels, one per broker endpoint (`http://host:port` or `https://host:port`), shared

@@ -233,15 +233,26 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     try tokens.current()
     catch {
       case e: auth.TokenUnavailableException =>
-        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+        throw new AuthTokenException(
+          rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
           e)
     }
 
   /** The failure of `rpc` once brokers refused its token for good (`e`: their last answer). */
   private[client] def refused(rpc: String, journal: String, where: String, endpoint: String, token: Option[auth.Token],
       expired: Boolean, e: StatusRuntimeException): AuthTokenException =
-    new AuthTokenException(rpc, journal, endpoint, where, config.credentials, token.isDefined, token.flatMap(_.expiry),
-      expired, s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}", e)
+    new AuthTokenException(
+      rpc,
+      journal,
+      endpoint,
+      where,
+      config.credentials,
+      token.isDefined,
+      token.flatMap(_.expiry),
+      expired,
+      s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}",
+      e
+    )
 
   /** What to do after brokers refused `used`, as [[auth.Refusals]] decides; renewing that fails is
     * the RPC's failure.
@@ -251,7 +262,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     try refusals.refused(used)
     catch {
       case e: auth.TokenUnavailableException =>
-        throw new AuthTokenException(rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+        throw new AuthTokenException(
+          rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
           e)
     }
 

@@ -7,8 +7,8 @@ import scala.annotation.nowarn
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.auth.{Credentials, Token, TokenUnavailableException}
+import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{
   AuthTokenException, BrokerStatusException, BrokerUnavailableException, StoreUnavailableException
 }
@@ -120,16 +120,30 @@ class GazetteErrorsSuite extends AnyFunSuite {
   // Calls whose arguments pick another of their builder's wordings than the call above does.
   // A Read refused for its token: a JWT whose exp is 2026-01-01T00:00:00Z (none: no token sent).
   private def refusal(c: Credentials, expired: Boolean, token: Boolean = true, cause: Throwable = null) =
-    new AuthTokenException("Read", "a/b", "http://127.0.0.1:8080", " at offset 0", c, token,
-      Some(new Token("e30.eyJleHAiOjE3NjcyMjU2MDB9.c2ln")).filter(_ => token).flatMap(_.expiry), expired,
-      "UNAUTHENTICATED: token is expired", cause)
+    new AuthTokenException(
+      "Read",
+      "a/b",
+      "http://127.0.0.1:8080",
+      " at offset 0",
+      c,
+      token,
+      Some(new Token("e30.eyJleHAiOjE3NjcyMjU2MDB9.c2ln")).filter(_ => token).flatMap(_.expiry),
+      expired,
+      "UNAUTHENTICATED: token is expired",
+      cause
+    )
 
   private val otherWordings: Seq[() => Throwable] = Seq(
     () => GazetteErrors.authToken(refusal(Credentials.Provider("x.Tokens", Map.empty), expired = false)),
     () => GazetteErrors.authToken(refusal(Credentials.Anonymous, expired = false, token = false)),
     () =>
-      GazetteErrors.authToken(refusal(Credentials.File("/run/token"), expired = false, token = false,
-        cause = new TokenUnavailableException(Credentials.File("/run/token"), "token file /run/token is empty"))),
+      GazetteErrors.authToken(refusal(
+          Credentials.File("/run/token"),
+          expired = false,
+          token = false,
+          cause = new TokenUnavailableException(Credentials.File("/run/token"),
+            "token file /run/token is empty")
+        )),
     () => GazetteErrors.unknownOption("journal", Seq("journals", "broker")),
     () => GazetteErrors.missingJournal("a/b", None),
     () => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", None, 2),

@@ -1,8 +1,8 @@
 package io.sparkgazette.client.auth
 
 import java.nio.charset.StandardCharsets
-import java.nio.file.{Files, NoSuchFileException, Path, Paths}
 import java.nio.file.attribute.BasicFileAttributes
+import java.nio.file.{Files, NoSuchFileException, Path, Paths}
 import java.time.{Duration => JDuration, Instant}
 import java.util.concurrent.ConcurrentHashMap
 
@@ -148,7 +148,7 @@ private[auth] final class ProviderTokens(c: Credentials.Provider, now: () => Ins
           throw new TokenUnavailableException(c, s"token provider ${c.className} failed: ${e.getClass.getName}", e)
       }
     val fresh = new Token(t.getOrElse(throw new TokenUnavailableException(c,
-        s"token provider ${c.className} returned no token")))
+          s"token provider ${c.className} returned no token")))
     token = Some(fresh)
     renewAt = fresh.expiry.map(exp => got.plusMillis(math.max(0L, (exp.toEpochMilli - got.toEpochMilli) * 4 / 5)))
   }

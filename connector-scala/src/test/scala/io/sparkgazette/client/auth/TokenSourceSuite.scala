@@ -1,8 +1,8 @@
 package io.sparkgazette.client.auth
 
 import java.nio.charset.StandardCharsets
-import java.nio.file.{Files, Path}
 import java.nio.file.attribute.FileTime
+import java.nio.file.{Files, Path}
 import java.time.Instant
 import java.util.Base64
 
