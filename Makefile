@@ -141,7 +141,7 @@ test-idle-reads: setup
 # Queries that outlive their bearer tokens (tests/tokens/tokens.py): five minutes each of a stream
 # in micro-batches and in real time on a token file, and in micro-batches on a provider class,
 # tokens living 30 s, the brokers' key rotated midway, then a batch write and read; judged by
-# Gazette's reader (make test runs tests/tokens/test_tokens.py: 45 s streams, no rotation).
+# Gazette's reader (make test runs tests/tokens/test_tokens.py: 30 s streams, no rotation).
 test-tokens: jar
 	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30
 	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30 --real-time

@@ -13,7 +13,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * A token provider as a control plane's client would be, minting its own: HS256 JWTs for every
  * journal, signed with the key its file holds at the moment (the test rotates it), living
- * {@code authTokenProvider.ttlSeconds}. Each call is noted in {@code authTokenProvider.callsFile}.
+ * {@code authTokenProvider.ttlSeconds}. Each call is noted in {@code authTokenProvider.callsFile},
+ * with the signature of the token it returned.
  */
 public final class MintingTokenProvider implements AuthTokenProvider {
   private String keyFile;
@@ -39,8 +40,10 @@ public final class MintingTokenProvider implements AuthTokenProvider {
     mac.init(new SecretKeySpec(key, "HmacSHA256"));
     String sig = b64.encodeToString(mac.doFinal((head + "." + body).getBytes(StandardCharsets.UTF_8)));
     if (callsFile != null) {
-      Files.write(Paths.get(callsFile), ((refused ? "refused" : "asked") + "\n").getBytes(StandardCharsets.UTF_8),
-          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      // The signature too: the test looks for every token it minted in the query's logs and plans.
+      String call = (refused ? "refused " : "asked ") + sig + "\n";
+      Files.write(Paths.get(callsFile), call.getBytes(StandardCharsets.UTF_8), StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
     }
     return head + "." + body + "." + sig;
   }

@@ -26,7 +26,7 @@ def test_a_stream_and_batch_outlive_tokens_renewed_in_a_file():
     """The key rotation (nine broker restarts, then minutes until Gazette persists what they left on
     peers) is `make test-tokens`'s: with it this run took nine minutes."""
     assembly_jar()
-    summary = tokens.run(minutes=0.75, ttl=12, rows=10_000, rotate_key=False)
+    summary = tokens.run(minutes=0.5, ttl=12, rows=10_000, rotate_key=False)
     print(summary)
     assert summary.ok, str(summary)
     assert summary.tokens >= 4, str(summary)
@@ -34,7 +34,7 @@ def test_a_stream_and_batch_outlive_tokens_renewed_in_a_file():
 
 def test_a_stream_and_batch_outlive_tokens_from_a_provider_class():
     assembly_jar()
-    summary = tokens.run(minutes=0.75, ttl=12, provider=True, rows=10_000, rotate_key=False)
+    summary = tokens.run(minutes=0.5, ttl=12, provider=True, rows=10_000, rotate_key=False)
     print(summary)
     assert summary.ok, str(summary)
     # Four fifths of 12 s: the driver and the executor each ask again several times.

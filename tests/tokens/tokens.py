@@ -55,6 +55,7 @@ class Summary:
     batch_read: int = 0
     batch_lost: int = 0
     batch_duplicated: int = 0
+    shown: list[str] = field(default_factory=list)  # files of logs, plans and checkpoints holding a token
 
     @property
     def ok(self) -> bool:
@@ -64,6 +65,7 @@ class Summary:
             and s.committed > 0
             and self.batch_written == self.batch_read == self.batch_rows
             and self.batch_lost == self.batch_duplicated == 0
+            and not self.shown
         )
 
     def __str__(self) -> str:
@@ -79,6 +81,8 @@ class Summary:
                 f"query failures {s.failures}",
                 f"batch: {self.batch_rows} rows written {self.batch_written}, read back {self.batch_read}, "
                 f"judged lost {self.batch_lost}, duplicated {self.batch_duplicated}",
+                f"tokens shown in logs, plans, progress or checkpoints: {len(self.shown)} files "
+                + ", ".join(self.shown[:4]),
                 "OK" if self.ok else "FAILED",
                 *(f"  e.g. {e}" for e in s.examples[:8]),
             ]
@@ -96,6 +100,7 @@ class Tokens:
         self.mint_key_file = os.path.join(work, "mint.key")
         self.calls_file = os.path.join(work, "provider-calls")
         self.written = 0
+        self.signatures: set[str] = set()  # of the tokens written
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._publish()
@@ -118,18 +123,35 @@ class Tokens:
         if self.provider:
             _write(self.mint_key_file, self.key)
         else:
-            _write(self.token_file, self.security.token(ttl=self.ttl, key=self.key))
+            token = self.security.token(ttl=self.ttl, key=self.key)
+            _write(self.token_file, token)
             self.written += 1
+            self.signatures.add(token.rsplit(".", 1)[1])
 
     def _loop(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             self._publish()
 
     def provider_calls(self) -> tuple[int, int]:
-        if not os.path.exists(self.calls_file):
-            return 0, 0
-        lines = Path(self.calls_file).read_text().split()
-        return len(lines), lines.count("refused")
+        lines = Path(self.calls_file).read_text().splitlines() if os.path.exists(self.calls_file) else []
+        return len(lines), sum(1 for line in lines if line.startswith("refused"))
+
+    def given(self) -> set[str]:
+        """The signatures of every token the query was given: no two tokens share one."""
+        if not self.provider:
+            return set(self.signatures)
+        lines = Path(self.calls_file).read_text().splitlines() if os.path.exists(self.calls_file) else []
+        return {line.split()[1] for line in lines if len(line.split()) == 2}
+
+    def secrets(self) -> set[str]:
+        """The files that hold tokens or keys by design: the rest must show none."""
+        return {
+            self.token_file,
+            self.token_file + ".tmp",
+            self.mint_key_file,
+            self.mint_key_file + ".tmp",
+            self.calls_file,
+        }
 
     def __enter__(self) -> Tokens:
         self._thread.start()
@@ -257,6 +279,7 @@ def run(
             chaos._await_whole(gazette, outs, out)
             chaos._judge(gazette, ins, outs, summary.stream, real_time)
             _batch(spark.master, brokers, query.args[5], options, rows, batch, gazette, summary, work, out)
+            summary.shown = _shown(tokens.given(), [work, spark.root], tokens.secrets() | {security.directory})
         finally:
             if query:
                 query.kill()
@@ -269,6 +292,29 @@ def run(
     else:
         out(f"logs kept in {work}")
     return summary
+
+
+def _shown(signatures: set[str], roots: list[str], secrets: set[str]) -> list[str]:
+    """The files under `roots` (the query's and the batch job's logs, checkpoint and plans, the Spark
+    workers' and executors' logs) holding one of the tokens' signatures, but the token's own."""
+    if not signatures:
+        raise RuntimeError("no token was given: nothing to look for")
+    needles = [s.encode() for s in signatures]
+    shown = []
+    for root in roots:
+        for parent, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if os.path.join(parent, d) not in secrets]
+            for name in files:
+                path = os.path.join(parent, name)
+                if path in secrets or name.endswith(".jar"):
+                    continue
+                try:
+                    data = Path(path).read_bytes()
+                except OSError:
+                    continue
+                if any(n in data for n in needles):
+                    shown.append(path)
+    return shown
 
 
 def _await_output(gazette: LocalCluster, outs: list[str], query, timeout: float = 300) -> None:
