@@ -1,5 +1,5 @@
 """A batch write of ROWS rows to chaos/batch/ and a batch read of them back, on the token options
-given (a token file renewed under it, or a provider), each taking longer than a token lives.
+given (a token file renewed under it, or a provider), on tokens living a few seconds.
 
     python batch.py MASTER BROKERS JARS OPTIONS_JSON ROWS    (prints RESULT {"written", "read", ...})
 """

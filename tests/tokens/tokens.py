@@ -4,7 +4,7 @@ Gazette's Go Publisher. The query's tokens expire every `ttl` seconds and are re
 a thread rewriting the token file (`authTokenFile`) or by a provider class that mints them
 (`authTokenProvider`); midway the brokers' key rotates (restarted one by one with the old and new
 keys, tokens minted with the new one, then restarted with the new key alone). Then a large batch
-write and read on tokens as short. Traffic stops, the query drains, and Gazette's ReadCommittedIter
+write and read on tokens living 8 s. Traffic stops, the query drains, and Gazette's ReadCommittedIter
 judges: every committed input message exactly once in the output, every batch row once.
 
     python tests/tokens/tokens.py [--minutes 5] [--ttl 30] [--real-time] [--provider] [--rows 300000]
@@ -37,6 +37,7 @@ from spark_standalone import SparkStandalone  # noqa: E402
 from specs import journal_specs  # noqa: E402
 
 PROVIDER = "io.sparkgazette.testing.MintingTokenProvider"
+BATCH_TTL = 8  # seconds the batch write's and read's tokens live (brokers allow 5 s past exp)
 
 
 @dataclass
@@ -47,10 +48,13 @@ class Summary:
     seconds: float = 0.0
     tokens: int = 0  # tokens written to the file, or minted by the provider (in every JVM)
     refused_asks: int = 0  # provider: asked again after a broker refused its token
+    refusals: int = 0  # refused tokens the connector logged, in the driver's and executors' logs
     rotations: int = 0  # keys the brokers rotated to
     restarts: int = 0  # broker restarts of the rotations
     stream: chaos.Summary = field(default_factory=lambda: chaos.Summary(0))
     batch_rows: int = 0
+    batch_ttl: int = 0
+    batch_seconds: tuple[float, float] = (0.0, 0.0)  # the write's, the read's
     batch_written: int = 0
     batch_read: int = 0
     batch_lost: int = 0
@@ -75,11 +79,13 @@ class Summary:
                 f"tokens ({self.mode}): {self.seconds:.0f} s, tokens living {self.ttl} s: {self.tokens} tokens "
                 + ("minted by the provider" if "provider" in self.mode else "written to the token file")
                 + (f" ({self.refused_asks} after a refusal)" if "provider" in self.mode else "")
+                + f"; {self.refusals} refusals logged"
                 + f"; {self.rotations} key rotations ({self.restarts} broker restarts)",
                 f"stream judged by Gazette's ReadCommittedIter: {s.committed} committed input messages, "
                 f"{s.written} output messages; lost {s.lost}, duplicated {s.duplicated}, phantom {s.phantom}, "
                 f"query failures {s.failures}",
-                f"batch: {self.batch_rows} rows written {self.batch_written}, read back {self.batch_read}, "
+                f"batch on tokens living {self.batch_ttl} s: {self.batch_rows} rows written {self.batch_written} "
+                f"in {self.batch_seconds[0]:.0f} s, read back {self.batch_read} in {self.batch_seconds[1]:.0f} s, "
                 f"judged lost {self.batch_lost}, duplicated {self.batch_duplicated}",
                 f"tokens shown in logs, plans, progress or checkpoints: {len(self.shown)} files "
                 + ", ".join(self.shown[:4]),
@@ -278,7 +284,12 @@ def run(
             summary.stream.failures += chaos._drain(query, out, heads=heads)
             chaos._await_whole(gazette, outs, out)
             chaos._judge(gazette, ins, outs, summary.stream, real_time)
-            _batch(spark.master, brokers, query.args[5], options, rows, batch, gazette, summary, work, out)
+            # Tokens of BATCH_TTL s for the batch: 300,000 rows took 28 s to write and 11 s to read under
+            # load, as long as a 30 s token lives, and a quiet machine is faster.
+            tokens.ttl = summary.batch_ttl = min(ttl, BATCH_TTL)
+            batch_options = {**options, **tokens.options()}
+            _batch(spark.master, brokers, query.args[5], batch_options, rows, batch, gazette, summary, work, out)
+            summary.refusals = _refusals_logged([work, spark.root])
             summary.shown = _shown(tokens.given(), [work, spark.root], tokens.secrets() | {security.directory})
         finally:
             if query:
@@ -292,6 +303,18 @@ def run(
     else:
         out(f"logs kept in {work}")
     return summary
+
+
+def _refusals_logged(roots: list[str]) -> int:
+    """Refusals the connector logged in the query's log (its driver logs at INFO) and its executors'."""
+    count = 0
+    for root in roots:
+        for parent, _, files in os.walk(root):
+            for name in files:
+                if name.endswith(".log") or name == "stderr":
+                    with open(os.path.join(parent, name), "rb") as f:
+                        count += sum(1 for line in f if b"refused the bearer token" in line)
+    return count
 
 
 def _shown(signatures: set[str], roots: list[str], secrets: set[str]) -> list[str]:
@@ -344,6 +367,7 @@ def _batch(master, brokers, jars, options, rows, journals, gazette, summary, wor
         raise RuntimeError(f"the batch job failed; see {log}")
     result = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
     summary.batch_written, summary.batch_read = result["written"], result["read"]
+    summary.batch_seconds = (result["write_s"], result["read_s"])
     out(f"batch: {rows} rows written in {result['write_s']:.0f} s, read in {result['read_s']:.0f} s")
     seen: dict[int, int] = {}
     for j in journals:

@@ -255,17 +255,29 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     )
 
   /** What to do after brokers refused `used`, as [[auth.Refusals]] decides; renewing that fails is
-    * the RPC's failure.
+    * the RPC's failure. A refusal that is retried is logged (its token's exp, never the token): an
+    * operator sees how often tokens arrive late, or keys are retired before their tokens.
     */
   private[client] def afterRefusal(refusals: auth.Refusals, rpc: String, journal: String, where: String,
-      endpoint: String, used: Option[auth.Token]): auth.Refusals.Next =
-    try refusals.refused(used)
-    catch {
-      case e: auth.TokenUnavailableException =>
-        throw new AuthTokenException(
-          rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
-          e)
+      endpoint: String, used: Option[auth.Token]): auth.Refusals.Next = {
+    val next =
+      try refusals.refused(used)
+      catch {
+        case e: auth.TokenUnavailableException =>
+          throw new AuthTokenException(
+            rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+            e)
+      }
+    val exp = used.flatMap(_.expiry).fold("no exp claim")(e => s"exp $e")
+    next match {
+      case auth.Refusals.RetryNow =>
+        log.info(s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: trying a renewed one")
+      case auth.Refusals.RetryLater(_) =>
+        log.info(s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: waiting for its renewal")
+      case _: auth.Refusals.GiveUp =>
     }
+    next
+  }
 
   /** Runs `attempt` against the journal's endpoint until it answers OK, a status that retrying
     * cannot fix, or the retry timeout; transport failures and routing statuses are retried, and a
