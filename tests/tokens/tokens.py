@@ -1,5 +1,5 @@
 """A pipeline that outlives its tokens: gazette (read committed) -> Spark -> gazette (exactly once),
-on a standalone cluster and three brokers that check bearer tokens (`--broker.auth-keys`), fed by
+on a standalone cluster and three brokers (one without a key rotation) that check bearer tokens (`--broker.auth-keys`), fed by
 Gazette's Go Publisher. The query's tokens expire every `ttl` seconds and are renewed under it, by
 a thread rewriting the token file (`authTokenFile`) or by a provider class that mints them
 (`authTokenProvider`); midway the brokers' key rotates (restarted one by one with the old and new
@@ -232,14 +232,19 @@ def run(
     outs = [f"chaos/out/part-{i}" for i in range(chaos.JOURNALS)]
     batch = [f"chaos/batch/part-{i}" for i in range(2)]
     traffic = query = None
+    # A restart of the rotation leaves each journal a broker when it has two; without a rotation one
+    # broker will do, and starts sooner.
+    broker_count = 3 if rotate_key else 1
     with (
-        LocalCluster(brokers=3, root=os.path.join(work, "gazette"), security=security) as gazette,
+        LocalCluster(brokers=broker_count, root=os.path.join(work, "gazette"), security=security) as gazette,
         SparkStandalone(workers=1, cores=2) as spark,
         Tokens(security, work, ttl, provider) as tokens,
     ):
         try:
             for prefix, names in (("chaos/in/", ins), ("chaos/out/", outs), ("chaos/batch/", batch)):
-                gazette.apply(journal_specs(prefix, [n.rsplit("/", 1)[1] for n in names], replication=2))
+                gazette.apply(
+                    journal_specs(prefix, [n.rsplit("/", 1)[1] for n in names], replication=min(broker_count, 2))
+                )
             brokers = ",".join(b.endpoint for b in gazette.state.brokers)
             options = tokens.options()
             extra = provider_jar(work) if provider else None
