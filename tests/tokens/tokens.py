@@ -1,11 +1,12 @@
 """A pipeline that outlives its tokens: gazette (read committed) -> Spark -> gazette (exactly once),
-on a standalone cluster and three brokers (one without a key rotation) that check bearer tokens (`--broker.auth-keys`), fed by
-Gazette's Go Publisher. The query's tokens expire every `ttl` seconds and are renewed under it, by
-a thread rewriting the token file (`authTokenFile`) or by a provider class that mints them
-(`authTokenProvider`); midway the brokers' key rotates (restarted one by one with the old and new
-keys, tokens minted with the new one, then restarted with the new key alone). Then a large batch
-write and read on tokens living 8 s. Traffic stops, the query drains, and Gazette's ReadCommittedIter
-judges: every committed input message exactly once in the output, every batch row once.
+on a standalone cluster and three brokers (one without a key rotation) that check bearer tokens
+(`--broker.auth-keys`), fed by Gazette's Go Publisher. The query's tokens expire every `ttl`
+seconds and are renewed under it, by a thread rewriting the token file (`authTokenFile`) or by a
+provider class that mints them (`authTokenProvider`); midway the brokers' key rotates (restarted
+one by one with the old and new keys, tokens minted with the new one, then restarted with the new
+key alone). Then a large batch write and read on tokens living 8 s. Traffic stops, the query
+drains, and Gazette's ReadCommittedIter judges: every committed input message exactly once in the
+output, every batch row once; and no token given to the query may show in its logs or plans.
 
     python tests/tokens/tokens.py [--minutes 5] [--ttl 30] [--real-time] [--provider] [--rows 300000]
 """
