@@ -238,7 +238,10 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
           e)
     }
 
-  /** The failure of `rpc` once brokers refused its token for good (`e`: their last answer). */
+  /** The failure of `rpc` once brokers refused its token for good (`e`: their last answer, kept as
+    * its status and description, not as the cause: gRPC's exceptions do not serialize, and a task's
+    * failure reached the driver on Spark 3.5 without its condition).
+    */
   private[client] def refused(rpc: String, journal: String, where: String, endpoint: String, token: Option[auth.Token],
       expired: Boolean, e: StatusRuntimeException): AuthTokenException =
     new AuthTokenException(
@@ -251,7 +254,7 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       token.flatMap(_.expiry),
       expired,
       s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}",
-      e
+      null
     )
 
   /** What to do after brokers refused `used`, as [[auth.Refusals]] decides; renewing that fails is
