@@ -1,6 +1,6 @@
 # The front door. `make demo` and `make test` work on a fresh machine: each installs what it needs first
 # (`setup-demo`, `setup`).
-.PHONY: jar lint-python test-idle-reads test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -146,6 +146,15 @@ test-sink-long: setup
 # pings (IdleReadIntegrationSuite; minutes long, so not part of `make test`).
 test-idle-reads: setup
 	IDLE_READ_SECONDS=210 $(SBT) "connector/testOnly io.sparkgazette.client.IdleReadIntegrationSuite"
+
+# Queries that outlive their bearer tokens (tests/tokens/tokens.py): five minutes each of a stream
+# in micro-batches and in real time on a token file, and in micro-batches on a provider class,
+# tokens living 30 s, the brokers' key rotated midway, then a batch write and read; judged by
+# Gazette's reader (make test runs tests/tokens/test_tokens.py: 30 s streams, no rotation).
+test-tokens: jar
+	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30
+	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30 --real-time
+	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30 --provider
 
 # The Python suites on the oldest supported pyspark (python/requirements-compat.txt), in
 # .venv-compat, against the same jar as `make test` (which runs them on requirements-dev.txt's).

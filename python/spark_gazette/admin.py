@@ -33,7 +33,9 @@ def list_journals(
     """`[{"name", "labels": {name: [values]}, "writeHead"}]` for the journals `selector` matches.
 
     `connection`: the helpers' connection options (rpc_timeout, retry_timeout, trusted_ca_file,
-    cert_file, cert_key_file, auth_token), as for read_stream; so for apply_specs and publish."""
+    cert_file, cert_key_file, auth_token, auth_token_file, auth_token_provider, and a token
+    provider's own `authTokenProvider.<setting>` by that name), as for read_stream; so for
+    apply_specs and publish."""
     return json.loads(_admin(spark).listJournals(broker, selector, _connection(connection)))
 
 
@@ -120,7 +122,11 @@ def lag(spark: SparkSession, checkpoint: str, broker: str, **connection: str | i
 def _connection(given: Mapping[str, Any]) -> str:
     """The connection options as the JVM takes them, a JSON object; it checks their values. A
     keyword outside CONNECTION is a wrong call, as a misspelt keyword of any function is."""
-    unknown = sorted(set(given) - set(CONNECTION))
+    unknown = sorted(k for k in set(given) - set(CONNECTION) if not k.startswith(_PROVIDER_SETTING))
     if unknown:
         raise TypeError(f"unknown connection options {', '.join(unknown)}; known: {', '.join(CONNECTION)}")
-    return json.dumps({CONNECTION[k]: wire(k, v) for k, v in given.items() if v is not None})
+    return json.dumps({CONNECTION.get(k, k): wire(k, v) for k, v in given.items() if v is not None})
+
+
+# A token provider's own settings (docs/operations.md), passed on by their option names.
+_PROVIDER_SETTING = "authTokenProvider."

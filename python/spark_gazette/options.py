@@ -25,6 +25,8 @@ CONNECTION = {
     "cert_file": "certFile",
     "cert_key_file": "certKeyFile",
     "auth_token": "authToken",
+    "auth_token_file": "authTokenFile",
+    "auth_token_provider": "authTokenProvider",
 }
 
 SOURCE = {

@@ -12,6 +12,9 @@
 //	judge exactly-once --broker URL --journals in1,in2 --out out1,out2
 //	judge tail --broker URL --journals a,b [--offset N] [--seconds S]   (see tail.go)
 //	judge scenarios                          (lists the named scenarios)
+//
+// With GAZETTE_AUTH_KEY_FILE set, every RPC carries a token signed with the first key of that file
+// (the brokers' --broker.auth-keys), read for each RPC.
 package main
 
 import (
@@ -29,12 +32,14 @@ import (
 	"time"
 
 	log "github.com/sirupsen/logrus"
+	"go.gazette.dev/core/auth"
 	"go.gazette.dev/core/broker/client"
 	pb "go.gazette.dev/core/broker/protocol"
 	"go.gazette.dev/core/labels"
 	"go.gazette.dev/core/message"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 func main() {
@@ -115,8 +120,11 @@ func fail(msg string) {
 }
 
 func connect(ctx context.Context, broker string) pb.RoutedJournalClient {
-	var conn, err = grpc.NewClient(pb.Endpoint(broker).GRPCAddr(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	var opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if f := os.Getenv("GAZETTE_AUTH_KEY_FILE"); f != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(keyFileAuth(f)))
+	}
+	var conn, err = grpc.NewClient(pb.Endpoint(broker).GRPCAddr(), opts...)
 	if err != nil {
 		fail(err.Error())
 	}
@@ -285,3 +293,27 @@ func mapKeys(journals []string) {
 		fmt.Fprintf(out, "%s\t%s\n", m, r)
 	}
 }
+
+// keyFileAuth signs a token for every RPC with the first of the brokers' keys that the file holds
+// (as --broker.auth-keys takes them), read each time: tests rotate the brokers' keys under a
+// running judge.
+type keyFileAuth string
+
+func (f keyFileAuth) GetRequestMetadata(_ context.Context, _ ...string) (map[string]string, error) {
+	var keys, err = os.ReadFile(string(f))
+	if err != nil {
+		return nil, err
+	}
+	keyed, err := auth.NewKeyedAuth(strings.TrimSpace(string(keys)))
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := keyed.Authorize(context.Background(), pb.Claims{Capability: pb.Capability_ALL}, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	var md, _ = metadata.FromOutgoingContext(ctx)
+	return map[string]string{"authorization": md.Get("authorization")[0]}, nil
+}
+
+func (keyFileAuth) RequireTransportSecurity() bool { return false }

@@ -6,13 +6,16 @@ import java.util.concurrent.{ConcurrentHashMap, TimeUnit}
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption
 import io.grpc.netty.shaded.io.netty.channel.epoll.{Epoll, EpollChannelOption}
-import io.grpc.stub.MetadataUtils
-import io.grpc.{ManagedChannel, Metadata}
+import io.grpc.{
+  CallOptions, Channel, ClientCall, ClientInterceptor, ForwardingClientCall, ManagedChannel, Metadata, MethodDescriptor
+}
+import io.sparkgazette.client.auth.TokenSource
 
 /** gRPC channels, one per broker endpoint (`http://host:port` or `https://host:port`), shared
-  * by every RPC of a client.
+  * by every RPC of a client. Each call carries the bearer token `tokens` gave last (tokens are
+  * renewed while channels live: one header for a channel's life would outlive its token).
   */
-final class Channels(tls: Tls = Tls(), authToken: Option[Secret] = None) extends AutoCloseable {
+final class Channels(tls: Tls = Tls(), tokens: Option[TokenSource] = None) extends AutoCloseable {
   private lazy val sslContext = tls.sslContext
   private val channels = new ConcurrentHashMap[String, ManagedChannel]()
 
@@ -41,11 +44,7 @@ final class Channels(tls: Tls = Tls(), authToken: Option[Secret] = None) extends
       b.withOption[Integer](EpollChannelOption.TCP_KEEPINTVL, 10)
       b.withOption[Integer](EpollChannelOption.TCP_KEEPCNT, 3)
     }
-    authToken.foreach { token =>
-      val headers = new Metadata()
-      headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), s"Bearer ${token.value}")
-      b.intercept(MetadataUtils.newAttachHeadersInterceptor(headers))
-    }
+    tokens.foreach(t => b.intercept(new Channels.Bearer(t)))
     (if (secure) b.sslContext(sslContext).useTransportSecurity() else b.usePlaintext()).build()
   }
 
@@ -62,6 +61,20 @@ object Channels {
 
   /** gRPC keepalive pings, above the 5 minutes Gazette's brokers require between them. */
   val KeepAliveSeconds: Long = 330
+
+  private val Authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER)
+
+  /** Adds `authorization: Bearer <token>` to each call, the token `tokens` gave its caller last. */
+  private final class Bearer(tokens: TokenSource) extends ClientInterceptor {
+    override def interceptCall[Q, A](method: MethodDescriptor[Q, A], options: CallOptions, next: Channel)
+        : ClientCall[Q, A] =
+      new ForwardingClientCall.SimpleForwardingClientCall[Q, A](next.newCall(method, options)) {
+        override def start(listener: ClientCall.Listener[A], headers: Metadata): Unit = {
+          tokens.latest.orElse(tokens.current()).foreach(t => headers.put(Authorization, s"Bearer ${t.value}"))
+          super.start(listener, headers)
+        }
+      }
+  }
 
   /** Validates a broker endpoint, naming it when it is not an http(s)://host:port URL. */
   def parse(endpoint: String): URI = {

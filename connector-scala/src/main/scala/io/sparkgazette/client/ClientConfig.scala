@@ -16,7 +16,7 @@ import scala.concurrent.duration._
   * @param appendChunkSize bytes per AppendRequest message; must stay below the broker's 4 MiB
   *                       gRPC message limit
   * @param tls            how `https://` endpoints are trusted and whom the client shows itself as
-  * @param authToken      a bearer token (Gazette's JWT) sent with every RPC
+  * @param credentials    where the bearer tokens (Gazette's JWTs) sent with every RPC come from
   */
 final case class ClientConfig(
     brokers: Seq[String],
@@ -26,7 +26,7 @@ final case class ClientConfig(
     directFragmentReads: Boolean = true,
     appendChunkSize: Int = 1 << 20,
     tls: Tls = Tls(),
-    authToken: Option[Secret] = None
+    credentials: auth.Credentials = auth.Credentials.Anonymous
 ) {
   require(brokers.nonEmpty, "at least one broker endpoint is required")
   brokers.foreach(Channels.parse)

@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory
 final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
   import GazetteClient._
 
-  private[client] val channels = new Channels(config.tls, config.authToken)
+  private[client] val tokens = auth.TokenSource(config.credentials)
+  private[client] val channels =
+    new Channels(config.tls, Some(tokens).filter(_.credentials != auth.Credentials.Anonymous))
   private[client] val routes = new Routes(config.brokers)
 
   /** Every journal matching `selector`, with its spec and current route. */
@@ -118,6 +120,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
     val results = new ConcurrentHashMap[String, T]()
     val again = new ConcurrentLinkedQueue[String]()
     val latch = new CountDownLatch(journals.size)
+    // The token for all of them; one that cannot be had fails each journal's retry, naming it.
+    scala.util.Try(tokens.current())
     journals.foreach { j =>
       permits.acquire()
       val observer = new StreamObserver[ReadResponse] {
@@ -224,15 +228,73 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
 
   private def rpcMillis: Long = config.rpcTimeout.toMillis
 
+  /** The token for the next call of `rpc`, from the client's credentials. */
+  private[client] def token(rpc: String, journal: String, where: String, endpoint: String): Option[auth.Token] =
+    try tokens.current()
+    catch {
+      case e: auth.TokenUnavailableException =>
+        throw new AuthTokenException(
+          rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+          e)
+    }
+
+  /** The failure of `rpc` once brokers refused its token for good (`e`: their last answer, kept as
+    * its status and description, not as the cause: gRPC's exceptions do not serialize, and a task's
+    * failure reached the driver on Spark 3.5 without its condition).
+    */
+  private[client] def refused(rpc: String, journal: String, where: String, endpoint: String, token: Option[auth.Token],
+      expired: Boolean, e: StatusRuntimeException): AuthTokenException =
+    new AuthTokenException(
+      rpc,
+      journal,
+      endpoint,
+      where,
+      config.credentials,
+      token.isDefined,
+      token.flatMap(_.expiry),
+      expired,
+      s"${e.getStatus.getCode}: ${Option(e.getStatus.getDescription).getOrElse("")}",
+      null
+    )
+
+  /** What to do after brokers refused `used`, as [[auth.Refusals]] decides; renewing that fails is
+    * the RPC's failure. A refusal that is retried is logged (its token's exp, never the token): an
+    * operator sees how often tokens arrive late, or keys are retired before their tokens.
+    */
+  private[client] def afterRefusal(refusals: auth.Refusals, rpc: String, journal: String, where: String,
+      endpoint: String, used: Option[auth.Token]): auth.Refusals.Next = {
+    val next =
+      try refusals.refused(used)
+      catch {
+        case e: auth.TokenUnavailableException =>
+          throw new AuthTokenException(
+            rpc, journal, endpoint, where, config.credentials, false, None, false, e.getMessage,
+            e)
+      }
+    val exp = used.flatMap(_.expiry).fold("no exp claim")(e => s"exp $e")
+    next match {
+      case auth.Refusals.RetryNow =>
+        log.info(s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: trying a renewed one")
+      case auth.Refusals.RetryLater(_) =>
+        log.info(
+          s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: waiting for its renewal")
+      case _: auth.Refusals.GiveUp =>
+    }
+    next
+  }
+
   /** Runs `attempt` against the journal's endpoint until it answers OK, a status that retrying
-    * cannot fix, or the retry timeout; transport failures and routing statuses are retried.
+    * cannot fix, or the retry timeout; transport failures and routing statuses are retried, and a
+    * refused token is renewed ([[auth.Refusals]]).
     */
   private def withRetries[T](rpc: String, journal: String, where: String = "")(
       attempt: String => Either[Status, T]): T = {
     val backoff = new Backoff(config.retryTimeout)
+    val refusals = new auth.Refusals(tokens)
     var notFound = 0
     while (true) {
       val endpoint = routes.endpoint(journal)
+      val used = token(rpc, journal, where, endpoint)
       val failure: Throwable =
         try {
           attempt(endpoint) match {
@@ -244,6 +306,12 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
             case Left(s) => throw new BrokerStatusException(rpc, journal, s, endpoint, where)
           }
         } catch {
+          case e: StatusRuntimeException if GrpcFailures.unauthenticated(e) =>
+            afterRefusal(refusals, rpc, journal, where, endpoint, used) match {
+              case auth.Refusals.RetryNow => null
+              case auth.Refusals.RetryLater(_) => e
+              case auth.Refusals.GiveUp(t, expired) => throw refused(rpc, journal, where, endpoint, t, expired, e)
+            }
           case e: StatusRuntimeException if GrpcFailures.retryable(e) => e
           case e: TimeoutException => e
           // An interrupt is how Spark stops a query: it must read as one, not as a failed RPC.
@@ -254,17 +322,27 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
           case e: StatusRuntimeException =>
             throw new GazetteException(s"$rpc of journal $journal$where via $endpoint failed: ${e.getStatus}", e)
         }
-      routes.failed(journal, endpoint)
-      // gRPC's own reconnect backoff grows to minutes: the next attempt, at this schedule's pace,
-      // should find a broker that has come back.
-      failure match {
-        case e: StatusRuntimeException if GrpcFailures.connectionLost(e) => channels(endpoint).resetConnectBackoff()
-        case _ =>
-      }
-      if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
-      if (!backoff.pause()) failure match {
-        case e: BrokerStatusException => throw e
-        case e => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
+      // null: a renewed token, tried at once.
+      if (failure != null) {
+        // A refused token is no fault of the route.
+        failure match {
+          case e: StatusRuntimeException if GrpcFailures.unauthenticated(e) =>
+          case _ => routes.failed(journal, endpoint)
+        }
+        // gRPC's own reconnect backoff grows to minutes: the next attempt, at this schedule's pace,
+        // should find a broker that has come back.
+        failure match {
+          case e: StatusRuntimeException if GrpcFailures.connectionLost(e) =>
+            channels(endpoint).resetConnectBackoff()
+          case _ =>
+        }
+        if (backoff.attempts == 0) log.info(s"retrying $rpc of $journal$where after: ${failure.getMessage}")
+        if (!backoff.pause()) failure match {
+          case e: BrokerStatusException => throw e
+          case e: StatusRuntimeException if GrpcFailures.unauthenticated(e) =>
+            throw refused(rpc, journal, where, endpoint, tokens.latest, true, e)
+          case e => throw new BrokerUnavailableException(rpc, journal, endpoint, where, e, config.retryTimeout)
+        }
       }
     }
     throw new IllegalStateException("unreachable")

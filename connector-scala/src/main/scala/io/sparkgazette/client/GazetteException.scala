@@ -64,3 +64,23 @@ class StoreUnlistedException(journal: String, endpoint: String, store: String, o
       "a broker lists a journal's fragments only once it has listed its store, which it may be unable to reach " +
       s"(${Option(cause).map(_.getMessage).orNull})"
 }
+
+/** The brokers refused the client's bearer token (UNAUTHENTICATED) and no token they accept could
+  * be had from its `credentials`: the token sent (if `sent`) expired at `expiry` and was not renewed
+  * within the retry timeout, or was refused although current (`reason`, the broker's), or none
+  * could be read ([[auth.TokenUnavailableException]] as the cause). It holds no token, and no
+  * message shows one.
+  */
+class AuthTokenException(val rpc: String, val journal: String, val endpoint: String, where: String,
+    val credentials: auth.Credentials, val sent: Boolean, val expiry: Option[java.time.Instant],
+    val expired: Boolean, val reason: String, cause: Throwable)
+    extends GazetteException(
+      s"$rpc of journal $journal$where via $endpoint: " + {
+        val exp = expiry.fold("no exp claim")(e => s"exp $e")
+        if (cause.isInstanceOf[auth.TokenUnavailableException]) s"no bearer token: $reason"
+        else if (!sent) s"the broker requires a bearer token ($reason)"
+        else if (expired) s"the bearer token expired ($exp) and was not renewed ($reason)"
+        else s"the broker refused the bearer token ($exp): $reason"
+      },
+      cause
+    )

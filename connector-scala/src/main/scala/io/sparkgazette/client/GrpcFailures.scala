@@ -16,6 +16,11 @@ private[client] object GrpcFailures {
     case _ => false
   }
 
+  /** The broker refused the call's bearer token: missing, expired, signed with a key it does not
+    * hold, or lacking a capability (Gazette answers all of them so).
+    */
+  def unauthenticated(e: StatusRuntimeException): Boolean = e.getStatus.getCode == GrpcStatus.Code.UNAUTHENTICATED
+
   /** Whether the channel should try to connect again at once instead of after gRPC's own
     * reconnect backoff, which grows to minutes.
     */

@@ -35,6 +35,9 @@ final class JournalReader private[client] (
   private var writeHead_ = -1L
   private var endpoint = ""
   private var stream: ReadStream = _
+  // The token `stream` was opened with: a broker cuts a Read at its `exp`.
+  private var streamToken: Option[auth.Token] = None
+  private val refusals = new auth.Refusals(client.tokens)
   private var lastMetadata: Option[ReadResponse] = None
   // The last persisted fragment a broker named, kept across Reads: whose store to blame when
   // reading stops there.
@@ -137,12 +140,41 @@ final class JournalReader private[client] (
       }
     } catch {
       case _: StatusRuntimeException if closed => finish()
+      case e: StatusRuntimeException if GrpcFailures.unauthenticated(e) => refused(e)
+      case _: StatusRuntimeException if cutAtExpiry() => closeStream()
       case e: StatusRuntimeException => retry(e)
+    }
+  }
+
+  /** Whether the Read just ended was cut by the broker at its token's expiry (the broker bounds a
+    * Read by the token's `exp`) while a token it accepts is at hand: the read resumes with it at
+    * once, as a Read that ends at a fragment's boundary does. Otherwise it is retried as a failure,
+    * and a refused token is renewed or reported ([[refused]]).
+    */
+  private def cutAtExpiry(): Boolean = streamToken.exists { used =>
+    val now = java.time.Instant.now()
+    used.expiry.exists(e => !e.isAfter(now.plusSeconds(1))) &&
+    scala.util.Try(client.tokens.current()).toOption.flatten.exists(t => t != used && !t.expired(now))
+  }
+
+  private def refused(e: StatusRuntimeException): Unit = {
+    closeStream()
+    client.afterRefusal(refusals, "Read", journal, s" at offset $next_", endpoint, streamToken) match {
+      case auth.Refusals.RetryNow =>
+      case auth.Refusals.RetryLater(_) =>
+        if (!backoff.pause()) {
+          finish()
+          throw client.refused("Read", journal, s" at offset $next_", endpoint, client.tokens.latest, true, e)
+        }
+      case auth.Refusals.GiveUp(t, expired) =>
+        finish()
+        throw client.refused("Read", journal, s" at offset $next_", endpoint, t, expired, e)
     }
   }
 
   private def open(): Unit = {
     endpoint = client.routes.endpoint(journal)
+    streamToken = client.token("Read", journal, s" at offset $next_", endpoint)
     val until =
       if (proxyNext && proxyUntil > next_ && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
     val request = ReadRequest(
@@ -174,6 +206,7 @@ final class JournalReader private[client] (
 
   private def deliver(c: Chunk): Unit = {
     redirects = 0
+    refusals.reset()
     pending = c
     next_ = c.end
     progressed = true
@@ -243,6 +276,7 @@ final class JournalReader private[client] (
             askDirect = false
             proxyNext = true
         }
+      case None if cutAtExpiry() =>
       case None if !progressed =>
         pause(new GazetteException(s"Read of journal $journal via $endpoint ended without progress at $next_"))
       case None =>

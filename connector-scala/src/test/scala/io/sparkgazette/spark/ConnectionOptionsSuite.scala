@@ -3,6 +3,7 @@ package io.sparkgazette.spark
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.client.auth.{Credentials, Secret}
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.sink.config.SinkOptions
 import io.sparkgazette.spark.source.offsets.SourceOptions
@@ -45,7 +46,7 @@ class SecurityOptionsSuite extends AnyFunSuite {
     val c = read("trustedCaFile" -> "/ca.pem", "certFile" -> "/c.pem", "certKeyFile" -> "/k.pem",
       "authToken" -> "s3cr3t.jwt.sig").clientConfig
     assert(c.tls == io.sparkgazette.client.Tls(Some("/ca.pem"), Some("/c.pem"), Some("/k.pem")))
-    assert(c.authToken.map(_.value).contains("s3cr3t.jwt.sig"))
+    assert(c.credentials == Credentials.Fixed(new Secret("s3cr3t.jwt.sig")))
     assert(!c.toString.contains("s3cr3t") && !read("authToken" -> "s3cr3t.jwt.sig").toString.contains("s3cr3t"))
     assert(GazetteErrors.describe(Map("AUTHTOKEN" -> "s3cr3t", "broker" -> "b")) ==
       "AUTHTOKEN=*********(redacted), broker=b")
@@ -62,4 +63,40 @@ class SecurityOptionsSuite extends AnyFunSuite {
     val bad = intercept[IllegalArgumentException](read("authToken" -> "s3cr3t with spaces")).getMessage
     assert(bad.contains("'authToken'") && !bad.contains("s3cr3t"))
   }
+
+  test("a token file and a provider reach the client's config; the provider's settings never print") {
+    val file = java.nio.file.Files.createTempFile("token", "")
+    assert(read("authTokenFile" -> file.toString).clientConfig.credentials == Credentials.File(file.toString))
+    val c = read("AUTHTOKENPROVIDER" -> classOf[FixedTokenProvider].getName,
+      "authTokenProvider.clientSecret" -> "s3cr3t").clientConfig
+    c.credentials match {
+      case Credentials.Provider(cls, options) =>
+        assert(cls == classOf[FixedTokenProvider].getName)
+        assert(options.get("authTokenProvider.clientSecret").contains("s3cr3t") && options.contains("selector"))
+      case other => fail(s"credentials $other")
+    }
+    assert(!c.toString.contains("s3cr3t"))
+    assert(GazetteErrors.describe(Map("authTokenProvider.clientSecret" -> "s3cr3t")) ==
+      "authTokenProvider.clientSecret=*********(redacted)")
+  }
+
+  test("two sources of tokens conflict, naming both; a missing file or a class that is no provider is refused") {
+    val file = java.nio.file.Files.createTempFile("token", "").toString
+    val both = intercept[IllegalArgumentException](read("authToken" -> "a.b.c", "authTokenFile" -> file))
+    assert(both.getMessage.contains("'authToken' and 'authTokenFile' cannot be used together"), both.getMessage)
+    val three = intercept[IllegalArgumentException](
+      read("authTokenFile" -> file, "authTokenProvider" -> classOf[FixedTokenProvider].getName)).getMessage
+    assert(three.contains("'authTokenFile' and 'authTokenProvider'"), three)
+    val missing = intercept[IllegalArgumentException](read("authTokenFile" -> "/no/such/token")).getMessage
+    assert(missing.contains("'authTokenFile' has invalid value '/no/such/token'"), missing)
+    val notOne = intercept[IllegalArgumentException](read("authTokenProvider" -> "java.lang.String")).getMessage
+    assert(notOne.contains("'authTokenProvider'") && notOne.contains("does not implement"), notOne)
+    val absent = intercept[IllegalArgumentException](read("authTokenProvider" -> "no.such.Provider")).getMessage
+    assert(absent.contains("not on the classpath"), absent)
+  }
+}
+
+/** A provider for the options' tests: always the same token. */
+class FixedTokenProvider extends io.sparkgazette.client.auth.AuthTokenProvider {
+  override def token(refused: Boolean): String = "a.b.c"
 }

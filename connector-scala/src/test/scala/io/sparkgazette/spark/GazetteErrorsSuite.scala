@@ -7,8 +7,11 @@ import scala.annotation.nowarn
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.client.auth.{Credentials, Token, TokenUnavailableException}
 import io.sparkgazette.client.protocol.Status
-import io.sparkgazette.client.{BrokerStatusException, BrokerUnavailableException, StoreUnavailableException}
+import io.sparkgazette.client.{
+  AuthTokenException, BrokerStatusException, BrokerUnavailableException, StoreUnavailableException
+}
 import io.sparkgazette.spark.errors.{
   ErrorConditions, GazetteErrors, GazetteIllegalArgumentException, GazetteIllegalStateException, MessageTemplate
 }
@@ -47,6 +50,7 @@ class GazetteErrorsSuite extends AnyFunSuite {
       (() =>
         GazetteErrors.brokerRefused(new BrokerStatusException("Append", "a/b",
             Status.JOURNAL_NOT_FOUND, "http://127.0.0.1:8080"))),
+    "authToken" -> (() => GazetteErrors.authToken(refusal(Credentials.File("/run/token"), expired = true))),
     "missingOneOf" -> (() => GazetteErrors.missingOneOf("selector", "journals", "which journals to read")),
     "invalidOption" -> (() => GazetteErrors.invalidOption("maxBytesPerTrigger", "-5", "a positive whole number")),
     "invalidSecret" -> (() => GazetteErrors.invalidSecret("authToken", "a JWT without spaces")),
@@ -119,7 +123,32 @@ class GazetteErrorsSuite extends AnyFunSuite {
   )
 
   // Calls whose arguments pick another of their builder's wordings than the call above does.
+  // A Read refused for its token: a JWT whose exp is 2026-01-01T00:00:00Z (none: no token sent).
+  private def refusal(c: Credentials, expired: Boolean, token: Boolean = true, cause: Throwable = null) =
+    new AuthTokenException(
+      "Read",
+      "a/b",
+      "http://127.0.0.1:8080",
+      " at offset 0",
+      c,
+      token,
+      Some(new Token("e30.eyJleHAiOjE3NjcyMjU2MDB9.c2ln")).filter(_ => token).flatMap(_.expiry),
+      expired,
+      "UNAUTHENTICATED: token is expired",
+      cause
+    )
+
   private val otherWordings: Seq[() => Throwable] = Seq(
+    () => GazetteErrors.authToken(refusal(Credentials.Provider("x.Tokens", Map.empty), expired = false)),
+    () => GazetteErrors.authToken(refusal(Credentials.Anonymous, expired = false, token = false)),
+    () =>
+      GazetteErrors.authToken(refusal(
+          Credentials.File("/run/token"),
+          expired = false,
+          token = false,
+          cause = new TokenUnavailableException(Credentials.File("/run/token"),
+            "token file /run/token is empty")
+        )),
     () => GazetteErrors.unknownOption("journal", Seq("journals", "broker")),
     () => GazetteErrors.missingJournal("a/b", None),
     () => GazetteErrors.unsupportedStateFormat("/ckpt/sources/0/x.states", None, 2),

@@ -1,8 +1,10 @@
 package io.sparkgazette.spark
 package errors
 
+import io.sparkgazette.client.auth.{Credentials, TokenUnavailableException}
 import io.sparkgazette.client.{
-  BrokerStatusException, BrokerUnavailableException, GazetteException => ClientException, StoreUnavailableException
+  AuthTokenException, BrokerStatusException, BrokerUnavailableException, GazetteException => ClientException,
+  StoreUnavailableException
 }
 
 /** Every error the connector reports to users but protobuf decoding's (whose package builds its
@@ -35,6 +37,7 @@ private[spark] object GazetteErrors extends OptionErrors with ReadErrors with Ch
 
   /** An RPC the client gave up on for another reason: a broker's status, or a failure for good. */
   private[spark] def brokerRefused(e: ClientException): GazetteIllegalStateException = e match {
+    case a: AuthTokenException => authToken(a)
     case s: BrokerStatusException =>
       GazetteIllegalStateException(
         "GAZETTE_BROKER_REFUSED",
@@ -43,6 +46,27 @@ private[spark] object GazetteErrors extends OptionErrors with ReadErrors with Ch
         s
       )
     case other => GazetteIllegalStateException("GAZETTE_BROKER_REFUSED", Map("message" -> other.getMessage), other)
+  }
+
+  /** Brokers refused the query's token and no token they accept could be had: which way, with the
+    * token's `exp` and its source (the option, and the file or class), never the token.
+    */
+  private[spark] def authToken(e: AuthTokenException): GazetteIllegalStateException = {
+    val source = e.credentials match {
+      case Credentials.Anonymous => "no option"
+      case Credentials.Fixed(_) => "option authToken"
+      case Credentials.File(path) => s"authTokenFile $path"
+      case Credentials.Provider(cls, _) => s"authTokenProvider $cls"
+    }
+    val variant =
+      if (e.getCause.isInstanceOf[TokenUnavailableException]) "UNAVAILABLE"
+      else if (!e.sent) "MISSING"
+      else if (e.expired) "EXPIRED"
+      else "REFUSED"
+    val exp = e.expiry.fold("none (the token has no exp claim)")(_.toString)
+    GazetteIllegalStateException(s"GAZETTE_AUTH_TOKEN.$variant",
+      Map("rpc" -> e.rpc, "journal" -> e.journal, "broker" -> e.endpoint, "source" -> source, "exp" -> exp,
+        "reason" -> e.reason), e)
   }
 
   /** Runs `body`, a call Spark makes of the connector, raising the client's errors under their

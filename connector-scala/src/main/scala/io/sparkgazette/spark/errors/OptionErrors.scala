@@ -4,15 +4,19 @@ package errors
 import java.util.Locale
 
 /** The errors of options: unknown, missing, invalid or conflicting ones, and journals they name
-  * that do not exist. Secrets (`authToken`) are never shown: in errors, and in plans and logs
-  * through [[describe]], their values read as redacted.
+  * that do not exist. Secrets (`authToken`, and a token provider's settings `authTokenProvider.*`)
+  * are never shown: in errors, and in plans and logs through [[describe]], their values read as
+  * redacted. `authTokenFile` is a path, shown; the token in it never is.
   */
 private[spark] trait OptionErrors {
 
   private val SecretOptions = Set("authtoken")
   private val Redacted = "*********(redacted)"
 
-  private def secret(option: String): Boolean = SecretOptions.contains(option.toLowerCase(Locale.ROOT))
+  private def secret(option: String): Boolean = {
+    val lower = option.toLowerCase(Locale.ROOT)
+    SecretOptions.contains(lower) || lower.startsWith("authtokenprovider.")
+  }
 
   private[spark] def unknownOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {
     val listed = Map("option" -> name, "knownOptions" -> known.toSeq.sorted.mkString(", "))
@@ -91,7 +95,7 @@ private[spark] trait OptionErrors {
     GazetteIllegalArgumentException("GAZETTE_INVALID_JOURNAL_SPEC",
       Map("journal" -> journal, "field" -> field, "value" -> value, "expected" -> expected))
 
-  /** Options as a plan or a log shows them: secrets (authToken) redacted. */
+  /** Options as a plan or a log shows them: secrets (authToken, authTokenProvider.*) redacted. */
   private[spark] def describe(options: Map[String, String]): String =
     options.toSeq.sorted.map { case (k, v) => s"$k=${if (secret(k)) Redacted else v}" }.mkString(", ")
 }

@@ -7,7 +7,8 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import io.sparkgazette.client.{ClientConfig, Secret, Tls}
+import io.sparkgazette.client.auth.{Credentials, ProviderTokens, Secret, TokenUnavailableException}
+import io.sparkgazette.client.{ClientConfig, Tls}
 import io.sparkgazette.message.{Framing, JsonPointerScanner}
 import io.sparkgazette.spark.errors.GazetteErrors
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
@@ -65,6 +66,13 @@ private[spark] object GazetteOptions {
   val CertFile = "certFile"
   val CertKeyFile = "certKeyFile"
   val AuthToken = "authToken"
+  val AuthTokenFile = "authTokenFile"
+  val AuthTokenProvider = "authTokenProvider"
+
+  /** Options named `authTokenProvider.<setting>` are the token provider's own: accepted as they
+    * are, handed to it, shown redacted.
+    */
+  private[spark] val ProviderPrefix = AuthTokenProvider + "."
 
   /** Options under this prefix are the tests' hooks (faults injected at chosen points of a
     * protocol): accepted, never documented, never listed to users.
@@ -122,12 +130,39 @@ private[spark] object GazetteOptions {
     },
     retryTimeout = o.get(RetryTimeout).map(duration(RetryTimeout, _)),
     tls = tls(o),
-    authToken = o.get(AuthToken).map { t =>
+    credentials = credentials(o)
+  )
+
+  /** At most one of `authToken`, `authTokenFile` and `authTokenProvider`, checked where the query is
+    * defined: the driver must read the file and load the class (executors, alike, must too).
+    */
+  private def credentials(o: Reader): Credentials = {
+    Seq(AuthToken, AuthTokenFile, AuthTokenProvider).filter(o.get(_).isDefined) match {
+      case Seq(a, b, _*) => throw GazetteErrors.conflictingOptions(a, b)
+      case _ =>
+    }
+    val token = o.get(AuthToken).map { t =>
       if (t.trim.isEmpty || t.exists(_.isWhitespace))
         throw GazetteErrors.invalidSecret(AuthToken, "a JWT without spaces")
-      new Secret(t)
+      Credentials.Fixed(new Secret(t))
     }
-  )
+    val file = o.get(AuthTokenFile).map { path =>
+      if (!java.nio.file.Files.isReadable(java.nio.file.Paths.get(path)))
+        throw GazetteErrors.invalidOption(AuthTokenFile, path,
+          "a readable file holding the bearer token, at this path on the driver and every executor")
+      Credentials.File(path)
+    }
+    val provider = o.get(AuthTokenProvider).map { name =>
+      val p = Credentials.Provider(name.trim, o.all.filter { case (k, _) => !k.startsWith(TestPrefix) })
+      try ProviderTokens.loadClass(p)
+      catch {
+        case e: TokenUnavailableException => throw GazetteErrors.invalidOption(AuthTokenProvider, name,
+            s"a class implementing io.sparkgazette.client.auth.AuthTokenProvider (${e.getMessage})")
+      }
+      p
+    }
+    token.orElse(file).orElse(provider).getOrElse(Credentials.Anonymous)
+  }
 
   private def tls(o: Reader): Tls = {
     if (o.get(CertFile).isDefined != o.get(CertKeyFile).isDefined)
@@ -191,6 +226,8 @@ private[spark] object GazetteOptions {
       byLower.get(lower) match {
         case Some(name) => Some(name -> v)
         case None if lower.startsWith(TestPrefix) => Some(k -> v)
+        case None if lower.startsWith(ProviderPrefix.toLowerCase(Locale.ROOT)) =>
+          Some(ProviderPrefix + k.substring(ProviderPrefix.length) -> v)
         case None if SparkOptions.contains(lower) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
         case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None
@@ -199,6 +236,9 @@ private[spark] object GazetteOptions {
         case None => throw GazetteErrors.unknownOption(k, known)
       }
     }
+
+    /** Every option accepted, by its documented name. */
+    def all: Map[String, String] = values
 
     def get(name: String): Option[String] =
       if (name.startsWith(TestPrefix)) values.collectFirst { case (k, v) if k.equalsIgnoreCase(name) => v }

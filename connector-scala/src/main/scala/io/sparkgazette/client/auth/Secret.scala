@@ -1,4 +1,4 @@
-package io.sparkgazette.client
+package io.sparkgazette.client.auth
 
 /** A credential (a bearer token) that never shows itself: its string form is a placeholder, so
   * that configs holding it can be logged, printed in errors and shown in plans.
