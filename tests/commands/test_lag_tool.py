@@ -241,3 +241,27 @@ def test_the_table_shows_a_batch_in_progress_notes_and_durations_as_a_person_rea
         "gone             5        -           -             -            -  journal not found",
         "total                                       1,000,000        1m05s",
     ]
+
+
+def test_a_setting_the_jvm_refuses_is_named_without_a_traceback(tmp_path):
+    """Run as users run it, in a process of its own: the user reads what was wrong, not a Python traceback."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spark_gazette",
+            "lag",
+            "--checkpoint",
+            str(tmp_path / "ckpt"),
+            "--broker",
+            "http://127.0.0.1:1",
+            "--conf",
+            "spark.driver.memory=lots",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "Traceback" not in run.stderr, f"a traceback was printed:\n{run.stderr}"
+    assert "lots" in run.stderr or "heap" in run.stderr.lower(), f"the JVM's reason is lost:\n{run.stderr}"
