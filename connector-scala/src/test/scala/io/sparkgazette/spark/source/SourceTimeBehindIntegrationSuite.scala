@@ -195,9 +195,12 @@ class SourceTimeBehindIntegrationSuite extends AnyFunSuite with SparkClusterSuit
     client.append(journal, ByteString.copyFromUtf8(line(anHourAgo + 16, Flags.AckTxn, "")))
     def behind() = JournalLag.timeBehind(client, journal, read, client.writeHead(journal), System.currentTimeMillis())
     // Behind that acknowledgement only, nothing tells when it was written but its fragment, not persisted yet.
-    assert(behind().forall(_ < 60000L), s"a reader behind only an acknowledgement written just now is ${behind()} ms behind")
+    assert(
+      behind().forall(_ < 60000L), s"a reader behind only an acknowledgement written just now is ${behind()} ms behind")
     // A message the producer publishes next is timed by its clock.
-    client.append(journal, ByteString.copyFromUtf8(line(Clock.fromInstant(Instant.now()), Flags.OutsideTxn, ""","n":2""")))
-    assert(behind().exists(_ < 60000L), s"a reader behind an acknowledgement written again and a new message is ${behind()} ms behind")
+    client.append(
+      journal, ByteString.copyFromUtf8(line(Clock.fromInstant(Instant.now()), Flags.OutsideTxn, ""","n":2""")))
+    assert(behind().exists(_ < 60000L),
+      s"a reader behind an acknowledgement written again and a new message is ${behind()} ms behind")
   }
 }
