@@ -4,6 +4,7 @@ Gazette sources, and checkpoints that are not a Gazette source's."""
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -141,6 +142,22 @@ def test_the_command_prints_an_aligned_table_the_same_numbers_as_json_and_errors
     assert status == 1 and out == ""
     assert err.startswith("lag: [GAZETTE_NOT_A_SOURCE_CHECKPOINT] ") and "(it holds notes.txt)" in err
     assert len(err.splitlines()) == 1, err
+
+
+def test_a_broker_that_does_not_answer_is_told_soon_naming_the_flag_that_waits_longer(stopped, capsys):
+    checkpoint = stopped[0]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    began = time.monotonic()
+    broker = f"http://127.0.0.1:{closed}"
+    status, out, err = lag_command(
+        "--checkpoint", checkpoint, "--broker", broker, "--retry-timeout", "1s", capsys=capsys
+    )
+    assert status == 1 and out == ""
+    assert err.startswith("lag: [GAZETTE_BROKER_UNAVAILABLE] ") and f"127.0.0.1:{closed}" in err, err
+    assert "--retry-timeout" in err and len(err.splitlines()) == 1, err
+    assert time.monotonic() - began < 30
 
 
 def test_a_running_querys_batch_in_progress_shows_the_offsets_it_will_end_at(cluster, spark, tmp_path):
