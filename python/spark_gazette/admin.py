@@ -109,7 +109,8 @@ def lag(spark: SparkSession, checkpoint: str, broker: str, **connection: str | i
     `bytesBehind` the write head less `committed`, `timeBehindMs` the age of the first message at
     or after `committed` at `measuredAt` (0 at the head), as the source's `maxTimeBehindHeadMs`
     metric counts it; a number not known is null and `note` says why. Totals sum the bytes behind
-    and take the most time behind. A checkpoint location that is not a streaming
+    and take the most time behind. A broker that does not answer is retried for 10 seconds
+    unless `retry_timeout` says otherwise. A checkpoint location that is not a streaming
     query's reading journals raises the connector's GAZETTE_NOT_A_SOURCE_CHECKPOINT, saying what
     is there instead.
 

@@ -4,6 +4,7 @@ Gazette sources, and checkpoints that are not a Gazette source's."""
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -143,6 +144,22 @@ def test_the_command_prints_an_aligned_table_the_same_numbers_as_json_and_errors
     assert len(err.splitlines()) == 1, err
 
 
+def test_a_broker_that_does_not_answer_is_told_soon_naming_the_flag_that_waits_longer(stopped, capsys):
+    checkpoint = stopped[0]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    began = time.monotonic()
+    broker = f"http://127.0.0.1:{closed}"
+    status, out, err = lag_command(
+        "--checkpoint", checkpoint, "--broker", broker, "--retry-timeout", "1s", capsys=capsys
+    )
+    assert status == 1 and out == ""
+    assert err.startswith("lag: [GAZETTE_BROKER_UNAVAILABLE] ") and f"127.0.0.1:{closed}" in err, err
+    assert "--retry-timeout" in err and len(err.splitlines()) == 1, err
+    assert time.monotonic() - began < 30
+
+
 def test_a_running_querys_batch_in_progress_shows_the_offsets_it_will_end_at(cluster, spark, tmp_path):
     """The batch is held inside foreachBatch, its offsets planned and not committed."""
     from spark_gazette import read_stream
@@ -241,3 +258,27 @@ def test_the_table_shows_a_batch_in_progress_notes_and_durations_as_a_person_rea
         "gone             5        -           -             -            -  journal not found",
         "total                                       1,000,000        1m05s",
     ]
+
+
+def test_a_setting_the_jvm_refuses_is_named_without_a_traceback(tmp_path):
+    """Run as users run it, in a process of its own: the user reads what was wrong, not a Python traceback."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spark_gazette",
+            "lag",
+            "--checkpoint",
+            str(tmp_path / "ckpt"),
+            "--broker",
+            "http://127.0.0.1:1",
+            "--conf",
+            "spark.driver.memory=lots",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "Traceback" not in run.stderr, f"a traceback was printed:\n{run.stderr}"
+    assert "lots" in run.stderr or "heap" in run.stderr.lower(), f"the JVM's reason is lost:\n{run.stderr}"

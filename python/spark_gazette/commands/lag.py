@@ -44,9 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker", required=True, help="broker endpoints, as the connector's broker option")
     parser.add_argument("--json", action="store_true", help="print the lag as JSON instead of a table")
     for keyword, option in CONNECTION.items():
-        parser.add_argument(
-            "--" + keyword.replace("_", "-"), dest=keyword, metavar=option, help=f"the connector's {option} option"
-        )
+        said = f"the connector's {option} option"
+        if keyword == "retry_timeout":
+            said += " (10s here: how long a broker that does not answer is retried)"
+        parser.add_argument("--" + keyword.replace("_", "-"), dest=keyword, metavar=option, help=said)
     parser.add_argument(
         "--conf",
         action="append",
@@ -67,19 +68,25 @@ def run(args: argparse.Namespace) -> int:
     connection = {k: getattr(args, k) for k in CONNECTION if getattr(args, k) is not None}
 
     from spark_gazette.admin import lag
-    from spark_gazette.commands.session import jvm_message, local_session
+    from spark_gazette.commands.session import JvmStartError, jvm_message, local_session
 
-    spark, started = local_session("spark-gazette lag", conf)
+    spark, started = None, False
     try:
+        spark, started = local_session("spark-gazette lag", conf)
         report = lag(spark, args.checkpoint, args.broker, **connection)
+    except JvmStartError as e:
+        print(f"lag: the JVM did not start: {e}", file=sys.stderr)
+        return 1
     except Exception as e:  # noqa: BLE001 - the JVM's errors are the user's: their message, no trace
         message = jvm_message(e)
         if message is None:
             raise
+        if "GAZETTE_BROKER_UNAVAILABLE" in message:
+            message += "; --retry-timeout gives the brokers longer to answer"
         print(f"lag: {message}", file=sys.stderr)
         return 1
     finally:
-        if started:
+        if started and spark is not None:
             spark.stop()
     print(json.dumps(report, indent=2) if args.json else table(report))
     return 0

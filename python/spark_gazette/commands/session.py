@@ -4,11 +4,13 @@ that writes only errors to stderr.
 Spark's launcher starts every driver with the JDK's incubating Vector API module, and the JDK
 then prints `WARNING: Using incubator modules: jdk.incubator.vector` to stderr before any logging
 is set up; no JVM option turns it off. So the JVM is started through pyspark's gateway launcher
-with its stderr piped, and everything else it writes there is passed on.
+with its stderr piped, and everything else it writes there is passed on. A JVM that exits before
+it starts (a setting it refuses, no memory) is a `JvmStartError` with what it said.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Mapping
@@ -50,19 +52,62 @@ def local_session(app: str, conf: Mapping[str, str]) -> tuple[SparkSession, bool
         spark_conf = SparkConf(loadDefaults=False)
         for key, value in builder._options.items():
             spark_conf.set(key, value)
-        from subprocess import PIPE
-
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": PIPE})
-        threading.Thread(target=_forward, args=(gateway.proc.stderr,), name="jvm-stderr", daemon=True).start()
+        read_end, write_end = os.pipe()
+        stderr = _Stderr(os.fdopen(read_end, "rb"))
+        try:
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": write_end})
+        except Exception as e:  # noqa: BLE001 - pyspark says only that the JVM exited; it said why
+            os.close(write_end)
+            raise JvmStartError(stderr.said() or str(e)) from None
+        os.close(write_end)
+        stderr.forward()
         SparkContext(conf=spark_conf, gateway=gateway)
     return builder.getOrCreate(), started
 
 
-def _forward(stream) -> None:
-    for line in iter(stream.readline, b""):
-        if line.rstrip(b"\r\n").decode(errors="replace") != NOTICE:
-            sys.stderr.buffer.write(line)
-            sys.stderr.buffer.flush()
+class JvmStartError(RuntimeError):
+    """The command's JVM exited before it could start: what it said, on one line."""
+
+
+class _Stderr:
+    """The JVM's stderr, read from its start: held until the JVM is known to have started (then
+    passed on, but for the notice, as it comes), kept for the error if it exits first."""
+
+    def __init__(self, stream) -> None:
+        self._held: list[bytes] = []
+        self._passing = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(stream,), name="jvm-stderr", daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in iter(stream.readline, b""):
+            if line.rstrip(b"\r\n").decode(errors="replace") == NOTICE:
+                continue
+            with self._lock:
+                if not self._passing:
+                    self._held.append(line)
+                    continue
+            _write(line)
+
+    def forward(self) -> None:
+        with self._lock:
+            for line in self._held:
+                _write(line)
+            self._held.clear()
+            self._passing = True
+
+    def said(self, wait_s: float = 10.0) -> str:
+        """What the JVM wrote before it exited, its lines joined by `; `."""
+        self._thread.join(wait_s)
+        with self._lock:
+            lines = [b.decode(errors="replace").strip() for b in self._held]
+        return "; ".join(line for line in lines if line)
+
+
+def _write(line: bytes) -> None:
+    sys.stderr.buffer.write(line)
+    sys.stderr.buffer.flush()
 
 
 def jvm_message(error: BaseException) -> str | None:

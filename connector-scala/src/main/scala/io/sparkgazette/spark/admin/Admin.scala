@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.runtime.SerializableConfiguration
+import com.fasterxml.jackson.databind.node.ObjectNode
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 import io.sparkgazette.client.{GazetteClient, JournalSpecs}
@@ -20,6 +21,9 @@ import org.apache.spark.sql.SparkSession
   */
 private[spark] object Admin {
   private val mapper = new ObjectMapper()
+
+  /** How long the lag tool retries a broker unless option `retryTimeout` says otherwise. */
+  val LagRetryTimeout = "10s"
 
   /** `connectionJson`: the connection options (rpcTimeout, TLS files, authToken) as a JSON object. */
   private def withClient[T](broker: String, connectionJson: String)(f: GazetteClient => T): T = {
@@ -83,7 +87,11 @@ private[spark] object Admin {
   def lag(checkpoint: String, broker: String, connectionJson: String): String = {
     val conf = SerializableConfiguration.ofSession(SparkSession.active).value
     val positions = CheckpointPositions.read(new SparkCheckpoint(checkpoint, conf))
-    withClient(broker, connectionJson) { client =>
+    // A person waits for the answer: a broker that does not answer is said so soon, not after
+    // the two minutes a query's tasks keep retrying by default.
+    val connection = mapper.readTree(connectionJson).asInstanceOf[ObjectNode]
+    if (!connection.has(GazetteOptions.RetryTimeout)) connection.put(GazetteOptions.RetryTimeout, LagRetryTimeout)
+    withClient(broker, mapper.writeValueAsString(connection)) { client =>
       val measuredAt = System.currentTimeMillis()
       QueryLag.json(positions, QueryLag.measure(positions, client, measuredAt), measuredAt)
     }

@@ -1,6 +1,8 @@
 package io.sparkgazette.spark
 package admin
 
+import scala.util.control.NonFatal
+
 import io.sparkgazette.client.GazetteClient
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
@@ -11,7 +13,8 @@ import io.sparkgazette.spark.source.progress.JournalLag
 /** Where a query stands in one journal against its write head: `committed` the offset its last
   * committed batch ended at, `planned` the one the batch in progress will end at, how far
   * `committed` is behind the head in bytes and in time, and `note` why a number is missing (the
-  * journal is gone, was created again, or no committed batch reached it).
+  * journal is gone, was created again, suspended, its time could not be looked at, or no
+  * committed batch reached it).
   */
 private[admin] final case class JournalLagRow(journal: String, committed: Option[Long], planned: Option[Long],
     writeHead: Option[Long], bytesBehind: Option[Long], timeBehindMs: Option[Long], note: Option[String])
@@ -23,7 +26,11 @@ private[admin] final case class JournalLagRow(journal: String, committed: Option
 private[admin] object QueryLag {
   private val mapper = new ObjectMapper()
 
-  /** Each source's journals' lag, by source, in the checkpoint's order. */
+  /** Each source's journals' lag, by source, in the checkpoint's order. A journal the brokers
+    * suspended has no replica to ask: its write head is where it was suspended, and its time
+    * behind is not looked at. A journal whose time cannot be looked at (a broker refusing or
+    * unreachable) has it unknown, and a note saying why: one journal never fails the report.
+    */
   def measure(positions: CheckpointPositions, client: GazetteClient, nowMillis: Long)
       : Seq[(String, Seq[JournalLagRow])] = {
     val names = positions.sources.flatMap(s => s.committed.keys ++ s.planned.keys).distinct.sorted
@@ -31,17 +38,28 @@ private[admin] object QueryLag {
     val (journals, heads) =
       try {
         val found = directory.journals()
-        (found, directory.writeHeads(found.keys))
+        val (suspended, readable) = found.partition(_._2.suspended)
+        (found, directory.writeHeads(readable.keys) ++ suspended.map { case (j, i) => j -> i.suspendedAt })
       } finally directory.close()
     positions.sources.map { s =>
       s.source -> (s.committed.keySet ++ s.planned.keySet).toSeq.sorted.map { j =>
         val row = journal(j, s.committed.get(j), s.planned.get(j), journals.get(j), heads.get(j))
-        row.copy(timeBehindMs = for {
+        val suspended = journals.get(j).exists(_.suspended)
+        (for {
           _ <- row.bytesBehind
           c <- row.committed
           h <- row.writeHead
-          t <- JournalLag.timeBehind(client, j, c, h, nowMillis)
-        } yield t)
+        } yield (c, h)).fold(row) {
+          case (c, h) if c >= h => row.copy(timeBehindMs = Some(0L))
+          case _ if suspended => row
+          case (c, h) =>
+            try row.copy(timeBehindMs = JournalLag.timeBehind(client, j, c, h, nowMillis))
+            catch {
+              case NonFatal(e) =>
+                val why = Option(e.getMessage).getOrElse(e.getClass.getSimpleName).takeWhile(_ != '\n')
+                row.copy(note = Some(row.note.fold("")(_ + "; ") + s"time behind unknown: $why"))
+            }
+        }
       }
     }
   }
@@ -54,7 +72,9 @@ private[admin] object QueryLag {
         .map(p => s"created again since the checkpoint's offsets (revision ${i.revision}, not ${p.revision})"))
     val note = if (info.isEmpty) Some("journal not found")
     else recreated.orElse {
-      if (committed.isEmpty) Some("in no committed batch yet") else None
+      if (committed.isEmpty) Some("in no committed batch yet")
+      else if (info.exists(_.suspended)) Some("suspended: its write head is where the brokers suspended it")
+      else None
     }
     val behind = for {
       c <- committed if recreated.isEmpty

@@ -1,11 +1,15 @@
 package io.sparkgazette.spark
 package source
 
+import java.io.ByteArrayOutputStream
 import java.nio.file.attribute.FileTime
 import java.nio.file.{Files, Paths}
+import java.time.Instant
 
 import scala.jdk.CollectionConverters._
 
+import com.google.protobuf.ByteString
+import io.sparkgazette.message.{Clock, CsvFraming, Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.source.progress.JournalLag
 import io.sparkgazette.testing.{Journals, Judge, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
@@ -144,5 +148,59 @@ class SourceTimeBehindIntegrationSuite extends AnyFunSuite with SparkClusterSuit
     assert(behind.exists(ms => ms >= Hour - 1000 && ms <= elapsed), batches.head)
     assert(batches.forall(!_.contains("newestMessageAgeMs")), batches)
     assert(batches.last("maxTimeBehindHeadMs") == "0", batches.last)
+  }
+
+  test("time behind, asked from inside a CSV record, is the next record's age") {
+    val journal = "time-behind/csv/part-000"
+    Journals.create(client, Journals.spec(journal, labels = Seq("content-type" -> "text/csv")))
+    val producer = ProducerId.random()
+    val now = System.currentTimeMillis()
+    // Records `<uuid>,x,y,z`, committed one by one at `clock` (epoch ms); where the first begins.
+    def publish(clock: Long, n: Int): Long = {
+      val begin = client.writeHead(journal)
+      val out = new ByteArrayOutputStream()
+      (0 until n).foreach { i =>
+        val c = Clock.fromInstant(Instant.ofEpochMilli(clock)) + (i.toLong << 4)
+        CsvFraming.frame("x,y,z".getBytes("UTF-8"), Uuid.build(producer, c, Flags.OutsideTxn), out)
+      }
+      client.append(journal, ByteString.copyFrom(out.toByteArray))
+      begin
+    }
+    publish(now - Hour, 3)
+    val second = publish(now - Hour / 2, 3)
+    val head = client.writeHead(journal)
+    def behind(offset: Long) = JournalLag.timeBehind(client, journal, offset, head, now)
+    def near(ms: Long)(found: Option[Long]) = found.exists(f => math.abs(f - ms) < 1000)
+    assert(near(Hour / 2)(behind(second)), behind(second))
+    // A capped batch ends anywhere: here inside the record's fields (`y,z` of `<uuid>,x,y,z`).
+    val inside = second + 36 + 3
+    assert(near(Hour / 2)(behind(inside)), behind(inside))
+  }
+
+  test("time behind an acknowledgement a recovering producer writes again is its writing's age, not its clock's") {
+    val journal = "time-behind/recovered-ack/part-000"
+    Journals.create(client, Journals.spec(journal))
+    val producer = ProducerId.random()
+    val now = System.currentTimeMillis()
+    val anHourAgo = Clock.fromInstant(Instant.ofEpochMilli(now - Hour))
+    def line(clock: Long, flags: Int, body: String) =
+      s"""{"_meta":{"uuid":"${Uuid.build(producer, clock, flags)}"}$body}\n"""
+    // A transaction committed an hour ago: its message and its acknowledgement.
+    client.append(journal,
+      ByteString.copyFromUtf8(line(anHourAgo, Flags.ContinueTxn, ""","n":1""") +
+        line(anHourAgo + 16, Flags.AckTxn, "")))
+    val read = client.writeHead(journal)
+    // Now the producer (a consumer shard) recovers from that transaction's checkpoint and writes its
+    // acknowledgement again, as Gazette's consumers do: the bytes are new, the clock an hour old.
+    client.append(journal, ByteString.copyFromUtf8(line(anHourAgo + 16, Flags.AckTxn, "")))
+    def behind() = JournalLag.timeBehind(client, journal, read, client.writeHead(journal), System.currentTimeMillis())
+    // Behind that acknowledgement only, nothing tells when it was written but its fragment, not persisted yet.
+    assert(
+      behind().forall(_ < 60000L), s"a reader behind only an acknowledgement written just now is ${behind()} ms behind")
+    // A message the producer publishes next is timed by its clock.
+    client.append(
+      journal, ByteString.copyFromUtf8(line(Clock.fromInstant(Instant.now()), Flags.OutsideTxn, ""","n":2""")))
+    assert(behind().exists(_ < 60000L),
+      s"a reader behind an acknowledgement written again and a new message is ${behind()} ms behind")
   }
 }

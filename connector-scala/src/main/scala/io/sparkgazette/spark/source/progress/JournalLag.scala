@@ -5,13 +5,16 @@ package progress
 import scala.util.control.NonFatal
 
 import io.sparkgazette.client.GazetteClient
-import io.sparkgazette.message.{Clock, Framing, JournalBytes, MessageIterator}
+import io.sparkgazette.message.{Clock, Flags, Framing, JournalBytes, LineStart, MessageIterator}
 
 /** How far behind a journal's head a reader is in time, asked of the brokers on the driver.
   *
   * A reader at `offset` below the head is behind by the age of the oldest message it has not read:
   * now minus the write time of the first message at or after `offset`. That time is its UUID's
-  * clock, the producer's wall clock when it published the message. A message without a UUID (or
+  * clock, the producer's wall clock when it published the message. Acknowledgements (ACK_TXN) are
+  * passed over: a producer recovering from its checkpoint writes its acknowledgements again with
+  * their original clocks (so do rollbacks), and such an old clock says nothing of when the bytes
+  * were written; behind acknowledgements only, the fragment's time is used. A message without a UUID (or
   * one past what a first look frames) is timed by the fragment holding it once a store persisted
   * it: the fragment's `mod_time` (whole seconds, rounded down) is after every byte in it was
   * written, so the age it gives is a lower bound, up to a second short. A message only in a
@@ -47,9 +50,9 @@ private[spark] object JournalLag {
   /** `nowMillis` minus `writtenAt`, never below zero (clocks of producers and driver disagree). */
   def ageMs(nowMillis: Long, writtenAt: Long): Long = math.max(0L, nowMillis - writtenAt)
 
-  /** When the first message at or after `offset` (below `head`) was written, in epoch
-    * milliseconds: its UUID's clock, else the latest time its persisted fragment allows; None
-    * when neither tells.
+  /** When the first message at or after `offset` (below `head`) but an acknowledgement was
+    * written, in epoch milliseconds: its UUID's clock, else the latest time its persisted fragment
+    * allows; None when neither tells.
     */
   def writtenBy(client: GazetteClient, journal: String, framing: Option[Framing], offset: Long, head: Long,
       maxMessageBytes: Int = 4 << 20): Option[Long] = {
@@ -83,16 +86,21 @@ private[spark] object JournalLag {
   private def fragmentTimes(client: GazetteClient, journal: String): Seq[FragmentTime] =
     client.listFragments(journal).flatMap(_.spec).map(f => FragmentTime(f.begin, f.end, f.modTime))
 
-  // The first message framed in [offset, until): where it begins and its clock (0: no UUID).
+  // The first message but an acknowledgement framed in [offset, until): where it begins and its
+  // clock (0: no UUID).
   private def firstMessage(client: GazetteClient, journal: String, framing: Framing, offset: Long,
       until: Long): Option[(Long, Long)] = {
-    val reader = client.read(journal, offset, endOffset = until)
+    // A reader's offset may be inside a message (a capped batch ends anywhere). Text framings look
+    // from the first line start at or after it, as a piece of a split range is read: CSV takes its
+    // width from the first record it parses, so a partial one would make every record malformed.
+    // A fixed framing passes over what precedes the first message framed whole, as malformed.
+    val fromLine = offset > 0 && framing.contentType != Framing.ProtobufFixed
+    val reader = client.read(journal, if (fromLine) offset - 1 else offset, endOffset = until)
     try {
-      val chunks = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
-      // A reader's offset may be inside a message (a capped batch ends anywhere): what precedes
-      // the first message framed whole is malformed, and passed over.
+      val bytes = reader.map(c => JournalBytes(c.offset, c.content.asReadOnlyByteBuffer()))
+      val chunks = if (fromLine) new LineStart(offset, bytes) else bytes
       new MessageIterator(journal, framing, chunks, holdTail = true, payloads = false)
-        .collectFirst { case Right(env) => (env.begin, env.clock) }
+        .collectFirst { case Right(env) if env.clock == 0 || env.flags != Flags.AckTxn => (env.begin, env.clock) }
     } finally
       try reader.close()
       catch { case NonFatal(_) => }
