@@ -273,7 +273,8 @@ final class GazetteClient(val config: ClientConfig) extends AutoCloseable {
       case auth.Refusals.RetryNow =>
         log.info(s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: trying a renewed one")
       case auth.Refusals.RetryLater(_) =>
-        log.info(s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: waiting for its renewal")
+        log.info(
+          s"broker $endpoint refused the bearer token ($exp) for $rpc of $journal$where: waiting for its renewal")
       case _: auth.Refusals.GiveUp =>
     }
     next
