@@ -72,12 +72,25 @@ class SecurityOptionsSuite extends AnyFunSuite {
     c.credentials match {
       case Credentials.Provider(cls, options) =>
         assert(cls == classOf[FixedTokenProvider].getName)
-        assert(options.get("authTokenProvider.clientSecret").contains("s3cr3t") && options.contains("selector"))
+        assert(options == Map("authTokenProvider.clientSecret" -> "s3cr3t")) // its own settings, no other option
       case other => fail(s"credentials $other")
     }
     assert(!c.toString.contains("s3cr3t"))
     assert(GazetteErrors.describe(Map("authTokenProvider.clientSecret" -> "s3cr3t")) ==
       "authTokenProvider.clientSecret=*********(redacted)")
+  }
+
+  test("reads that differ only in their offsets share the JVM's client, with a provider as with a token") {
+    // Executors keep one client (its channels, its provider) per configuration for the JVM's life:
+    // a configuration that holds every option of the query makes one more per batch job's offsets.
+    val fixed = Seq("authToken" -> "a.b.c")
+    val provider = Seq("authTokenProvider" -> classOf[FixedTokenProvider].getName, "authTokenProvider.role" -> "r")
+    def clients(connection: Seq[(String, String)]) = Seq("earliest", "latest").map(from =>
+      runtime.ClientCache(read(connection :+ ("startingOffsets" -> from): _*).clientConfig))
+    val Seq(fixedA, fixedB) = clients(fixed)
+    assert(fixedA eq fixedB)
+    val Seq(providerA, providerB) = clients(provider)
+    assert(providerA eq providerB, "two clients (two providers, two sets of channels) for one connection")
   }
 
   test("two sources of tokens conflict, naming both; a missing file or a class that is no provider is refused") {

@@ -7,7 +7,7 @@ import java.util.Map;
  * ({@code --broker.auth-keys}), for tokens that a control plane mints with short lifetimes.
  *
  * <p>The option {@code authTokenProvider} names the implementing class. The connector makes one
- * instance per query's options in each JVM that talks to the brokers (the driver and every
+ * instance per class and settings in each JVM that talks to the brokers (the driver and every
  * executor), through its public no-argument constructor, calls {@link #configure} once, and then
  * {@link #token} whenever it needs a token: the first time, when the token it holds has used up
  * four fifths of its lifetime (from when it got it to the JWT's {@code exp}), and when a broker
@@ -31,9 +31,10 @@ import java.util.Map;
 public interface AuthTokenProvider {
 
   /**
-   * Called once, before the first {@link #token}, with the options of the read or write (as given,
-   * with the session's defaults): a provider's own settings go in options named
-   * {@code authTokenProvider.<setting>}, which the connector accepts and shows redacted.
+   * Called once, before the first {@link #token}, with the provider's own settings: the options of
+   * the read or write named {@code authTokenProvider.<setting>} (as given, with the session's
+   * defaults), which the connector accepts and shows redacted. Reads and writes with the same
+   * settings share one instance per JVM.
    */
   default void configure(Map<String, String> options) {}
 
@@ -43,6 +44,8 @@ public interface AuthTokenProvider {
    * @param refused true when a broker refused the token this provider returned last (it expired
    *     or its key was retired): return a new one, not one cached by the provider
    * @throws Exception when no token can be had; the RPC that needed it fails, naming the provider
+   *     (its message is not shown: it may hold a secret). A call that takes longer than 30 seconds
+   *     fails the same way.
    */
   String token(boolean refused) throws Exception;
 }

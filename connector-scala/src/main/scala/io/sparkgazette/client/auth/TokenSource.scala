@@ -102,13 +102,16 @@ private[auth] final class FileTokens(c: Credentials.File, nanoTime: () => Long =
           throw new TokenUnavailableException(c, s"token file ${c.path} cannot be read on this host: $why", e)
         case NonFatal(_) => None
       }
-    text.filter(_.nonEmpty) match {
+    // Text that is not a whole JWT (three parts; a file rewritten in place, caught half-written) is
+    // treated as an empty file: the last token stays in use.
+    text.filter(t => t.nonEmpty && t.count(_ == '.') == 2 && !t.endsWith(".")) match {
       case Some(t) =>
         token = Some(new Token(t))
         stamp = seen
         readAt = now
       case None if token.isEmpty =>
-        throw new TokenUnavailableException(c, s"token file ${c.path} is empty")
+        val what = if (text.forall(_.isEmpty)) "is empty" else "holds no JWT (three dot-separated parts)"
+        throw new TokenUnavailableException(c, s"token file ${c.path} $what")
       case None =>
     }
   }
@@ -122,9 +125,17 @@ private[auth] object FileTokens {
   * (from when it came to its `exp`; a token without `exp` until refused), then the provider is asked
   * again. After a refusal it is asked for a new one, unless another caller already got one.
   */
-private[auth] final class ProviderTokens(c: Credentials.Provider, now: () => Instant = () => Instant.now())
+private[auth] final class ProviderTokens(c: Credentials.Provider, now: () => Instant = () => Instant.now(),
+    askTimeout: JDuration = ProviderTokens.AskTimeout)
     extends TokenSource(c) {
-  private lazy val provider: AuthTokenProvider = ProviderTokens.instantiate(c)
+  // Made on the asking thread, not through a lazy val: a lazy val's initializer takes this
+  // object's monitor, which the caller holds while it waits for the ask.
+  private var made: AuthTokenProvider = _
+
+  private def provider: AuthTokenProvider = {
+    if (made == null) made = ProviderTokens.bounded(c, ProviderTokens.instantiate(c), askTimeout)
+    made
+  }
   private var token: Option[Token] = None
   private var renewAt: Option[Instant] = None
 
@@ -141,11 +152,15 @@ private[auth] final class ProviderTokens(c: Credentials.Provider, now: () => Ins
   private def ask(refused: Boolean): Unit = {
     val got = now()
     val t =
-      try Option(provider.token(refused)).map(_.trim).filter(_.nonEmpty)
-      catch {
+      try {
+        val p = provider
+        Option(ProviderTokens.bounded(c, p.token(refused), askTimeout)).map(_.trim).filter(_.nonEmpty)
+      } catch {
         case e: TokenUnavailableException => throw e
+        // Neither the provider's message nor its exception as a cause: Spark logs a failed task's
+        // causes, and a provider's message may hold what it was given.
         case NonFatal(e) =>
-          throw new TokenUnavailableException(c, s"token provider ${c.className} failed: ${e.getClass.getName}", e)
+          throw new TokenUnavailableException(c, s"token provider ${c.className} failed: ${e.getClass.getName}")
       }
     val fresh = new Token(t.getOrElse(throw new TokenUnavailableException(c,
           s"token provider ${c.className} returned no token")))
@@ -155,6 +170,30 @@ private[auth] final class ProviderTokens(c: Credentials.Provider, now: () => Ins
 }
 
 private[sparkgazette] object ProviderTokens {
+
+  /** How long a provider may take to hand out a token: a provider that never answers must fail the
+    * call that waits on it (and the calls queued behind it), not hang the query.
+    */
+  val AskTimeout: JDuration = JDuration.ofSeconds(30)
+
+  private val asking = java.util.concurrent.Executors.newCachedThreadPool { (r: Runnable) =>
+    val t = new Thread(r, "gazette-token-provider")
+    t.setDaemon(true)
+    t
+  }
+
+  /** `call` on a thread of its own, given up after `timeout`. */
+  def bounded[T](c: Credentials.Provider, body: => T, timeout: JDuration): T = {
+    val f = asking.submit(new java.util.concurrent.Callable[T] { def call(): T = body })
+    try f.get(timeout.toMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
+    catch {
+      case _: java.util.concurrent.TimeoutException =>
+        f.cancel(true)
+        throw new TokenUnavailableException(
+          c, s"token provider ${c.className} gave no token within ${timeout.getSeconds} s")
+      case e: java.util.concurrent.ExecutionException => throw e.getCause
+    }
+  }
 
   /** A new, configured instance of the provider class: loaded by the thread's class loader (Spark's,
     * which sees the application's jars), else the connector's.
@@ -168,12 +207,14 @@ private[sparkgazette] object ProviderTokens {
           throw new TokenUnavailableException(c, s"token provider ${c.className} has no public no-argument constructor",
             e)
         case NonFatal(e) =>
-          throw new TokenUnavailableException(c, s"token provider ${c.className} could not be made: $e", e)
+          throw new TokenUnavailableException(
+            c, s"token provider ${c.className} could not be made: ${e.getClass.getName}")
       }
     try instance.configure(c.options.asJava)
     catch {
       case NonFatal(e) =>
-        throw new TokenUnavailableException(c, s"token provider ${c.className} refused its options: $e", e)
+        throw new TokenUnavailableException(c,
+          s"token provider ${c.className} refused its settings: ${e.getClass.getName}")
     }
     instance
   }

@@ -153,7 +153,12 @@ private[spark] object GazetteOptions {
       Credentials.File(path)
     }
     val provider = o.get(AuthTokenProvider).map { name =>
-      val p = Credentials.Provider(name.trim, o.all.filter { case (k, _) => !k.startsWith(TestPrefix) })
+      // Its own settings only: the provider's instance and the client holding it are shared by every
+      // read and write with the same ones in a JVM, whatever their offsets or journals.
+      val p = Credentials.Provider(name.trim,
+        o.all.filter { case (k, _) =>
+          k.regionMatches(true, 0, AuthTokenProvider + ".", 0, AuthTokenProvider.length + 1)
+        })
       try ProviderTokens.loadClass(p)
       catch {
         case e: TokenUnavailableException => throw GazetteErrors.invalidOption(AuthTokenProvider, name,

@@ -65,6 +65,19 @@ class TokenSourceSuite extends AnyFunSuite {
     assert(gone.getMessage == s"token file $p cannot be read on this host: no such file")
   }
 
+  test("a token file caught half-written in place keeps the last token, as one caught empty does") {
+    val p = Files.createTempFile("token", "")
+    write(p, jwt(100), 1000)
+    val source = new FileTokens(Credentials.File(p.toString))
+    val last = source.current().get
+    val next = jwt(5000)
+    write(p, next.take(next.length / 2), 2000) // rewritten in place (not renamed over), caught half-way
+    // Refused at its exp while the rewrite goes on: the query waits for the file rather than fail.
+    val refusals = new Refusals(source, () => Instant.ofEpochSecond(150))
+    val outcomes = Seq(refusals.refused(Some(last)), refusals.refused(source.latest))
+    assert(!outcomes.exists(_.isInstanceOf[Refusals.GiveUp]), s"$outcomes, sent ${source.latest}")
+  }
+
   test("a provider is configured once and asked again once its token has used four fifths of its life") {
     var now = Instant.parse("2026-01-01T00:00:00Z")
     val options = Map("authTokenProvider.lifetime" -> "100")
@@ -91,6 +104,15 @@ class TokenSourceSuite extends AnyFunSuite {
     val absent = intercept[TokenUnavailableException](
       new ProviderTokens(Credentials.Provider("no.such.Tokens", Map.empty)).current())
     assert(absent.getMessage == "token provider class no.such.Tokens is not on the classpath")
+  }
+
+  test("a provider's failure keeps its message out of everything the failure prints, causes included") {
+    // Spark logs a failed task's exception with its causes, on the driver and the executor.
+    val e = intercept[TokenUnavailableException](
+      new ProviderTokens(Credentials.Provider(classOf[FailingProvider].getName, Map.empty)).current())
+    val printed = new java.io.StringWriter
+    e.printStackTrace(new java.io.PrintWriter(printed))
+    assert(!printed.toString.contains("s3cr3t"), printed.toString.split("\n").filter(_.contains("s3cr3t")).toList)
   }
 
   private final class Scripted(tokens: Option[Token]*) extends TokenSource(Credentials.File("/t")) {
@@ -124,6 +146,18 @@ class TokenSourceSuite extends AnyFunSuite {
     refusals.reset()
     assert(refusals.refused(None) == Refusals.RetryNow)
   }
+
+  test("a provider that does not answer fails the call waiting on it, and those queued behind it, in bounded time") {
+    val source = new ProviderTokens(Credentials.Provider(classOf[SilentTokenProvider].getName, Map.empty),
+      askTimeout = java.time.Duration.ofSeconds(1))
+    import scala.concurrent.ExecutionContext.Implicits.global
+    val calls = (1 to 3).map(_ => scala.concurrent.Future(scala.util.Try(source.current())))
+    try {
+      val outcomes = calls.map(c => scala.concurrent.Await.result(c, scala.concurrent.duration.Duration(20, "s")))
+      outcomes.foreach(o => assert(o.failed.get.isInstanceOf[TokenUnavailableException], o))
+      assert(outcomes.head.failed.get.getMessage.contains("gave no token within 1 s"))
+    } finally SilentTokenProvider.answer.countDown()
+  }
 }
 
 /** Tokens valid for `authTokenProvider.lifetime` seconds from now, each a new one. */
@@ -151,4 +185,13 @@ object CountingProvider {
 
 class FailingProvider extends AuthTokenProvider {
   override def token(refused: Boolean): String = throw new java.io.IOException("s3cr3t in a message")
+}
+
+/** A provider whose token service does not answer (until the test lets it). */
+class SilentTokenProvider extends AuthTokenProvider {
+  override def token(refused: Boolean): String = { SilentTokenProvider.answer.await(); "a.b.c" }
+}
+
+object SilentTokenProvider {
+  val answer = new java.util.concurrent.CountDownLatch(1)
 }
