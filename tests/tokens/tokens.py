@@ -14,6 +14,7 @@ output, every batch row once; and no token given to the query may show in its lo
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -189,26 +190,40 @@ def provider_jar(work: str) -> str:
     return jar
 
 
-def rotate(gazette: LocalCluster, security: Security, tokens: Tokens, summary: Summary, out, wait_old: float) -> None:
+def rotate(
+    gazette: LocalCluster,
+    security: Security,
+    tokens: Tokens,
+    summary: Summary,
+    out,
+    wait_old: float,
+    journals: list[str],
+    tick,
+) -> None:
     """The brokers' key rotates, a broker at a time, as Gazette's brokers take it: each restarted with
     the old and new keys (signing what they send each other with the old one, which every broker
     still accepts), tokens minted with the new one; each restarted signing with the new one; and once
     no token of the old key can be alive, each restarted with the new key alone."""
     new = security.rotate_key()
-    _restart_each(gazette, summary)
+    _restart_each(gazette, summary, journals, tick)
     tokens.mint_with(new)
     out("  brokers accept the old and the new key; tokens minted with the new one")
     security.sign_with(new)
-    _restart_each(gazette, summary)
+    _restart_each(gazette, summary, journals, tick)
     time.sleep(wait_old)  # the tokens of the old key expire
     security.retire_keys(new)
-    _restart_each(gazette, summary)
+    _restart_each(gazette, summary, journals, tick)
     summary.rotations += 1
     out("  brokers hold the new key alone")
 
 
-def _restart_each(gazette: LocalCluster, summary: Summary) -> None:
+def _restart_each(gazette: LocalCluster, summary: Summary, journals: list[str], tick) -> None:
+    """Each broker restarted in turn, once what the brokers hold is persisted: a broker restarted at
+    once may take its journals back as primary with a new spool, leaving the fragment it was writing
+    on its peer alone, and restarting that peer next would lose the fragment for good (a gap no
+    store holds, which replication 2 does not promise to survive)."""
     for b in gazette.state.brokers:
+        chaos._await_persisted(gazette, journals, tick)
         gazette.stop_broker(b.index)
         gazette.start_broker(b.index)
         summary.restarts += 1
@@ -273,7 +288,16 @@ def run(
             if rotate_key:
                 time.sleep(max(0.0, (end - time.monotonic()) / 3))
                 out(f"rotating the brokers' key at {time.monotonic() - started:.0f} s")
-                rotate(gazette, security, tokens, summary, out, wait_old=ttl + 6)
+                rotate(
+                    gazette,
+                    security,
+                    tokens,
+                    summary,
+                    out,
+                    ttl + 6,
+                    ins + outs + batch,
+                    functools.partial(_alive, query),
+                )
             while time.monotonic() < end:
                 if query.exited():
                     raise RuntimeError(f"the query failed: {query.last_error()} (see {query.log})")
@@ -309,6 +333,11 @@ def run(
     else:
         out(f"logs kept in {work}")
     return summary
+
+
+def _alive(query) -> None:
+    if query.exited():
+        raise RuntimeError(f"the query failed: {query.last_error()} (see {query.log})")
 
 
 def _refusals_logged(roots: list[str]) -> int:
