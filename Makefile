@@ -1,6 +1,6 @@
 # The front door. `make demo` and `make test` work on a fresh machine: each installs what it needs first
 # (`setup-demo`, `setup`).
-.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-ledger chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -297,6 +297,12 @@ chaos: jar
 
 chaos-real-time: override CHAOS_ARGS += --real-time
 chaos-real-time: chaos
+
+# Each chaos run (chaos, chaos-real-time, chaos-network) appends its tally to tests/chaos/ledger.md
+# (`--no-ledger` leaves a run out); this prints the totals per kind of run, failing if any run lost,
+# duplicated or invented a message.
+chaos-ledger:
+	@$(PYTHON) tests/chaos/ledger.py
 
 # The pipeline under network faults (tests/chaos/network_chaos.py): etcd, three brokers and Spark
 # each in a network namespace, partitions by nftables and latency, bandwidth caps, resets and

@@ -55,6 +55,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 import judge  # noqa: E402
+import ledger  # noqa: E402
 from cluster import LocalCluster, terminate  # noqa: E402
 from jars import assembly_jar  # noqa: E402
 from spark_standalone import SparkStandalone  # noqa: E402
@@ -577,6 +578,7 @@ def main() -> None:
     p.add_argument("--no-rollbacks", action="store_true", help="leave rollbacks out of the traffic")
     p.add_argument("--with-rollbacks", action="store_true", help=argparse.SUPPRESS)  # the default now
     p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
+    p.add_argument("--no-ledger", action="store_true", help="leave the run out of tests/chaos/ledger.md")
     args = p.parse_args()
     kinds = tuple(args.kinds.split(","))
     if not kinds or set(kinds) - set(KINDS):
@@ -594,6 +596,8 @@ def main() -> None:
         keep=args.keep,
     )
     print(summary, flush=True)
+    if not args.no_ledger and summary.cycles:
+        ledger.append(ledger.row_of(summary, network=False))
     sys.exit(0 if summary.ok else 1)
 
 

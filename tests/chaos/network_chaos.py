@@ -68,6 +68,7 @@ sys.path.insert(0, str(HERE))
 
 import chaos  # noqa: E402
 import judge  # noqa: E402
+import ledger  # noqa: E402
 from cluster import LocalCluster, alive, terminate  # noqa: E402
 from network import DIRECTIONS, Network  # noqa: E402
 from spark_standalone import SparkStandalone  # noqa: E402
@@ -684,6 +685,7 @@ def main() -> None:
     p.add_argument("--rate", type=int, default=20, help="traffic: operations a second per input journal")
     p.add_argument("--keep", action="store_true", help="keep the logs and checkpoint even when the run is OK")
     p.add_argument("--real-time", action="store_true", help="the query in Spark's real-time mode")
+    p.add_argument("--no-ledger", action="store_true", help="leave the run out of tests/chaos/ledger.md")
     args = p.parse_args()
     faults = tuple(args.faults.split(","))
     if not faults or set(faults) - set(FAULTS):
@@ -704,6 +706,8 @@ def main() -> None:
         real_time=args.real_time,
     )
     print(summary, flush=True)
+    if not args.no_ledger and summary.cycles:
+        ledger.append(ledger.row_of(summary, network=True))
     if not summary.ok:
         replay = f"--seed {args.seed} --cycles {summary.cycles} --faults {args.faults} --kill-share {args.kill_share}"
         replay += f" --long-share {args.long_share}" + (" --real-time" if args.real_time else "")
