@@ -47,7 +47,7 @@ final class Token(val value: String) {
 }
 
 object Token {
-  private val ExpClaim = "\"exp\"\\s*:\\s*(-?\\d+)(?:\\.\\d*)?".r
+  private val Seconds = "(-?\\d+)(?:\\.\\d*)?".r
 
   /** The `exp` claim (seconds since 1970) of a JWT `header.payload.signature`, if it has one. */
   def expiry(jwt: String): Option[Instant] = {
@@ -55,7 +55,38 @@ object Token {
     if (parts.length != 3) None
     else
       Try(new String(Base64.getUrlDecoder.decode(parts(1).replace("=", "")), StandardCharsets.UTF_8)).toOption
-        .flatMap(ExpClaim.findFirstMatchIn(_)).flatMap(m => Try(Instant.ofEpochSecond(m.group(1).toLong)).toOption)
+        .flatMap(topLevel(_, "exp")).flatMap {
+          case Seconds(whole) => Try(Instant.ofEpochSecond(whole.toLong)).toOption
+          case _ => None
+        }
+  }
+
+  /** The text of the member `key` of the JSON object `json`, at its top level only (a nested claim
+    * may have a member of the same name), up to the next `,` or `}` outside strings.
+    */
+  private def topLevel(json: String, key: String): Option[String] = {
+    var depth = 0
+    var i = 0
+    var lastString: String = null
+    var valueFrom = -1
+    while (i < json.length) {
+      json.charAt(i) match {
+        case '"' =>
+          val start = i + 1
+          i += 1
+          while (i < json.length && json.charAt(i) != '"') i += (if (json.charAt(i) == '\\') 2 else 1)
+          lastString = json.substring(start, math.min(i, json.length))
+        case ':' if depth == 1 =>
+          if (lastString == key) valueFrom = i + 1
+        case ',' | '}' if depth == 1 && valueFrom >= 0 =>
+          return Some(json.substring(valueFrom, i).trim)
+        case '{' | '[' => depth += 1
+        case '}' | ']' => depth -= 1
+        case _ =>
+      }
+      i += 1
+    }
+    None
   }
 }
 

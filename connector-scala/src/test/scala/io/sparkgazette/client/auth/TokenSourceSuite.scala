@@ -25,6 +25,16 @@ class TokenSourceSuite extends AnyFunSuite {
     assert(t.expired(Instant.parse("2026-01-01T00:00:00Z")) && !t.expired(Instant.parse("2025-12-31T23:59:59Z")))
   }
 
+  test("exp is the claims' own, not a member of a nested claim that comes first") {
+    val b64 = Base64.getUrlEncoder.withoutPadding
+    def part(s: String) = b64.encodeToString(s.getBytes(StandardCharsets.UTF_8))
+    val nested = s"${part("""{"alg":"HS256"}""")}.${part(
+        """{"act":{"sub":"x","exp":1},"note":"\"exp\": 2","exp":1767225600}""")}.c2ln"
+    assert(Token.expiry(nested).contains(Instant.parse("2026-01-01T00:00:00Z")))
+    assert(Token.expiry(s"${part("{}")}.${part("""{"act":{"exp":1}}""")}.c2ln").isEmpty)
+    assert(Token.expiry(s"${part("{}")}.${part("""{"exp":"soon"}""")}.c2ln").isEmpty)
+  }
+
   private def write(p: Path, s: String, mtime: Long): Unit = {
     Files.write(p, s.getBytes(StandardCharsets.UTF_8))
     Files.setLastModifiedTime(p, FileTime.fromMillis(mtime))
@@ -133,6 +143,11 @@ class TokenSourceSuite extends AnyFunSuite {
     // Current and refused: a wrong key or a missing capability, which the same token will not cure.
     assert(new Refusals(new Scripted(Some(old)), () => now).refused(Some(old)) ==
       Refusals.GiveUp(Some(old), expired = false))
+    // A broker whose clock runs ahead refuses a token this clock holds alive for a few seconds
+    // more: it is renewed as an expired one is, not given up on.
+    val expiring = new Token(jwt(1000 + 30))
+    assert(new Refusals(new Scripted(Some(expiring)), () => now).refused(Some(expiring)) ==
+      Refusals.RetryLater(Some(expiring)))
     // A fixed token cannot be renewed: expired, it is the end.
     val fixed = TokenSource(Credentials.Fixed(new Secret(expired.value)))
     assert(new Refusals(fixed, () => now).refused(Some(expired)) == Refusals.GiveUp(Some(expired), expired = true))
