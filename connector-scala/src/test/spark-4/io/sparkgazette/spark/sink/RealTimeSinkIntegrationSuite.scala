@@ -352,6 +352,26 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assert(written(Seq(output)).sorted == expected.sorted)
   }
 
+  test("a batch run again from its checkpoint moved elsewhere writes each row once") {
+    val input = "sink/rt-moved-in/part-000"
+    val output = "sink/rt-moved-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    Judge.publishEvents(cluster.broker, input, 50)
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    val parent = Files.createTempDirectory("gazette-rt-moved")
+    val (before, after) = (parent.resolve("before"), parent.resolve("after"))
+    // The first batch is stopped before it ends: the restart from the moved checkpoint runs it again.
+    val first = plain(input, s"name=$output", before.toString, "60 seconds")
+    try await("the first run's rows")(written(Seq(output)).size >= expected.size)
+    finally first.stop()
+    Files.move(before, after)
+    val second = plain(input, s"name=$output", after.toString, "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+    assert(written(Seq(output), committed = false).size > expected.size, "no row was written again")
+    assertEachOnce(written(Seq(output)), expected)
+  }
+
   test("a batch run again after one of its journals was deleted maps its rows over the others") {
     val input = "sink/rt-del-in/part-000"
     val outputs = Seq("sink/rt-del-out/part-000", "sink/rt-del-out/part-001")
