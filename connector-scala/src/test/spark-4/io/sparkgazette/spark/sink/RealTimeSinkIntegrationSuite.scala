@@ -352,6 +352,28 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assert(written(Seq(output)).sorted == expected.sorted)
   }
 
+  test("a union of one loaded stream with itself is refused when the query starts, before it writes anything") {
+    val input = "sink/rt-self-in/part-000"
+    val output = "sink/rt-self-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    Judge.publishEvents(cluster.broker, input, 30)
+    val loaded = spark.readStream.format("gazette").option("broker", cluster.broker)
+      .option("selector", s"name=$input").option("startingOffsets", "earliest").option("realTimePartitions", "1")
+      .load()
+    def branch(k: Int) = loaded.select(to_json(struct(col("journal"), col("begin"), lit(k).as("k"))).as("value"),
+      struct(col("journal"), col("uuid")).as("origin"))
+    // Both branches would share the one source, and so their rows' UUIDs: Spark refuses them.
+    Seq(branch(0).union(branch(0)), branch(0).union(branch(1))).foreach { unioned =>
+      val q = unioned.writeStream.format("gazette").option("broker", cluster.broker).option("journal", output)
+        .option("checkpointLocation", Files.createTempDirectory("gazette-rt-self").toString).outputMode("update")
+        .trigger(Trigger.RealTime("3 seconds")).start()
+      val e = intercept[Exception](q.awaitTermination(120000))
+      assert(e.getMessage.contains("IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED") && e.getMessage.contains(input),
+        e.getMessage)
+    }
+    assert(Judge.read(cluster.broker, output, committed = false).isEmpty)
+  }
+
   test("a batch run again from its checkpoint moved elsewhere writes each row once") {
     val input = "sink/rt-moved-in/part-000"
     val output = "sink/rt-moved-out/part-000"
