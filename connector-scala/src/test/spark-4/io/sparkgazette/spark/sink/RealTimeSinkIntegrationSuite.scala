@@ -191,8 +191,13 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assert(expected.size == 5, expected)
     sys.props(runtime.SequencedMessages.TestCapacity) = "3"
     try {
-      val q = plain(input, s"name=$output", Files.createTempDirectory("gazette-rt-passed").toString, "3 seconds",
-        df => df.mapPartitions(_.grouped(5).flatten)(org.apache.spark.sql.Encoders.row(df.schema)))
+      val q = plain(
+        input,
+        s"name=$output",
+        Files.createTempDirectory("gazette-rt-passed").toString,
+        "3 seconds",
+        df => df.mapPartitions(_.grouped(5).flatten)(org.apache.spark.sql.Encoders.row(df.schema))
+      )
       try await("every row")(written(Seq(output), committed = false).size >= expected.size)
       finally q.stop()
     } finally sys.props -= runtime.SequencedMessages.TestCapacity
