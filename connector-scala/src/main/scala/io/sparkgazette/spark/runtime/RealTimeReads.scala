@@ -14,8 +14,8 @@ import org.apache.spark.TaskContext
   */
 private[spark] object RealTimeReads {
 
-  /** How the current task reads a journal: by which source (its state directory, stable across
-    * runs), read committed or not, and the sequence clocks of the messages it emitted last;
+  /** How the current task reads a journal: by which source (its place within the query's
+    * checkpoint, `sources/<id>`, the same in every run wherever the checkpoint is), read committed or not, and the sequence clocks of the messages it emitted last;
     * `source` None where two of the task's sources read it.
     */
   final case class Read(source: Option[String], committed: Boolean, sequenced: SequencedMessages = null)

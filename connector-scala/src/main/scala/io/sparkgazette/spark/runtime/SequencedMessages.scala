@@ -8,7 +8,7 @@ import scala.collection.mutable
   * for the task's writer to find each row's (see [[sink.realtime.OriginUuids]]). Only the task's
   * thread uses it.
   */
-private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.Capacity) {
+private[spark] final class SequencedMessages(val capacity: Int = SequencedMessages.capacity) {
   private var journals: Array[String] = _
   private var producers, clocks, sequenceClocks: Array[Long] = _
   private var added = 0L
@@ -44,6 +44,17 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
   /** The number of the message emitted last (-1: none). */
   def newest: Long = added - 1
 
+  /** The number of the oldest message held: those before it have left the window. */
+  def oldest: Long = math.max(0L, added - capacity)
+
+  /** Whether message `n`, still held, committed a clock at or below one its producer committed
+    * before (after a rollback to an older ACK): an earlier copy of it may have been emitted.
+    */
+  def recommits(n: Long): Boolean = {
+    val at = (n % capacity).toInt
+    sequenceClocks(at) != clocks(at)
+  }
+
   /** The numbers of the messages held that are `journal`'s at `clock` of `producer`, newest first. */
   def find(journal: String, producer: Long, clock: Long): List[Long] =
     numbers.getOrElse(SequencedMessages.key(producer, clock), Nil).filter { n =>
@@ -57,6 +68,12 @@ private[spark] final class SequencedMessages(capacity: Int = SequencedMessages.C
 
 private[spark] object SequencedMessages {
   val Capacity = 16384
+
+  /** A system property that makes tasks hold fewer messages, for tests to hold rows back past them. */
+  private[spark] val TestCapacity = "sparkgazette.test.sequencedMessages"
+
+  /** How many messages a task holds: [[Capacity]], unless a test set [[TestCapacity]]. */
+  def capacity: Int = sys.props.get(TestCapacity).fold(Capacity)(_.toInt)
 
   private def key(producer: Long, clock: Long): Long = producer * 0x9e3779b97f4a7c15L ^ clock
 }

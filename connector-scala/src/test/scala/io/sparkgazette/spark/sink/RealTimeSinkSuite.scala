@@ -81,6 +81,36 @@ class RealTimeSinkSuite extends AnyFunSuite {
       Seq("j1", "j2").map(j => Right(OriginUuids.producer(1L, "", j, 1L, 0))))
   }
 
+  /** What Gazette's read-committed readers keep of `uuids` (OUTSIDE_TXN each, None for a row
+    * written under a producer of the writer's own): the indices of those dropped, each at or below
+    * its producer's last clock.
+    */
+  private def droppedByReaders(uuids: Seq[Option[java.util.UUID]]): Seq[Int] = {
+    val last = scala.collection.mutable.Map[ProducerId, Long]()
+    uuids.zipWithIndex.flatMap {
+      case (None, _) => None
+      case (Some(u), i) =>
+        val (p, c) = (Uuid.producer(u), Uuid.clock(u))
+        if (last.get(p).exists(_ >= c)) Some(i) else { last(p) = c; None }
+    }
+  }
+
+  test("a row held back past the window, of a message committed twice, is never given the later copy's clock") {
+    // Producer 1 commits m0 (clock 10) and m2 (12), goes back to an older ACK and commits m1 (11)
+    // and m2 again: their sequence clocks 13 and 14. Producer 2's messages come between. The
+    // window holds four: m2's first copy has left it, its second is still there.
+    val emitted = new SequencedMessages(capacity = 4)
+    val messages = Seq((1L, 10L, 10L), (1L, 12L, 12L), (2L, 1L, 1L), (1L, 11L, 13L), (1L, 12L, 14L), (2L, 2L, 2L))
+    messages.foreach { case (p, c, s) => emitted.add("j", p, c, s) }
+    // Every row held back until all six were emitted, in their order.
+    val u = new OriginUuids(1L)
+    val rows = messages.map { case (p, c, _) => u.next("j", origin(p, c), "", emitted) }
+    assert(droppedByReaders(rows.map(_.toOption)).isEmpty, rows)
+    // Each row given a UUID has its own message's sequence clock; m2's first copy's row is written at least once.
+    rows.zip(messages).foreach { case (r, (_, _, s)) => r.foreach(uuid => assert(Uuid.clock(uuid) == s, rows)) }
+    assert(rows(1).isLeft, rows)
+  }
+
   test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {
     val checkpoint = Files.createTempDirectory("gazette-rt-batches").toString
     val conf = new Configuration()

@@ -51,14 +51,25 @@ private[spark] final class OriginUuids(seed: Long) {
     val (producer, clock) = (Uuid.producer(origin).value, Uuid.clock(origin))
     if (clock == 0L) return Left(OriginUuids.NoClock)
     val newest = messages.newest
-    val at = messages.find(journal, producer, clock).reverse match {
-      case Nil => return Left(OriginUuids.NotFound)
+    val copies = messages.find(journal, producer, clock).reverse
+    if (copies.isEmpty) {
+      // Emitted (the source read it) but no longer held: rows come later than their messages.
+      heldBack = true
+      return Left(OriginUuids.NotFound)
+    }
+    // Rows keep the order of their messages: a row continues the last row's message, or comes
+    // from a later one. Where the rows may have reached past the window, an earlier copy of a
+    // message committed again after a rollback may have left it: which copy the row comes from is
+    // not told. Spark's operators hand a row on before the source reads on, so where rows are not
+    // held back the newest message is the row's.
+    val certain = !heldBack && copies.last == newest
+    if (!certain && math.max(cursor, 0L) < messages.oldest && messages.recommits(copies.head))
+      return Left(OriginUuids.CopyPassed)
+    val at = copies match {
       case only :: Nil => only
-      case copies =>
-        // The UUID was committed more than once lately (after a rollback to an older ACK). Rows
-        // keep the order of their messages: a row continues the last row's message, or comes
-        // from a later one. Spark's operators hand a row on before the source reads on, so where
-        // rows are not held back a copy emitted since the last row's is the row's message.
+      case _ =>
+        // The UUID was committed more than once lately (after a rollback to an older ACK): a copy
+        // emitted since the last row's is the row's message where rows are not held back.
         val later = copies.filter(_ > cursor)
         if (copies.contains(cursor)) {
           if (later.isEmpty) cursor
@@ -90,6 +101,11 @@ private[spark] object OriginUuids {
     * it comes from is not told.
     */
   case object Ambiguous extends Unsequenced
+
+  /** A row held back past the messages the source emitted last, of a message committed again
+    * after a rollback: an earlier copy, no longer held, may be the row's message.
+    */
+  case object CopyPassed extends Unsequenced
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as
     * read by `source` (a union of two sources reading one journal writes both's rows).

@@ -8,7 +8,6 @@ import java.util.UUID
 
 import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SequencedMessages
 import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads}
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
@@ -108,9 +107,13 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
               case OriginUuids.Ambiguous =>
                 s"an operator between the source and the sink holds rows back, and a message of $journal was " +
                   "committed more than once lately (after a rollback to an older ACK): rows of such messages"
+              case OriginUuids.CopyPassed =>
+                s"an operator between the source and the sink holds rows back past the last " +
+                  s"${read.sequenced.capacity} messages its source emitted, and a message of $journal was " +
+                  "committed again after a rollback to an older ACK: rows of such messages"
               case _ =>
                 s"an operator between the source and the sink holds rows back past the last " +
-                  s"${SequencedMessages.Capacity} messages its source emitted, in $journal: such rows"
+                  s"${read.sequenced.capacity} messages its source emitted, in $journal: such rows"
             }) + " are written at least once")
           unsequenced += 1
           None

@@ -16,6 +16,7 @@ import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads, SequencedMessa
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{JournalDecoder, ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.rows.MessageToRow
+import io.sparkgazette.spark.source.state.SequencerStateStore
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
@@ -54,8 +55,8 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     catch { case e: Throwable => close(); throw e }
   // The sequence clocks of the committed messages emitted last, for real-time writes.
   private val sequenced = new SequencedMessages()
-  RealTimeReads.register(config.stateDir.getOrElse(""), task.journals.map(_.range.journal), options.readCommitted,
-    sequenced)
+  RealTimeReads.register(config.stateDir.fold("")(SequencerStateStore.placeOf), task.journals.map(_.range.journal),
+    options.readCommitted, sequenced)
   // The journal whose commit is being stepped out, if any; the row to hand out.
   private var current: Tail = _
   private var row: InternalRow = _

@@ -213,6 +213,12 @@ private[spark] object SequencerStateStore {
   /** The states' directory of a source whose checkpoint location (Spark's `sources/<id>`) is `sourceCheckpoint`. */
   def dirOf(sourceCheckpoint: String): String = s"$sourceCheckpoint/$DirName"
 
+  /** The place of the source whose states' directory is `dir` within its query's checkpoint
+    * (`sources/<id>`): it names the source in every run, wherever the checkpoint was moved or
+    * copied and whatever URI names it (`s3a://` or `s3://`).
+    */
+  def placeOf(dir: String): String = dir.stripSuffix(s"/$DirName").split('/').takeRight(2).mkString("/")
+
   /** Where a source whose checkpoint location is `sourceCheckpoint` keeps [[InitialOffsetsName]]. */
   def initialOffsetsOf(sourceCheckpoint: String): String = s"${dirOf(sourceCheckpoint)}/$InitialOffsetsName"
 
