@@ -52,9 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
-from kafka_pipeline import KafkaBroker  # noqa: E402
+from kafka_pipeline import KafkaBroker, stop_quietly  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
 from specs import journal_specs  # noqa: E402
+from timing import profiled  # noqa: E402
 
 PREFIX = "bench-latency/"
 
@@ -160,6 +161,9 @@ def main() -> None:
     )
     parser.add_argument("--only-kafka", action="store_true", help="the real-time runs of Spark's Kafka connector alone")
     parser.add_argument("--no-foreach", action="store_true", help="real-time runs without the foreach writer")
+    parser.add_argument(
+        "--jfr", metavar="DIR", help="a Flight Recorder profile of Spark's JVM for each end-to-end run, into DIR"
+    )
     args = parser.parse_args()
     counts = [int(n) for n in str(args.journals).split(",")]
     real_time = args.real_time or args.only_real_time or args.only_kafka
@@ -284,7 +288,9 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
                         (journals, f"{tag}: append -> foreach", foreach_lat),
                         (journals, f"{tag}: Python foreach sees it", python_lat),
                     ]
-                measured = real_time_end_to_end(spark, cluster, journals, args, tmp, batch)
+                measured = profiled(spark._jvm, args.jfr, f"gazette-{journals}-{runs(batch)}", real_time_end_to_end)(
+                    spark, cluster, journals, args, tmp, batch
+                )
                 if measured is not None:
                     ours, gazette = measured
                     rows += [(journals, f"{tag}: end to end", ours)]
@@ -295,7 +301,9 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
                     between(progress, batch)
                     by_batch(appended, progress)
 
-                theirs, direct = kafka_end_to_end(spark, kafka, journals, args, batch, tmp, percentile, report)
+                theirs, direct = profiled(spark._jvm, args.jfr, f"kafka-{journals}-{runs(batch)}", kafka_end_to_end)(
+                    spark, kafka, journals, args, batch, tmp, percentile, report
+                )
                 rows += [
                     (journals, f"{tag}: Kafka end to end", theirs),
                     (journals, f"{tag}: Kafka produce -> consume", direct),
@@ -398,7 +406,7 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path, batch: str
         drain(lambda: len(lines()), expected, query)
         progress = query.recentProgress
     finally:
-        query.stop()
+        stop_quietly(spark, query)
     batches = len(progress)
     rows = [[float(x) for x in line.split(",")] for line in lines()]
     measured = [r for r in rows if r[0] >= started + args.warm_up]
@@ -485,7 +493,7 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path, batch: 
             drain(lambda: len(tail.snapshot()), expected, query)
             progress = query.recentProgress
         finally:
-            query.stop()
+            stop_quietly(spark, query)
         batches = len(progress)
         got, inputs_read = tail.snapshot(), read.snapshot()
     times = [(float(json.loads(r["payload"])["t"]), r["seen"]) for r in got]

@@ -51,8 +51,9 @@ def spark_kafka_jars() -> str:
 
 
 # librdkafka logs every refused connection to stderr (while the broker starts, once it stops); what
-# matters reaches the code as errors: a failed delivery, a consumer's error.
-QUIET = {"log_level": 0}
+# matters reaches the code as errors: a failed delivery, a consumer's error. And it leaves Nagle's
+# algorithm on, which Kafka's Java clients (Spark's) and Gazette's gRPC turn off.
+QUIET = {"log_level": 0, "socket.nagle.disable": True}
 
 
 def _free_port() -> int:
@@ -245,49 +246,78 @@ class KafkaTraffic:
 
 
 class KafkaTail:
-    """A consumer of every partition of `topic` from its start, collecting each record's value
-    and the moment it was read (`seen`, Unix seconds), as `judge tail` does for journals."""
+    """A consumer of every partition of `topic` from its start, in a process of its own (as `judge
+    tail` reads journals), collecting each record's value and the moment it was read (`seen`, Unix
+    seconds)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
-        from confluent_kafka import Consumer, TopicPartition
-
-        self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"bench-tail-{topic}",
-                "enable.auto.commit": False,
-                "fetch.wait.max.ms": 100,
-                **QUIET,
-            }
-        )
-        self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self.args = [sys.executable, __file__, "tail", bootstrap, topic, str(partitions)]
         self.rows: list[tuple[bytes, float]] = []
-        self.errors: list[str] = []
-        self._lock, self._stop = threading.Lock(), threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._thread = threading.Thread(target=self._collect, daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for msg in self._consumer.consume(num_messages=1000, timeout=0.1):
-                seen = time.time()
-                if msg.error():
-                    self.errors.append(str(msg.error()))
-                    continue
-                with self._lock:
-                    self.rows.append((msg.value(), seen))
-        self._consumer.close()
+    def _collect(self) -> None:
+        for line in self._proc.stdout:
+            row = json.loads(line)
+            with self._lock:
+                self.rows.append((row["value"].encode(), row["seen"]))
 
     def snapshot(self) -> list[tuple[bytes, float]]:
         with self._lock:
             return list(self.rows)
 
     def __enter__(self) -> "KafkaTail":
+        self._proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = self._proc.stdout.readline()
+        if ready.strip() != "ready":
+            self._proc.kill()
+            raise RuntimeError(f"the Kafka tail of {self.args[3]} did not start: {ready.strip()}")
         self._thread.start()
         return self
 
     def __exit__(self, *_exc) -> None:
-        self._stop.set()
+        self._proc.stdin.close()  # the tail's signal to stop
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
         self._thread.join(timeout=30)
+
+
+def _tail(bootstrap: str, topic: str, partitions: int) -> None:
+    """KafkaTail's process: one JSON line {value, seen} per record read, until stdin closes."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"bench-tail-{topic}", "enable.auto.commit": False, **QUIET}
+    )
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    print("ready", flush=True)
+    # One record a poll: a batch consume waits for its count or its timeout, not for the first record.
+    while not stop.is_set():
+        msg = consumer.poll(0.1)
+        seen = time.time()
+        if msg is None:
+            continue
+        if msg.error():
+            print(f"the Kafka tail of {topic}: {msg.error()}", file=sys.stderr)
+            continue
+        print(json.dumps({"value": msg.value().decode(), "seen": seen}), flush=True)
+    consumer.close()
+
+
+def stop_quietly(spark, query) -> None:
+    """Stops a real-time query. Its running batch's tasks are interrupted, and Spark logs each
+    write it aborts as an error with a stack trace (its Kafka sink's and ours alike): nothing is
+    wrong, so nothing is logged while it stops."""
+    spark.sparkContext.setLogLevel("OFF")
+    try:
+        query.stop()
+    finally:
+        spark.sparkContext.setLogLevel("ERROR")
 
 
 def produced_at(value: bytes) -> float:
@@ -343,7 +373,7 @@ def run_pipeline(spark, kafka: KafkaBroker, partitions: int, rate: float, second
                 time.sleep(0.1)
             progress = query.recentProgress
         finally:
-            query.stop()
+            stop_quietly(spark, query)
         got, inputs = out.snapshot(), read.snapshot()
     e2e = [(produced_at(v), seen) for v, seen in got]
     direct = [(produced_at(v), seen) for v, seen in inputs]
@@ -380,3 +410,7 @@ def kafka_end_to_end(spark, kafka: KafkaBroker, partitions: int, args, batch: st
             f"for {counts['delivered']} acknowledged"
         )
     return lat, direct_lat
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["tail"]:
+    _tail(sys.argv[2], sys.argv[3], int(sys.argv[4]))
