@@ -14,7 +14,7 @@ KAFKA_PYTHON = HERE.parents[1] / ".venv-bench-kafka" / "bin" / "python"
 
 def test_the_kafka_pipeline_starts_and_times_every_message():
     assert KAFKA_PYTHON.exists(), f"{KAFKA_PYTHON} is missing: run `make setup-bench-kafka`"
-    args = ["--only-kafka", "--journals", "2", "--rate", "20", "--seconds", "8", "--warm-up", "1"]
+    args = ["--only-kafka", "--journals", "2", "--rate", "20", "--seconds", "5", "--warm-up", "1"]
     run = subprocess.run(
         [str(KAFKA_PYTHON), str(HERE / "bench_latency.py"), *args, "--batch", "5 seconds"],
         capture_output=True,
@@ -27,7 +27,7 @@ def test_the_kafka_pipeline_starts_and_times_every_message():
     )
     assert counts, run.stdout
     produced, acknowledged, read = map(int, counts.groups())
-    assert produced >= 100 and acknowledged == produced and read == acknowledged, run.stdout
+    assert produced >= 50 and acknowledged == produced and read == acknowledged, run.stdout
     for what in ("end-to-end p50", "end-to-end p99", "end-to-end max"):
         assert re.search(rf"^result real-time 2 partitions 5 seconds batches Kafka {what}: \d+ ms", run.stdout, re.M), (
             run.stdout

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 from messages import gazette_uuid  # noqa: E402
 
 CLASSPATHS = ROOT / "target" / "bench-kafka"
-SETUP_HINT = "run `build/setup.sh --bench-kafka` (`make bench-latency` with --real-time does)"
+SETUP_HINT = "run `make setup-bench-kafka` (`make bench-latency` with --real-time does)"
 
 
 def classpath(name: str) -> str:
