@@ -225,8 +225,8 @@ class KafkaTraffic:
     def _run(self) -> None:
         begin = time.monotonic()
         while not self._stop.is_set():
-            wait = begin + self.sent / self.rate - time.monotonic()
-            if wait > 0:
+            # A poll returns early when it serves a delivery: wait until the message is due.
+            while (wait := begin + self.sent / self.rate - time.monotonic()) > 0:
                 self._producer.poll(wait)
             i = self.sent
             uuid_ = gazette_uuid(self.producer_id + i % self.partitions, 0x1EF0000000000000 + (i + 1) * 16, 0)
