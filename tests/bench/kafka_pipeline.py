@@ -71,6 +71,13 @@ class KafkaBroker:
     """
 
     def __init__(self, start_timeout: float = 90) -> None:
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError:
+            raise SystemExit(
+                f"Spark's Kafka connector runs from {ROOT / '.venv-bench-kafka'} (Kafka's Python client, pyspark "
+                f"4.2.x): {SETUP_HINT} and run this with its python, or pass --no-kafka"
+            ) from None
         self.port, self.controller_port = _free_port(), _free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.start_timeout = start_timeout
