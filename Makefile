@@ -1,6 +1,6 @@
 # The front door. `make demo` and `make test` work on a fresh machine: each installs what it needs first
 # (`setup-demo`, `setup`).
-.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-ledger chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-ledger chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny setup-bench-kafka bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -233,14 +233,25 @@ dist: setup
 	@rm -rf python/build && $(PYTHON) -m pip wheel -q --no-deps -w target/dist ./python >&2
 	@find target/dist -type f \( -name '*.jar' -o -name '*.pom' -o -name '*.whl' \) | sort
 
+# What bench-latency's real-time runs measure the connector against, Spark's Kafka connector in
+# real-time mode, needs beside the rest: Kafka's broker and Spark's Kafka jars, and pyspark 4.2.x
+# (the newest Spark that Maven serves Spark's Kafka connector for) in .venv-bench-kafka, where
+# both pipelines run, with the connector's package. Only the benchmarks install it.
+BENCH_KAFKA_PYTHON := .venv-bench-kafka/bin/python
+setup-bench-kafka: jar
+	@build/setup.sh --bench-kafka
+	@$(MAKE) -s python-package PYTHON=$(BENCH_KAFKA_PYTHON)
+
 # Every benchmark below, one after the other, then one table of their ratios and results
 # (BENCH_ARGS="--tiny" for a quick run, "--only sink,latency" for some).
-bench: jar
+bench: jar setup-bench-kafka
 	@$(LINE_PYTHON) tests/bench/run_all.py $(BENCH_ARGS)
 
 # Every benchmark once on a few rows, as a test: do they still run? (`make test` runs `source` only.)
-bench-tiny: jar
-	GAZETTE_LOCAL_BINARIES=required $(LINE_PYTHON) -m pytest -q tests/bench/test_benchmarks.py
+# And Spark's Kafka connector's side of bench-latency: its broker starts and a few messages are timed.
+bench-tiny: jar setup-bench-kafka
+	GAZETTE_LOCAL_BINARIES=required $(LINE_PYTHON) -m pytest -q tests/bench/test_benchmarks.py \
+	  tests/bench/check_kafka_latency.py
 
 # Read-committed throughput of the source against Gazette's Go reader (BENCH_ARGS="--mib 1024").
 bench-source: jar
@@ -257,9 +268,17 @@ bench-journals: jar
 
 # The source's latency from an append to its row in a foreachBatch, default trigger, over 100
 # journals with steady traffic (BENCH_ARGS="--journals 10 --rate 70"); BENCH_ARGS="--real-time
-# --journals 10,100" adds real-time mode: to a foreach writer, and Gazette -> Spark -> Gazette.
+# --journals 10,100" adds real-time mode: to a foreach writer, and Gazette -> Spark -> Gazette
+# beside Kafka -> Spark -> Kafka (Spark's Kafka connector), both on pyspark 4.2.x in
+# .venv-bench-kafka (--no-kafka: ours alone, on SPARK's line).
+BENCH_LATENCY_KAFKA := $(if $(findstring --no-kafka,$(BENCH_ARGS)),,$(findstring real-time,$(BENCH_ARGS))$(findstring --only-kafka,$(BENCH_ARGS)))
 bench-latency: jar
+ifneq ($(BENCH_LATENCY_KAFKA),)
+	@$(MAKE) -s setup-bench-kafka
+	@$(BENCH_KAFKA_PYTHON) tests/bench/bench_latency.py $(BENCH_ARGS)
+else
 	@$(LINE_PYTHON) tests/bench/bench_latency.py $(BENCH_ARGS)
+endif
 
 # Protobuf decoding: the connector's JVM decoder against its Python twin and from_json (BENCH_ARGS="--rows 1000000").
 bench-decode: jar

@@ -5,6 +5,8 @@
 #   build/setup.sh demo [4|3.5]    what `make demo` and `make quickstart` need on that Spark line
 #   build/setup.sh --compat        beside the default: .venv-compat (`make test-compat`)
 #   build/setup.sh --compat-real-time   beside the default: .venv-compat-real-time
+#   build/setup.sh --bench-kafka   beside the default: what `bench-latency --real-time` runs Spark's
+#                                  Kafka connector with (.venv-bench-kafka, Kafka's jars)
 #
 # The demo's part:
 #   - Gazette's broker and gazctl, and etcd, at the versions pinned in tests/judge/go.mod, into
@@ -30,8 +32,8 @@ what=test
 spark=4
 case "${1:-}" in
   demo) what=demo; spark="${2:-4}" ;;
-  --compat | --compat-real-time | "") ;;
-  *) echo "[setup] unknown argument '$1': build/setup.sh [demo [4|3.5] | --compat | --compat-real-time]" >&2; exit 2 ;;
+  --compat | --compat-real-time | --bench-kafka | "") ;;
+  *) echo "[setup] unknown argument '$1': build/setup.sh [demo [4|3.5] | --compat | --compat-real-time | --bench-kafka]" >&2; exit 2 ;;
 esac
 case "$spark" in
   4 | 3.5) ;;
@@ -185,6 +187,32 @@ done
 [ "${1:-}" != "--compat" ] || venv .venv-compat python/requirements-compat.txt
 # `make test-compat-real-time` (setup.sh --compat-real-time): the oldest pyspark with `trigger(realTime=...)`.
 [ "${1:-}" != "--compat-real-time" ] || venv .venv-compat-real-time python/requirements-compat-real-time.txt
+
+# `bench-latency --real-time` (setup.sh --bench-kafka): Spark's Kafka connector beside ours on the pyspark
+# Maven serves it for (python/requirements-bench-kafka.txt), and Kafka's broker. build/bench-kafka
+# resolves both through sbt into Coursier's cache; their classpaths go to target/bench-kafka/, once
+# per version of its build.sbt.
+bench_kafka() {
+  venv .venv-bench-kafka python/requirements-bench-kafka.txt
+  local out=target/bench-kafka want
+  want="$(sha256sum build/bench-kafka/build.sbt project/build.properties | sha256sum | cut -d' ' -f1)"
+  if ! grep -qx "$want" "$out/resolved.sha256" 2>/dev/null; then
+    say "resolving Kafka's broker and Spark's Kafka connector (build/bench-kafka)"
+    mkdir -p "$out"
+    mkdir -p build/bench-kafka/project && cp project/build.properties build/bench-kafka/project/
+    (cd build/bench-kafka && ../sbt -Dsbt.log.noformat=true "export broker/Runtime/fullClasspath" \
+      "export sparkKafka/Runtime/fullClasspath") >"$logs/bench_kafka.log" 2>&1 ||
+      { echo "[setup] resolving build/bench-kafka failed; the end of $logs/bench_kafka.log:" >&2; tail -30 "$logs/bench_kafka.log" >&2; exit 1; }
+    # `export` prints each classpath on a line of its own; the projects' empty class directories are left out.
+    local lines
+    mapfile -t lines < <(grep -E '^/.*\.jar' "$logs/bench_kafka.log")
+    [ "${#lines[@]}" = 2 ] || { echo "[setup] build/bench-kafka printed ${#lines[@]} classpaths, not 2; see $logs/bench_kafka.log" >&2; exit 1; }
+    printf '%s\n' "${lines[0]}" | tr ':' '\n' | grep '\.jar$' | paste -sd: - >"$out/broker.classpath"
+    printf '%s\n' "${lines[1]}" | tr ':' '\n' | grep '\.jar$' | paste -sd: - >"$out/spark-kafka.classpath"
+    echo "$want" >"$out/resolved.sha256"
+  fi
+}
+[ "${1:-}" != "--bench-kafka" ] || bench_kafka
 
 line_python=.venv/bin/python
 [ "$spark" = 4 ] || line_python=.venv-spark3.5/bin/python

@@ -36,6 +36,7 @@ end to end p99 <= 250 ms. Numbers are printed, never asserted: the machine decid
 
 import argparse
 import bisect
+import contextlib
 import json
 import statistics
 import sys
@@ -51,8 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 import judge  # noqa: E402
 from cluster import LocalCluster  # noqa: E402
+from kafka_pipeline import KafkaBroker, stop_quietly  # noqa: E402
 from messages import gazette_uuid  # noqa: E402
 from specs import journal_specs  # noqa: E402
+from timing import profiled  # noqa: E402
 
 PREFIX = "bench-latency/"
 
@@ -62,14 +65,16 @@ def percentile(xs, p):
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] if xs else float("nan")
 
 
-def session(master: str, real_time: bool = False):
+def session(master: str, real_time: bool = False, jars: str | None = None):
     from pyspark.sql import SparkSession
 
     from spark_gazette import configure_real_time, configure_spark_with_gazette
 
+    builder = SparkSession.builder.master(master)
+    if jars:
+        builder = builder.config("spark.jars", jars)
     builder = configure_spark_with_gazette(
-        SparkSession.builder.master(master)
-        .config("spark.ui.enabled", "false")
+        builder.config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.log.level", "ERROR")
@@ -145,25 +150,47 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]", help="Spark's master for micro-batches")
     parser.add_argument("--real-time", action="store_true", help="also the real-time runs")
     parser.add_argument("--only-real-time", action="store_true", help="the real-time runs alone")
-    parser.add_argument("--batch", default="30 seconds", help="real-time batch duration (a checkpoint interval)")
+    parser.add_argument(
+        "--batch",
+        default="30 seconds",
+        help='real-time batch duration (a checkpoint interval); a list runs each: "10 seconds,60 seconds"',
+    )
     parser.add_argument("--partitions", type=int, default=2, help="real_time_partitions")
+    parser.add_argument(
+        "--no-kafka", action="store_true", help="real-time runs without Spark's Kafka connector beside them"
+    )
+    parser.add_argument("--only-kafka", action="store_true", help="the real-time runs of Spark's Kafka connector alone")
+    parser.add_argument("--no-foreach", action="store_true", help="real-time runs without the foreach writer")
+    parser.add_argument(
+        "--jfr", metavar="DIR", help="a Flight Recorder profile of Spark's JVM for each end-to-end run, into DIR"
+    )
     args = parser.parse_args()
     counts = [int(n) for n in str(args.journals).split(",")]
-    real_time = args.real_time or args.only_real_time
+    real_time = args.real_time or args.only_real_time or args.only_kafka
+    args.only_real_time = args.only_real_time or args.only_kafka
 
-    summary = []
-    with LocalCluster(brokers=1) as cluster, tempfile.TemporaryDirectory() as tmp:
+    summary, compared = [], []
+    with contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(LocalCluster(brokers=1))
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        # Spark's Kafka connector in real-time mode, the anchor: its broker is up for every run.
+        kafka = stack.enter_context(KafkaBroker()) if real_time and not args.no_kafka else None
         for n in counts:
             if not args.only_real_time:
                 summary += micro_batch(cluster, n, args, Path(tmp, f"micro-{n}"))
             if real_time:
-                summary += real_time_runs(cluster, n, args, Path(tmp, f"rt-{n}"))
+                rows, pairs = real_time_runs(cluster, n, args, Path(tmp, f"rt-{n}"), kafka)
+                summary += rows
+                compared += pairs
     if len(summary) > 0 and (real_time or len(counts) > 1):
         print()
-        print(f"{'journals':>8}  {'mode':<34} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'rows':>6}")
+        width = max(len(mode) for _, mode, _ in summary)
+        print(f"{'journals':>8}  {'mode':<{width}} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'rows':>6}")
         for n, mode, lat in summary:
             p50, p99, top = (percentile(lat, p) * 1000 for p in (50, 99, 100))
-            print(f"{n:>8}  {mode:<34} {p50:>7.0f} {p99:>7.0f} {top:>7.0f} {len(lat):>6}")
+            print(f"{n:>8}  {mode:<{width}} {p50:>7.0f} {p99:>7.0f} {top:>7.0f} {len(lat):>6}")
+    if compared:
+        against_kafka(compared)
 
 
 def micro_batch(cluster, journals: int, args, tmp: Path) -> list:
@@ -233,33 +260,106 @@ def micro_batch(cluster, journals: int, args, tmp: Path) -> list:
     return [(journals, "micro-batch: append -> foreachBatch", latencies)]
 
 
-def real_time_runs(cluster, journals: int, args, tmp: Path) -> list:
-    """Real-time mode: append -> foreach, then Gazette -> Spark -> Gazette end to end."""
-    master = f"local[{args.partitions + 1}]"
-    spark = session(master, real_time=True)
+def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list, list]:
+    """Real-time mode, at each batch duration: append -> foreach, then Gazette -> Spark -> Gazette
+    end to end, then (with `kafka`) Kafka -> Spark -> Kafka with as many partitions as journals,
+    in the same Spark session. Spark's Kafka source runs a task per partition, all at once, so
+    the master has a slot for each."""
+    import pyspark
+
+    from kafka_pipeline import kafka_end_to_end, spark_kafka_jars
+
+    slots = max(args.partitions, journals if kafka is not None else 0)
+    master = f"local[{slots + 1}]"
+    spark = session(master, real_time=True, jars=spark_kafka_jars() if kafka is not None else None)
+    rows, pairs = [], []
     try:
-        print(
-            f"real-time mode, {journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s, "
-            f"batches of {args.batch}, {args.partitions} partitions, master {master}"
-        )
-        foreach_lat, python_lat = real_time_foreach(spark, cluster, journals, args, tmp)
-        e2e_lat = real_time_end_to_end(spark, cluster, journals, args, tmp)
+        for batch in [b.strip() for b in args.batch.split(",")]:
+            print(
+                f"real-time mode, {journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s, "
+                f"batches of {batch}, {args.partitions} partitions, master {master}, pyspark {pyspark.__version__}"
+            )
+            tag = f"real-time {batch}"
+            ours, gazette = None, None
+            if not args.only_kafka:
+                if not args.no_foreach:
+                    foreach_lat, python_lat = real_time_foreach(spark, cluster, journals, args, tmp, batch)
+                    rows += [
+                        (journals, f"{tag}: append -> foreach", foreach_lat),
+                        (journals, f"{tag}: Python foreach sees it", python_lat),
+                    ]
+                measured = profiled(spark._jvm, args.jfr, f"gazette-{journals}-{runs(batch)}", real_time_end_to_end)(
+                    spark, cluster, journals, args, tmp, batch
+                )
+                if measured is not None:
+                    ours, gazette = measured
+                    rows += [(journals, f"{tag}: end to end", ours)]
+                    rows += [(journals, f"{tag}: Gazette append -> read", gazette)]
+            if kafka is not None:
+
+                def report(progress, appended, batch=batch):
+                    between(progress, batch)
+                    by_batch(appended, progress)
+
+                theirs, direct = profiled(spark._jvm, args.jfr, f"kafka-{journals}-{runs(batch)}", kafka_end_to_end)(
+                    spark, kafka, journals, args, batch, tmp, percentile, report
+                )
+                rows += [
+                    (journals, f"{tag}: Kafka end to end", theirs),
+                    (journals, f"{tag}: Kafka produce -> consume", direct),
+                ]
+                pairs.append((journals, batch, ours, theirs, gazette, direct))
     finally:
         spark.stop()
-    rows = [
-        (journals, "real-time: append -> foreach", foreach_lat),
-        (journals, "real-time: Python foreach sees it", python_lat),
-    ]
-    return rows + ([(journals, "real-time: end to end", e2e_lat)] if e2e_lat is not None else [])
+    return rows, pairs
 
 
-def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[list, list]:
+def against_kafka(pairs: list) -> None:
+    """Ours beside Spark's Kafka connector, same traffic, same Spark: end to end (each pipeline's
+    producer's time in the message -> its final consumer reading the output row) and each
+    system's own append -> read, p50, p99 and max, and ours / Kafka's."""
+    print()
+    print("real-time mode beside Spark's Kafka connector (same Spark, traffic and batch durations; ms):")
+    print(
+        f"{'journals':>8}  {'batch':<11} {'pipeline':<30} {'p50':>6} {'p99':>6} {'max':>6}  "
+        f"{'p50 ratio':>9} {'p99 ratio':>9} {'max ratio':>9}"
+    )
+
+    def line(n, batch, what, lat, ratios=""):
+        p50, p99, top = (percentile(lat, p) * 1000 for p in (50, 99, 100)) if lat else (float("nan"),) * 3
+        print(f"{n:>8}  {batch:<11} {what:<30} {p50:>6.0f} {p99:>6.0f} {top:>6.0f}  {ratios}")
+
+    def ratios(ours, theirs) -> str:
+        if not ours or not theirs:
+            return ""
+        cells = []
+        for p in (50, 99, 100):
+            mine, other = percentile(ours, p), percentile(theirs, p)
+            cells.append(f"{mine / other:>9.2f}" if other > 0 else f"{'-':>9}")
+        return " ".join(cells)
+
+    for n, batch, ours, theirs, gazette, direct in pairs:
+        line(n, batch, "Gazette -> Spark -> Gazette", ours, ratios(ours, theirs))
+        line(n, batch, "Kafka -> Spark -> Kafka", theirs)
+        line(n, batch, "Gazette append -> read", gazette, ratios(gazette, direct))
+        line(n, batch, "Kafka produce -> consume", direct)
+    for n, batch, ours, theirs, _, _ in pairs:
+        if ours and theirs:
+            mine, other = percentile(ours, 99) * 1000, percentile(theirs, 99) * 1000
+            print(
+                f"ratio real-time {n} journals {batch} batches end-to-end p99, ours / Kafka's: {mine / other:.2f} "
+                f"({mine:.0f} ms against {other:.0f} ms; goal <= 1.1, and p99 <= 50 ms at 1-minute batches)"
+            )
+
+
+def real_time_foreach(spark, cluster, journals: int, args, tmp: Path, batch: str) -> tuple[list, list]:
     from spark_gazette import read_stream
 
     names = [f"j{i:04d}" for i in range(journals)]
-    prefix, app = f"{PREFIX}rt-{journals}/", f"bench-latency-rt-{journals}"
+    run = runs(batch)
+    prefix, app = f"{PREFIX}rt-{journals}-{run}/", f"bench-latency-rt-{journals}-{run}"
     cluster.apply(journal_specs(prefix, names, labels={"app": app}))
-    out = tmp / "foreach.csv"
+    out = tmp / f"foreach-{run}.csv"
     tmp.mkdir(parents=True, exist_ok=True)
     out.touch()
 
@@ -289,8 +389,8 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[l
             "CAST(java_method('java.lang.System', 'currentTimeMillis') AS LONG) AS at_ms",
         )
         .writeStream.outputMode("update")
-        .option("checkpointLocation", str(tmp / "ckpt-foreach"))
-        .trigger(realTime=args.batch)
+        .option("checkpointLocation", str(tmp / f"ckpt-foreach-{run}"))
+        .trigger(realTime=batch)
         .foreach(Writer())
         .start()
     )
@@ -306,7 +406,7 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[l
         drain(lambda: len(lines()), expected, query)
         progress = query.recentProgress
     finally:
-        query.stop()
+        stop_quietly(spark, query)
     batches = len(progress)
     rows = [[float(x) for x in line.split(",")] for line in lines()]
     measured = [r for r in rows if r[0] >= started + args.warm_up]
@@ -315,7 +415,7 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[l
     print(
         f"  append -> foreach: {traffic.sent} appended, {expected} committed, {len(rows)} read, {batches} batches ended"
     )
-    between(progress, args.batch)
+    between(progress, batch)
     by_batch([(t, at - t) for t, at, _ in measured], progress)
     print(f"result real-time {journals} journals append->row p50: {percentile(foreach_lat, 50) * 1000:.0f} ms")
     print(
@@ -332,21 +432,24 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path) -> tuple[l
     return foreach_lat, python_lat
 
 
-def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path) -> list | None:
+def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path, batch: str) -> tuple[list, list] | None:
     """Gazette -> Spark -> Gazette: each input's row, with its `origin`, to the output journal of
-    the same name; latency from the input's append to the output row read committed."""
+    the same name; latency from the input's append to the output row read committed. Beside it,
+    Gazette's own append -> read: the inputs read committed by the same kind of reader. Returns
+    both latencies after the warm-up."""
     from pyspark.sql.functions import col, get_json_object, regexp_replace, struct, to_json
 
     from spark_gazette import origin, read_stream, write_stream
 
     names = [f"j{i:04d}" for i in range(journals)]
-    inputs, outputs = f"{PREFIX}e2e-{journals}/in/", f"{PREFIX}e2e-{journals}/out/"
-    cluster.apply(journal_specs(inputs, names, labels={"app": f"bench-e2e-in-{journals}"}))
-    cluster.apply(journal_specs(outputs, names, labels={"app": f"bench-e2e-out-{journals}"}))
+    run = f"{journals}-{runs(batch)}"
+    inputs, outputs = f"{PREFIX}e2e-{run}/in/", f"{PREFIX}e2e-{run}/out/"
+    cluster.apply(journal_specs(inputs, names, labels={"app": f"bench-e2e-in-{run}"}))
+    cluster.apply(journal_specs(outputs, names, labels={"app": f"bench-e2e-out-{run}"}))
     events = read_stream(
         spark,
         broker=cluster.broker,
-        selector=f"app=bench-e2e-in-{journals}",
+        selector=f"app=bench-e2e-in-{run}",
         starting_offsets="earliest",
         real_time_partitions=args.partitions,
     )
@@ -355,17 +458,20 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path) -> list
         regexp_replace(col("journal"), "/in/", "/out/").alias("journal"),
         to_json(struct(get_json_object(col("value").cast("string"), "$.t").alias("t"))).alias("value"),
     )
-    with judge.Tail(cluster.broker, [outputs + n for n in names]) as tail:
+    with (
+        judge.Tail(cluster.broker, [outputs + n for n in names]) as tail,
+        judge.Tail(cluster.broker, [inputs + n for n in names]) as read,
+    ):
         try:
             query = (
                 write_stream(
                     rows,
                     broker=cluster.broker,
-                    selector=f"app=bench-e2e-out-{journals}",
-                    checkpoint_location=str(tmp / "ckpt-e2e"),
+                    selector=f"app=bench-e2e-out-{run}",
+                    checkpoint_location=str(tmp / f"ckpt-e2e-{run}"),
                 )
                 .outputMode("update")
-                .trigger(realTime=args.batch)
+                .trigger(realTime=batch)
                 .start()
             )
             time.sleep(3)
@@ -387,17 +493,22 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path) -> list
             drain(lambda: len(tail.snapshot()), expected, query)
             progress = query.recentProgress
         finally:
-            query.stop()
+            stop_quietly(spark, query)
         batches = len(progress)
-        got = tail.snapshot()
+        got, inputs_read = tail.snapshot(), read.snapshot()
     times = [(float(json.loads(r["payload"])["t"]), r["seen"]) for r in got]
+    direct = [
+        r["seen"] - t
+        for t, r in ((float(json.loads(r["payload"])["t"]), r) for r in inputs_read)
+        if t >= started + args.warm_up
+    ]
     lat = [seen - t for t, seen in times if t >= started + args.warm_up]
     appended = [(t, seen - t) for t, seen in times if t >= started + args.warm_up]
     print(
         f"  end to end: {traffic.sent} appended, {expected} committed, {len(got)} output rows read committed, "
         f"{batches} batches ended"
     )
-    between(progress, args.batch)
+    between(progress, batch)
     by_batch(appended, progress)
     print(f"result real-time {journals} journals end-to-end p50: {percentile(lat, 50) * 1000:.0f} ms")
     print(
@@ -405,9 +516,16 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path) -> list
         "(append to the output row read committed by Gazette's ReadCommittedIter, goal 250)"
     )
     print(f"result real-time {journals} journals end-to-end max: {percentile(lat, 100) * 1000:.0f} ms")
-    if len(got) != expected:
-        raise SystemExit(f"end to end: {len(got)} output rows for {expected} committed messages")
-    return lat
+    print(
+        "  Gazette's own append -> read (the inputs read committed, same run): "
+        f"p50 {percentile(direct, 50) * 1000:.0f} ms, "
+        f"p99 {percentile(direct, 99) * 1000:.0f} ms, max {percentile(direct, 100) * 1000:.0f} ms"
+    )
+    if len(got) != expected or len(inputs_read) != expected:
+        raise SystemExit(
+            f"end to end: {len(got)} output rows and {len(inputs_read)} inputs read for {expected} committed messages"
+        )
+    return lat, direct
 
 
 def between(progress: list, batch: str) -> None:
@@ -460,6 +578,11 @@ def by_batch(appended: list[tuple[float, float]], progress: list) -> None:
         for k, v in sorted(groups.items())
     ]
     print(f"    by the batch they were appended in (ms): {'; '.join(cells)}")
+
+
+def runs(batch: str) -> str:
+    """A name for the runs at one batch duration: their journals and checkpoints are their own."""
+    return batch.replace(" ", "")
 
 
 def millis(duration: str) -> float:

@@ -56,7 +56,11 @@ def thread_kind(name: str) -> str:
 
 def samples(path: str, thread: str | None):
     out = subprocess.run(
-        ["jfr", "print", "--json", "--events", "jdk.ExecutionSample", path], capture_output=True, text=True, check=True
+        # `jfr print` keeps 5 frames of a stack unless told: too few for "total" and the layers.
+        ["jfr", "print", "--json", "--stack-depth", "64", "--events", "jdk.ExecutionSample", path],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     for event in json.loads(out)["recording"]["events"]:
         values = event["values"]

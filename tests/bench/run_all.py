@@ -17,6 +17,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Real-time runs beside Spark's Kafka connector run on the pyspark it is served for (`make
+# setup-bench-kafka` installs it and the connector's package there).
+KAFKA_PYTHON = HERE.parents[1] / ".venv-bench-kafka" / "bin" / "python"
+ON_KAFKA_PYTHON = {"latency-real-time"}
 
 # name: (script, full-size arguments, tiny arguments or None: not run by --tiny)
 BENCHMARKS = {
@@ -59,10 +63,11 @@ BENCHMARKS = {
     "client": ("bench_client.py", [], ["--mib", "16", "--rounds", "1"]),
     "journals": ("bench_journals.py", [], ["--journals", "20", "--rounds", "2", "--warm-up", "1"]),
     "latency": ("bench_latency.py", [], ["--journals", "5", "--seconds", "5", "--warm-up", "1"]),
-    # Real-time mode with 10-second batches: a batch end every 10 s is where its tail is.
+    # Real-time mode with 10- and 60-second batches, beside Spark's Kafka connector (same Spark,
+    # traffic and batches): a batch end every 10 s is where its tail is.
     "latency-real-time": (
         "bench_latency.py",
-        ["--only-real-time", "--journals", "10", "--batch", "10 seconds", "--seconds", "120"],
+        ["--only-real-time", "--journals", "10", "--batch", "10 seconds,60 seconds", "--seconds", "120"],
         None,
     ),
     "decode": ("bench_decode.py", [], ["--rows", "2000"]),
@@ -92,8 +97,13 @@ def main() -> None:
         tiny = tiny if tiny is not None else ["--mib", "4", *full]
         print(f"== {name}: {script} {' '.join(tiny if args.tiny else full)}", flush=True)
         t = time.monotonic()
+        python = str(KAFKA_PYTHON) if name in ON_KAFKA_PYTHON else sys.executable
+        if not Path(python).exists():
+            failed.append(name)
+            why.append(f"== {name}: {python} is missing: run `make setup-bench-kafka`")
+            continue
         run = subprocess.run(
-            [sys.executable, str(HERE / script), *(tiny if args.tiny else full)],
+            [python, str(HERE / script), *(tiny if args.tiny else full)],
             capture_output=True,
             text=True,
         )

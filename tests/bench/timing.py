@@ -44,13 +44,13 @@ def profiled(jvm, directory: str | None, name: str, fn):
         return fn
     os.makedirs(directory, exist_ok=True)
 
-    def run():
+    def run(*args, **kwargs):
         recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
         # The profile's 10 ms period leaves a few seconds' read with too few samples.
         recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
         recording.start()
         try:
-            return fn()
+            return fn(*args, **kwargs)
         finally:
             recording.stop()
             recording.dump(jvm.java.io.File(os.path.join(directory, f"{name}.jfr")).toPath())
