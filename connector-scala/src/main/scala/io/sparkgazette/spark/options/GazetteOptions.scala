@@ -102,19 +102,20 @@ private[spark] object GazetteOptions {
     */
   private[spark] val SparkOptions: Seq[SparkOption] = Seq(
     SparkOption("queryName", Set(OptionDoc.Source, OptionDoc.Sink), exactCase = false,
-      "`DataStreamWriter.queryName` sets it, `DataStreamWriter.start` reads it: the query's name (passed to " +
-        "sinks from Spark 4.3). A source is given it by nothing but a user, and lets it through too."),
+      "`DataStreamWriter.start`: the query's name, which `queryName(...)` sets. Spark ignores it on a reader, " +
+        "where it passes too."),
     SparkOption("asyncProgressTrackingEnabled", Set(OptionDoc.Sink), exactCase = true,
       "`StreamingQueryManager.createQuery`: `true` runs the query with asynchronous progress tracking " +
-        "(`AsyncProgressTrackingMicroBatchExecution`). Default `false`; on Spark 4.3, `true` for a stateless " +
-        "real-time query unless `spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled` is " +
-        "`false`; the option, where set, wins."),
+        "(`AsyncProgressTrackingMicroBatchExecution`), which Spark allows its own sinks only. Default `false`; " +
+        "Spark 4.3 makes it `true` for a stateless real-time query unless the session sets " +
+        "`spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`. Set on the query, it " +
+        "wins: `false` is how a real-time query through this sink turns it off for itself."),
     SparkOption("asyncProgressTrackingCheckpointIntervalMs", Set(OptionDoc.Sink), exactCase = true,
-      "`AsyncProgressTrackingMicroBatchExecution`: how often, with asynchronous progress tracking, offsets and " +
-        "commits are persisted (default 1000 ms; in real-time mode 0, and anything else is refused)."),
+      "`AsyncProgressTrackingMicroBatchExecution`: with asynchronous progress tracking, how often offsets and " +
+        "commits are persisted (default 1000 ms; in real-time mode 0, and Spark refuses any other)."),
     SparkOption("_asyncProgressTrackingOverrideSinkSupportCheck", Set(OptionDoc.Sink), exactCase = true,
       "`AsyncProgressTrackingMicroBatchExecution`: `true` skips Spark's check that the sink is one of its own " +
-        "(console, memory, noop, Kafka, foreach), which refuses this one; meant for Spark's own tests.")
+        "(console, memory, noop, Kafka), which refuses this one; meant for Spark's own tests.")
   )
 
   private[spark] val sparkSourceOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Source))
