@@ -47,16 +47,19 @@ object OptionsPage {
     val sparkIntro =
       """Spark reads these from what a query was given, and hands them to the connector with its own options;
         |the connector lets them through, on the side Spark reads them from, and refuses a name close to
-        |one of them, suggesting it. Those marked *exact* only in this spelling: Spark looks them up as
-        |given, so `asyncprogresstrackingenabled` would do nothing. Spark reads no option of a source's but
-        |`path`, which a source has no use for and refuses (`load(path)`, and `paths`); real-time mode takes
-        |no option of a query, only its trigger and the session's `spark.sql.streaming.realTimeMode.*`
-        |settings (see the sink's user guide, docs/sink.md).""".stripMargin
-    val sparkTable = ("| option | given to | where Spark reads it |" +: "| --- | --- | --- |" +:
-      GazetteOptions.SparkOptions.map { o =>
-        val sides = Seq(OptionDoc.Source -> "source", OptionDoc.Sink -> "sink").collect { case (s, n) if o.sides(s) => n }
-        s"| `${o.name}`${if (o.exactCase) " (exact)" else ""} | ${sides.mkString(", ")} | ${o.readBy} |"
-      }).mkString("\n")
+        |one of them, suggesting it. Those marked *exact* pass in this spelling only: Spark looks them up
+        |as given, so `asyncprogresstrackingenabled` would do nothing, and the connector refuses it.
+        |Spark reads none of a source's options: `load(path)` sets `path` (`load(a, b)`, `paths`), which
+        |a source has no use for and refuses. Real-time mode takes no option of a query, only its trigger
+        |and the session's `spark.sql.streaming.realTimeMode.*` settings (see the sink's user guide,
+        |docs/sink.md).""".stripMargin
+    val sparkTable =
+      ("| option | given to | where Spark reads it |" +: "| --- | --- | --- |" +:
+        GazetteOptions.SparkOptions.map { o =>
+          val sides =
+            Seq(OptionDoc.Source -> "source", OptionDoc.Sink -> "sink").collect { case (s, n) if o.sides(s) => n }
+          s"| `${o.name}`${if (o.exactCase) " (exact)" else ""} | ${sides.mkString(", ")} | ${o.readBy} |"
+        }).mkString("\n")
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
     Seq(

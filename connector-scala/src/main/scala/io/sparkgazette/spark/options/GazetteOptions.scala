@@ -93,29 +93,45 @@ private[spark] object GazetteOptions {
   }
 
   /** Spark's own options, each with where Spark (3.5 to 4.3) reads it. A writer's options are the
-    * query's options (`extraOptions`) and also the sink's; a reader's options reach Spark's engine
-    * only as the source's, and Spark reads none of them but `path`. `path`, which `load(path)`,
-    * `start(path)` and `save(path)` set (`paths` for `load(a, b)`), names the sink's journal and is
-    * no option of the source (it has no path), so a read refuses it; `checkpointLocation` is a sink
-    * option of the connector's too (docs/options.md). The real-time mode takes no option of a
-    * query: its trigger and session settings (`spark.sql.streaming.realTimeMode.*`) only.
+    * query's options (`extraOptions`) and also the sink's; a reader's are the source's only, and
+    * Spark reads none of them. `path`, which `load(path)`, `start(path)` and `save(path)` set
+    * (`paths` for `load(a, b)`), names the sink's journal and is no option of the source (it has
+    * no path), so a read refuses it; `checkpointLocation` is a sink option of the connector's too.
+    * The real-time mode takes no option of a query: its trigger and session settings
+    * (`spark.sql.streaming.realTimeMode.*`) only.
     */
   private[spark] val SparkOptions: Seq[SparkOption] = Seq(
-    SparkOption("queryName", Set(OptionDoc.Source, OptionDoc.Sink), exactCase = false,
+    SparkOption(
+      "queryName",
+      Set(OptionDoc.Source, OptionDoc.Sink),
+      exactCase = false,
       "`DataStreamWriter.start`: the query's name, which `queryName(...)` sets. Spark ignores it on a reader, " +
-        "where it passes too."),
-    SparkOption("asyncProgressTrackingEnabled", Set(OptionDoc.Sink), exactCase = true,
+        "where it passes too."
+    ),
+    SparkOption(
+      "asyncProgressTrackingEnabled",
+      Set(OptionDoc.Sink),
+      exactCase = true,
       "`StreamingQueryManager.createQuery`: `true` runs the query with asynchronous progress tracking " +
         "(`AsyncProgressTrackingMicroBatchExecution`), which Spark allows its own sinks only. Default `false`; " +
         "Spark 4.3 makes it `true` for a stateless real-time query unless the session sets " +
         "`spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`. Set on the query, it " +
-        "wins: `false` is how a real-time query through this sink turns it off for itself."),
-    SparkOption("asyncProgressTrackingCheckpointIntervalMs", Set(OptionDoc.Sink), exactCase = true,
+        "wins: `false` is how a real-time query through this sink turns it off for itself."
+    ),
+    SparkOption(
+      "asyncProgressTrackingCheckpointIntervalMs",
+      Set(OptionDoc.Sink),
+      exactCase = true,
       "`AsyncProgressTrackingMicroBatchExecution`: with asynchronous progress tracking, how often offsets and " +
-        "commits are persisted (default 1000 ms; in real-time mode 0, and Spark refuses any other)."),
-    SparkOption("_asyncProgressTrackingOverrideSinkSupportCheck", Set(OptionDoc.Sink), exactCase = true,
+        "commits are persisted (default 1000 ms; in real-time mode 0, and Spark refuses any other)."
+    ),
+    SparkOption(
+      "_asyncProgressTrackingOverrideSinkSupportCheck",
+      Set(OptionDoc.Sink),
+      exactCase = true,
       "`AsyncProgressTrackingMicroBatchExecution`: `true` skips Spark's check that the sink is one of its own " +
-        "(console, memory, noop, Kafka), which refuses this one; meant for Spark's own tests.")
+        "(console, memory, noop, Kafka), which refuses this one; meant for Spark's own tests."
+    )
   )
 
   private[spark] val sparkSourceOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Source))

@@ -203,7 +203,7 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     // and the trigger is refused instead.
     assert(refusal("asyncProgressTrackingEnabled" -> "true").contains("does not support async progress tracking"))
     assert(refusal("asyncProgressTrackingEnabled" -> "true", "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
-      .contains("cannot be used with AvailableNow trigger"))
+        .contains("cannot be used with AvailableNow trigger"))
   }
 
   for (fault <- Seq("driver-before-persist", "driver-after-persist", "driver-after-some-acks", "task-after-half")) {

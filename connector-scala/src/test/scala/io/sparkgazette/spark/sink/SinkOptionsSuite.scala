@@ -32,8 +32,12 @@ class SinkOptionsSuite extends AnyFunSuite {
 
   test("Spark's own options given a streaming sink pass as they are, and change none of the sink's") {
     val base = Map(b, "journal" -> "a", "checkpointLocation" -> "/c")
-    val spark = Map("queryName" -> "copies", "asyncProgressTrackingEnabled" -> "false",
-      "asyncProgressTrackingCheckpointIntervalMs" -> "0", "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
+    val spark = Map(
+      "queryName" -> "copies",
+      "asyncProgressTrackingEnabled" -> "false",
+      "asyncProgressTrackingCheckpointIntervalMs" -> "0",
+      "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true"
+    )
     assert(SinkOptions.parse(base ++ spark, streaming = true) == SinkOptions.parse(base, streaming = true))
   }
 
