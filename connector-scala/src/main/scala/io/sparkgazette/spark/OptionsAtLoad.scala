@@ -25,9 +25,9 @@ private[spark] object OptionsAtLoad {
     val sparkWriterOnly = SparkOptions.filterNot(sparkSourceOptions.contains)
     val sourceOnly = lower(sourceNames.filterNot(sinkNames.contains))
     val sessionOnly = SessionDefaults()
-    val given = all.keys.filterNot(k => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(all(k))).toSet
-    val explicit = given.map(_.toLowerCase(Locale.ROOT))
-    val sparkWriter = given.exists(k => sparkWriterOnly.exists(_.names(k)))
+    val explicit = all.keys.filterNot(k => sessionOnly.get(k.toLowerCase(Locale.ROOT)).contains(all(k)))
+      .map(_.toLowerCase(Locale.ROOT)).toSet
+    val sparkWriter = sparkWriterOnly.exists(o => explicit(o.name.toLowerCase(Locale.ROOT)))
     // A path is a sink's journal (save(journal)), and Spark's writer options (asynchronous progress
     // tracking) are a write's, unless a source's own option says this is a read.
     if (explicit.exists(sinkOnly)) SinkOptions.parse(all, streaming = false)

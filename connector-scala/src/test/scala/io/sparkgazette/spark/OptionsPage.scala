@@ -47,8 +47,9 @@ object OptionsPage {
     val sparkIntro =
       """Spark reads these from what a query was given, and hands them to the connector with its own options;
         |the connector lets them through, on the side Spark reads them from, and refuses a name close to
-        |one of them, suggesting it. Those marked *exact* pass in this spelling only: Spark looks them up
-        |as given, so `asyncprogresstrackingenabled` would do nothing, and the connector refuses it.
+        |one of them, suggesting it. Those marked *exact* work in this spelling only: Spark looks them up
+        |as given, so `asyncprogresstrackingenabled` does nothing (the connector cannot tell: under Spark
+        |Connect it may be handed names in lower case).
         |Spark reads none of a source's options: `load(path)` sets `path` (`load(a, b)`, `paths`), which
         |a source has no use for and refuses. Real-time mode takes no option of a query, only its trigger
         |and the session's `spark.sql.streaming.realTimeMode.*` settings (see the sink's user guide,

@@ -81,16 +81,13 @@ private[spark] object GazetteOptions {
   private[spark] val TestSinkFault = "test.sinkFault"
 
   /** An option Spark itself reads from what a query was given, and hands the connector as it is:
-    * not the connector's to check, but let through on the `sides` Spark reads it from.
+    * not the connector's to check, but let through on the `sides` Spark reads it from. `exactCase`:
+    * Spark looks it up in the query's options as given, so only this spelling works. The connector
+    * still takes it in any capitals: what it is handed may have lost them (Spark Connect hands a
+    * load its option names in lower case).
     */
   private[spark] final case class SparkOption(name: String, sides: Set[OptionDoc.Side], exactCase: Boolean,
-      readBy: String) {
-
-    /** Whether `given` names this option as Spark reads it: in its own spelling where Spark looks
-      * it up in the query's options as given, which a name in other capitals would miss.
-      */
-    def names(given: String): Boolean = if (exactCase) given == name else given.equalsIgnoreCase(name)
-  }
+      readBy: String)
 
   /** Spark's own options, each with where Spark (3.5 to 4.3) reads it. A writer's options are the
     * query's options (`extraOptions`) and also the sink's; a reader's are the source's only, and
@@ -273,8 +270,8 @@ private[spark] object GazetteOptions {
   }
 
   /** Option values by case-insensitive name, refusing names outside `known`. Spark's own options
-    * of this side (`spark`), spelled as Spark reads them, are not the connector's to check, and the
-    * tests' hooks pass as they are. A name refused is likely a misspelling of one of either.
+    * of this side (`spark`) are not the connector's to check, and the tests' hooks pass as they
+    * are. A name refused is likely a misspelling of one of either.
     */
   private[spark] final class Reader(options: Map[String, String], known: Seq[String], spark: Seq[SparkOption]) {
     private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
@@ -285,7 +282,7 @@ private[spark] object GazetteOptions {
         case None if lower.startsWith(TestPrefix) => Some(k -> v)
         case None if lower.startsWith(ProviderPrefix.toLowerCase(Locale.ROOT)) =>
           Some(ProviderPrefix + k.substring(ProviderPrefix.length) -> v)
-        case None if spark.exists(_.names(k)) => None
+        case None if spark.exists(_.name.equalsIgnoreCase(k)) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
         case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None
         case None if SessionDefaults().contains(lower) =>
