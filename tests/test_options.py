@@ -219,3 +219,28 @@ def test_a_parse_option_spark_does_not_take_here_is_refused_naming_it(spark):
         "GAZETTE_UNKNOWN_OPTION",
         "multiLine",
     )
+
+
+def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_refused_naming_it(spark, tmp_path):
+    """Spark reads asyncProgressTrackingEnabled and its siblings from a writer's options, which the
+    sink is given too: the connector lets them through (they once failed as unknown options), in
+    any capitals (under Spark Connect it is handed them in lower case), and refuses a misspelling,
+    suggesting Spark's name."""
+    rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
+    sink = {"broker": NOWHERE, "journal": "a", "checkpoint_location": str(tmp_path)}
+    spark_options = {
+        "asyncProgressTrackingEnabled": False,
+        "asyncProgressTrackingCheckpointIntervalMs": 1000,
+        "_asyncProgressTrackingOverrideSinkSupportCheck": False,
+    }
+    assert write_stream(rows, **sink, **spark_options) is not None
+    assert write_stream(rows, broker=NOWHERE, selector="prefix=out/", asyncProgressTrackingEnabled=True) is not None
+    assert write_stream(rows, **sink, asyncprogresstrackingenabled=False) is not None
+    near = "asyncProgressTrackingEnable"
+    e = option_error(lambda: write_stream(rows, **sink, **{near: False}), "GAZETTE_UNKNOWN_OPTION", near)
+    assert "Did you mean 'asyncProgressTrackingEnabled'?" in str(e), str(e)
+    option_error(
+        lambda: read_stream(spark, broker=NOWHERE, journals="a", asyncProgressTrackingEnabled=False),
+        "GAZETTE_UNKNOWN_OPTION",
+        "asyncProgressTrackingEnabled",
+    )

@@ -102,6 +102,17 @@ def test_configure_real_time_sets_the_confs_on_a_builder_and_on_a_session(spark)
     assert spark.conf.get("spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled") == "false"
 
 
+def test_configure_real_time_per_query_sets_the_allowlist_check_only(spark):
+    from pyspark.sql import SparkSession
+
+    from spark_gazette import configure_real_time
+    from spark_gazette.real_time import ALLOWLIST_CHECK, ASYNC_PROGRESS_TRACKING_BY_DEFAULT
+
+    builder = configure_real_time(SparkSession.builder.appName("x"), per_query=True)
+    assert builder._options.get(ALLOWLIST_CHECK) == "false"
+    assert ASYNC_PROGRESS_TRACKING_BY_DEFAULT not in builder._options
+
+
 def test_origin_is_the_journal_and_uuid_of_each_rows_message_for_plain_and_typed_rows(cluster, spark):
     from spark_gazette import origin, read
 
@@ -339,3 +350,64 @@ def test_rows_through_a_python_udf_wait_for_their_batch_end_and_are_each_written
     want = Counter((r["journal"], r["begin"]) for r in inputs)
     got = Counter((r["journal"], r["begin"]) for r in rows)
     assert got == want, {"missing": want - got, "twice": got - want}
+
+
+def test_write_stream_in_real_time_mode_turns_async_progress_tracking_off_for_its_query_alone(cluster, spark, tmp_path):
+    """`configure_real_time(per_query=True)`: the session keeps Spark's asynchronous progress
+    tracking of real-time queries (on by default in Spark 4.3, which refuses it for sinks not its
+    own); `write_stream` turns it off for its own query with Spark's writer option
+    `asyncProgressTrackingEnabled=false`. The query runs, each row visible to Gazette's
+    ReadCommittedIter a moment after its input's append, and each once."""
+    import pyspark
+    from pyspark.sql.functions import struct, to_json
+
+    from spark_gazette import configure_real_time, origin, read_stream, write_stream
+    from spark_gazette.real_time import ALLOWLIST_CHECK, ASYNC_PROGRESS_TRACKING_BY_DEFAULT
+
+    cluster.apply(journal_specs("rt/pq-src/", ["part-0"], labels={"app": "rt-pq-src"}))
+    cluster.apply(journal_specs("rt/pq-dst/", ["part-0"], labels={"app": "rt-pq-dst"}))
+    spark.conf.unset(ASYNC_PROGRESS_TRACKING_BY_DEFAULT)
+    spark.conf.unset(ALLOWLIST_CHECK)
+    try:
+        configure_real_time(spark, per_query=True)
+        assert spark.conf.get(ALLOWLIST_CHECK) == "false"
+        if tuple(int(p) for p in pyspark.__version__.split(".")[:2]) >= (4, 3):
+            assert spark.conf.get(ASYNC_PROGRESS_TRACKING_BY_DEFAULT) == "true"  # Spark's default
+        appender = Appender(cluster.broker, 0x0A0000000003)
+        for _ in range(10):
+            appender.append("rt/pq-src/part-0")
+        events = read_stream(
+            spark,
+            broker=cluster.broker,
+            selector="app=rt-pq-src",
+            starting_offsets="earliest",
+            real_time_partitions=1,
+            schema="n LONG, t DOUBLE",
+        )
+        out = events.select(origin(events), to_json(struct("n", "t")).alias("value"))
+        with judge.Tail(cluster.broker, ["rt/pq-dst/part-0"]) as tail:
+            query = (
+                write_stream(out, broker=cluster.broker, selector="app=rt-pq-dst", checkpoint_location=str(tmp_path))
+                .outputMode("update")
+                .trigger(realTime=BATCH)
+                .start()
+            )
+            try:
+                wait_for("the backlog", lambda: len(tail.snapshot()) >= 10, query=query)
+                latencies = []
+                for _ in range(10):
+                    n = appender.append("rt/pq-src/part-0")
+                    rows = tail.wait(lambda rows, n=n: any(json.loads(r["payload"])["n"] == n for r in rows), 30)
+                    row = next(r for r in rows if json.loads(r["payload"])["n"] == n)
+                    latencies.append(row["seen"] - json.loads(row["payload"])["t"])
+                    time.sleep(0.1)
+                at = batches_done(query)
+                wait_for("a batch end", lambda: batches_done(query) > at, query=query)
+                assert query.exception() is None
+            finally:
+                query.stop()
+    finally:
+        configure_real_time(spark)  # the module's session, as the other tests have it
+    written = Counter(json.loads(r["payload"])["n"] for r in judge.read(cluster.broker, "rt/pq-dst/part-0"))
+    assert written == Counter(range(1, appender.n + 1))
+    assert sorted(latencies)[len(latencies) // 2] < 1.0 and max(latencies) < 4.0, latencies

@@ -230,7 +230,7 @@ def run_real_time(events: int) -> bool:
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2}")
         )
-        spark = quiet_jvm.get_or_create(configure_real_time(spark))
+        spark = quiet_jvm.get_or_create(configure_real_time(spark, per_query=True))
         query = None
         receipts = [f"receipts/part-{i:03d}" for i in range(RECEIPTS)]
         try:

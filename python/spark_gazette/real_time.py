@@ -4,7 +4,7 @@ A real-time query reads with long-running tasks that emit each committed message
 is read, and the sink writes each row as it comes, so a row reaches Gazette in milliseconds
 instead of a micro-batch later. Set the session up once, give the sink each row's `origin`:
 
-    spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder)).getOrCreate()
+    spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder), per_query=True).getOrCreate()
     events = read_stream(spark, broker=b, selector="prefix=events/", real_time_partitions=4,
                          schema="user STRING, amount INT")
     out = events.select(origin(events), col("user").alias("key"), to_json(struct("user", "amount")).alias("value"))
@@ -32,35 +32,66 @@ if TYPE_CHECKING:
 
 Target = TypeVar("Target")
 
+ALLOWLIST_CHECK = "spark.sql.streaming.realTimeMode.allowlistCheck"
+ASYNC_PROGRESS_TRACKING_BY_DEFAULT = "spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled"
+
 REAL_TIME_CONFS: Mapping[str, str] = {
     # Spark lets only its own sinks (Kafka, foreach, console) run in real-time mode unless this
-    # check is off; the Gazette sink is not on its list.
-    "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
+    # check is off; the Gazette sink is not on its list. Spark has no per-query form of it.
+    ALLOWLIST_CHECK: "false",
     # Spark 4.3 turns asynchronous progress tracking on for real-time queries by default, and then
     # refuses every sink but its own ("Sink gazette does not support async progress tracking").
-    "spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled": "false",
+    # QUERY_OPTIONS turns it off for one query only.
+    ASYNC_PROGRESS_TRACKING_BY_DEFAULT: "false",
 }
-"""The session confs `configure_real_time` sets, by Spark's names."""
+"""The session confs `configure_real_time` sets, by Spark's names (with `per_query=True`, the
+allowlist check's only)."""
+
+QUERY_OPTIONS: Mapping[str, str] = {"asyncProgressTrackingEnabled": "false"}
+"""Spark's writer options that a real-time query through the Gazette sink needs, set on the query
+alone (Spark reads them from the writer's options; `write_stream` sets them unless told otherwise):
+`asyncProgressTrackingEnabled=false` turns off, for this query, the asynchronous progress tracking
+Spark 4.3 gives real-time queries by default, which it allows its own sinks only. Spark spells it so
+and reads it in no other capitals."""
 
 MIN_BATCH_DURATION = "spark.sql.streaming.realTimeMode.minBatchDuration"
 
 
-def configure_real_time(target: Target, min_batch_duration: str | None = None) -> Target:
+def configure_real_time(target: Target, min_batch_duration: str | None = None, *, per_query: bool = False) -> Target:
     """Sets what real-time queries through the Gazette sink need on a SparkSession builder, or on
-    a running session (a classic one or a Spark Connect client), and returns it:
-    `spark.sql.streaming.realTimeMode.allowlistCheck=false`, without which Spark refuses every sink
-    but Kafka, foreach and console in real-time mode, and, for Spark 4.3,
-    `spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`, without which
-    it refuses the Gazette sink ("does not support async progress tracking").
+    a running session (a classic one or a Spark Connect client), and returns it.
+
+    `per_query=True` (recommended) sets for the session only what Spark has no per-query setting
+    for, `spark.sql.streaming.realTimeMode.allowlistCheck=false`, and leaves Spark's asynchronous
+    progress tracking of real-time queries as the session has it: each query through the Gazette
+    sink turns it off for itself with the writer option `asyncProgressTrackingEnabled=false`
+    (`QUERY_OPTIONS`), which `write_stream` sets. Without it (the default, as before), the session
+    also gets `spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`, which
+    turns Spark 4.3's asynchronous progress tracking off for every real-time query of the session,
+    Kafka's too, that does not ask for it; a query through `df.writeStream.format("gazette")`
+    without the writer option needs that.
+
+    What `allowlistCheck=false` turns off, for every real-time query of the session, is two checks
+    of Spark's, which then log a warning instead of failing the query: when a query starts, that its
+    sink is one of Spark's (Kafka, foreach, console); and at every batch, that each operator between
+    the real-time scan and the sink is one Spark lists as able to run in real-time mode (projections,
+    filters, explode, unions, broadcast joins, ...; Spark 4.3 adds shuffles but range-partitioned
+    ones, aggregations, dropDuplicates, watermarks and transformWithState), so an operator Spark has
+    not vetted, such as a sort, runs, and may stall or fail the batch instead of being refused.
+    Spark's other checks of real-time queries stay: update output mode, a source and a sink that
+    support real-time mode (`foreachBatch` is refused), the stateful operators its version allows,
+    the shortest batch duration. The Gazette sink still refuses a shuffle before an exactly-once
+    write. Spark has no narrower setting of it.
+
     `min_batch_duration` ("1 second") lowers the shortest batch duration Spark accepts (5 seconds
     by default), for tests: short batches checkpoint more often and raise latency's tail.
 
-        spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder)).getOrCreate()
-        configure_real_time(spark)   # or on a session already running
+        spark = configure_real_time(configure_spark_with_gazette(SparkSession.builder), per_query=True).getOrCreate()
+        configure_real_time(spark, per_query=True)   # or on a session already running
 
     A source read into `foreach` or `console` needs none of it.
     """
-    confs = dict(REAL_TIME_CONFS)
+    confs = {ALLOWLIST_CHECK: REAL_TIME_CONFS[ALLOWLIST_CHECK]} if per_query else dict(REAL_TIME_CONFS)
     if min_batch_duration is not None:
         confs[MIN_BATCH_DURATION] = min_batch_duration
     runtime = getattr(target, "conf", None)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Union
 
 from spark_gazette import options as _options
 from spark_gazette.connector import explained
+from spark_gazette.real_time import QUERY_OPTIONS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameReader, SparkSession
@@ -233,8 +234,11 @@ def write_stream(
     options are checked now, without contacting a broker; call `.start()` on the result.
 
     In real-time mode (`.outputMode("update").trigger(realTime="1 minute")`, after
-    `configure_real_time(spark)`), rows that carry their input's `origin` column
-    (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written.
+    `configure_real_time(spark, per_query=True)`), rows that carry their input's `origin` column
+    (`spark_gazette.origin`) are written exactly once, each visible as soon as it is written. The
+    writer also gets Spark's option `asyncProgressTrackingEnabled=false` (unless given), which Spark
+    reads to run the query without the asynchronous progress tracking Spark 4.3 gives real-time
+    queries by default and allows its own sinks only; elsewhere it is Spark's default.
 
     Parameters
     ----------
@@ -261,7 +265,9 @@ def write_stream(
     >>> (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
     ...     .outputMode("update").trigger(realTime="1 minute").start())  # doctest: +SKIP
     """
-    opts = _options.build(_options.SINK, _given(locals(), "df"), options)
+    # Spark's writer options a real-time query needs (asynchronous progress tracking off), for
+    # this query alone: Spark's defaults elsewhere, and options given here win.
+    opts = {**QUERY_OPTIONS, **_options.build(_options.SINK, _given(locals(), "df"), options)}
     # Spark checks a stream's sink options only when it starts; the connector checks them at a
     # load, without contacting a broker, so that a mistake is named here, where it was made.
     _loaded(df.sparkSession.read.format("gazette").options(**opts))

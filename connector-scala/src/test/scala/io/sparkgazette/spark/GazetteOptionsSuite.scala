@@ -22,6 +22,34 @@ class GazetteOptionsSuite extends AnyFunSuite {
     load(broker, "selector" -> "prefix=in/", "QUERYNAME" -> "rollups")
   }
 
+  test("Spark's own writer options (asynchronous progress tracking) pass on a sink, in Spark's spelling") {
+    val async = Seq("asyncProgressTrackingEnabled" -> "false", "asyncProgressTrackingCheckpointIntervalMs" -> "0",
+      "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
+    load(Seq(broker, "journal" -> "out/a", "checkpointLocation" -> "/c") ++ async: _*)
+    // A selector is either side's: Spark's writer options make the options a write's.
+    load(Seq(broker, "selector" -> "prefix=out/") ++ async: _*)
+  }
+
+  test("Spark's writer options pass in other capitals too: a load under Spark Connect gets its names in lower case") {
+    load(broker, "journal" -> "out/a", "asyncprogresstrackingenabled" -> "false")
+  }
+
+  test("a misspelled option of Spark's or the connector's is refused, naming the one it is likely to be") {
+    val spark = refused(broker, "journal" -> "out/a", "asyncProgressTrackingEnable" -> "false")
+    assert(condition(spark) == "GAZETTE_UNKNOWN_OPTION")
+    assert(spark.getMessageParameters.get("suggestion") == "asyncProgressTrackingEnabled", spark.getMessage)
+    val own = refused(broker, "journal" -> "out/a", "checkpointLocaton" -> "/c")
+    assert(own.getMessageParameters.get("suggestion") == "checkpointLocation", own.getMessage)
+    assert(!own.getMessageParameters.get("knownOptions").contains("asyncProgressTrackingEnabled"))
+  }
+
+  test("a writer's option of Spark's is no option of a source, which Spark never reads it from") {
+    val read = refused(broker, "journals" -> "in/a", "startingOffsets" -> "earliest",
+      "asyncProgressTrackingEnabled" -> "false")
+    assert(condition(read) == "GAZETTE_UNKNOWN_OPTION" &&
+      read.getMessageParameters.get("option") == "asyncProgressTrackingEnabled")
+  }
+
   test("a save(journal) path is the sink's journal; a source has no path, and paths are no option") {
     load(broker, "path" -> "out/a")
     val path = refused(broker, "journals" -> "in/a", "path" -> "in/b")

@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 
-import io.sparkgazette.spark.options.OptionDoc
+import io.sparkgazette.spark.options.{GazetteOptions, OptionDoc}
 
 /** `docs/options.md`: the connector's options reference (its `options.json`) as a page. */
 object OptionsPage {
@@ -38,12 +38,29 @@ object OptionsPage {
         |exactly-once sink's `checkpointLocation`) is checked when the stream starts running: `start()`
         |returns, and the query stops at once with that error.
         |
-        |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and the query's name
-        |(`queryName`) passes through.""".stripMargin
+        |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and those Spark reads from a
+        |query's options pass through (below).""".stripMargin
     val typedIntro =
       """Given a schema (`.schema(...)`, Python's `schema=`), the source parses each message into the schema's
         |fields, with Spark's own parsers and these of their options (Python: `parse_options={...}` with these
         |names); the connector's columns move into the struct `_gazette`. See the user guide (docs/source.md).""".stripMargin
+    val sparkIntro =
+      """Spark reads these from what a query was given, and hands them to the connector with its own options;
+        |the connector lets them through, on the side Spark reads them from, and refuses a name close to
+        |one of them, suggesting it. Those marked *exact* work in this spelling only: Spark looks them up
+        |as given, so `asyncprogresstrackingenabled` does nothing (the connector cannot tell: under Spark
+        |Connect it may be handed names in lower case).
+        |Spark reads none of a source's options: `load(path)` sets `path` (`load(a, b)`, `paths`), which
+        |a source has no use for and refuses. Real-time mode takes no option of a query, only its trigger
+        |and the session's `spark.sql.streaming.realTimeMode.*` settings (see the sink's user guide,
+        |docs/sink.md).""".stripMargin
+    val sparkTable =
+      ("| option | given to | where Spark reads it |" +: "| --- | --- | --- |" +:
+        GazetteOptions.SparkOptions.map { o =>
+          val sides =
+            Seq(OptionDoc.Source -> "source", OptionDoc.Sink -> "sink").collect { case (s, n) if o.sides(s) => n }
+          s"| `${o.name}`${if (o.exactCase) " (exact)" else ""} | ${sides.mkString(", ")} | ${o.readBy} |"
+        }).mkString("\n")
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin
     Seq(
@@ -57,7 +74,10 @@ object OptionsPage {
       table(OptionDoc.Parsing),
       "## Connection (source, sink and the admin helpers)",
       table(OptionDoc.Connection),
-      tls
+      tls,
+      "## Spark's own options",
+      sparkIntro,
+      sparkTable
     ).mkString("", "\n\n", "\n")
   }
 }

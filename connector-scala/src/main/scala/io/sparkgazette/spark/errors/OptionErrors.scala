@@ -18,9 +18,11 @@ private[spark] trait OptionErrors {
     SecretOptions.contains(lower) || lower.startsWith("authtokenprovider.")
   }
 
-  private[spark] def unknownOption(name: String, known: Iterable[String]): GazetteIllegalArgumentException = {
+  /** `known` are the connector's options, listed; `others` (Spark's own) are only suggested. */
+  private[spark] def unknownOption(name: String, known: Iterable[String], others: Iterable[String] = Nil)
+      : GazetteIllegalArgumentException = {
     val listed = Map("option" -> name, "knownOptions" -> known.toSeq.sorted.mkString(", "))
-    closest(name, known) match {
+    closest(name, known ++ others) match {
       case Some(likely) =>
         GazetteIllegalArgumentException("GAZETTE_UNKNOWN_OPTION.WITH_SUGGESTION", listed + ("suggestion" -> likely))
       case None => GazetteIllegalArgumentException("GAZETTE_UNKNOWN_OPTION.WITHOUT_SUGGESTION", listed)

@@ -80,11 +80,59 @@ private[spark] object GazetteOptions {
   private[spark] val TestPrefix = "test."
   private[spark] val TestSinkFault = "test.sinkFault"
 
-  /** Options Spark itself gives a source or a sink that are not the connector's to check: the
-    * query's name (Spark 4.3 passes it to sinks). `path`, from `save(path)`, names the sink's
-    * journal; a source has no path, so `load(path)` is refused as an unknown option.
+  /** An option Spark itself reads from what a query was given, and hands the connector as it is:
+    * not the connector's to check, but let through on the `sides` Spark reads it from. `exactCase`:
+    * Spark looks it up in the query's options as given, so only this spelling works. The connector
+    * still takes it in any capitals: what it is handed may have lost them (Spark Connect hands a
+    * load its option names in lower case).
     */
-  private[spark] val SparkOptions: Set[String] = Set("queryName").map(_.toLowerCase(Locale.ROOT))
+  private[spark] final case class SparkOption(name: String, sides: Set[OptionDoc.Side], exactCase: Boolean,
+      readBy: String)
+
+  /** Spark's own options, each with where Spark (3.5 to 4.3) reads it. A writer's options are the
+    * query's options (`extraOptions`) and also the sink's; a reader's are the source's only, and
+    * Spark reads none of them. `path`, which `load(path)`, `start(path)` and `save(path)` set
+    * (`paths` for `load(a, b)`), names the sink's journal and is no option of the source (it has
+    * no path), so a read refuses it; `checkpointLocation` is a sink option of the connector's too.
+    * The real-time mode takes no option of a query: its trigger and session settings
+    * (`spark.sql.streaming.realTimeMode.*`) only.
+    */
+  private[spark] val SparkOptions: Seq[SparkOption] = Seq(
+    SparkOption(
+      "queryName",
+      Set(OptionDoc.Source, OptionDoc.Sink),
+      exactCase = false,
+      "`DataStreamWriter.start`: the query's name, which `queryName(...)` sets. Spark ignores it on a reader, " +
+        "where it passes too."
+    ),
+    SparkOption(
+      "asyncProgressTrackingEnabled",
+      Set(OptionDoc.Sink),
+      exactCase = true,
+      "`StreamingQueryManager.createQuery`: `true` runs the query with asynchronous progress tracking " +
+        "(`AsyncProgressTrackingMicroBatchExecution`), which Spark allows its own sinks only. Default `false`; " +
+        "Spark 4.3 makes it `true` for a stateless real-time query unless the session sets " +
+        "`spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`. Set on the query, it " +
+        "wins: `false` is how a real-time query through this sink turns it off for itself."
+    ),
+    SparkOption(
+      "asyncProgressTrackingCheckpointIntervalMs",
+      Set(OptionDoc.Sink),
+      exactCase = true,
+      "`AsyncProgressTrackingMicroBatchExecution`: with asynchronous progress tracking, how often offsets and " +
+        "commits are persisted (default 1000 ms; in real-time mode 0, and Spark refuses any other)."
+    ),
+    SparkOption(
+      "_asyncProgressTrackingOverrideSinkSupportCheck",
+      Set(OptionDoc.Sink),
+      exactCase = true,
+      "`AsyncProgressTrackingMicroBatchExecution`: `true` skips Spark's check that the sink is one of its own " +
+        "(console, memory, noop, Kafka), which refuses this one; meant for Spark's own tests."
+    )
+  )
+
+  private[spark] val sparkSourceOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Source))
+  private[spark] val sparkSinkOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Sink))
 
   val DefaultBytesPerPartition: Long = 16L << 20
 
@@ -111,7 +159,7 @@ private[spark] object GazetteOptions {
 
   /** A client's config from `broker` and the connection options alone (the admin helpers'). */
   def connectionConfig(options: Map[String, String]): ClientConfig = {
-    val o = new Reader(options, Broker +: connectionNames)
+    val o = new Reader(options, Broker +: connectionNames, spark = Nil)
     connection(o).config(broker(o))
   }
 
@@ -222,9 +270,10 @@ private[spark] object GazetteOptions {
   }
 
   /** Option values by case-insensitive name, refusing names outside `known`. Spark's own options
-    * are not the connector's to check, and the tests' hooks pass as they are.
+    * of this side (`spark`) are not the connector's to check, and the tests' hooks pass as they
+    * are. A name refused is likely a misspelling of one of either.
     */
-  private[spark] final class Reader(options: Map[String, String], known: Seq[String]) {
+  private[spark] final class Reader(options: Map[String, String], known: Seq[String], spark: Seq[SparkOption]) {
     private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
     private val values: Map[String, String] = options.flatMap { case (k, v) =>
       val lower = k.toLowerCase(Locale.ROOT)
@@ -233,12 +282,12 @@ private[spark] object GazetteOptions {
         case None if lower.startsWith(TestPrefix) => Some(k -> v)
         case None if lower.startsWith(ProviderPrefix.toLowerCase(Locale.ROOT)) =>
           Some(ProviderPrefix + k.substring(ProviderPrefix.length) -> v)
-        case None if SparkOptions.contains(lower) => None
+        case None if spark.exists(_.name.equalsIgnoreCase(k)) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
         case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None
         case None if SessionDefaults().contains(lower) =>
           throw GazetteErrors.unknownSessionOption(k, SessionDefaults.Prefix + k, known)
-        case None => throw GazetteErrors.unknownOption(k, known)
+        case None => throw GazetteErrors.unknownOption(k, known, spark.map(_.name))
       }
     }
 

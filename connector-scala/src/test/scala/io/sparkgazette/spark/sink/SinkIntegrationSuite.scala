@@ -191,6 +191,21 @@ class SinkIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     assertExactlyOnce(out)
   }
 
+  test("Spark's options for asynchronous progress tracking reach Spark through the sink, which Spark then reads") {
+    val out = outputs("async-off")
+    val off = Map("asyncProgressTrackingEnabled" -> "false", "asyncProgressTrackingCheckpointIntervalMs" -> "1000")
+    run(out, Files.createTempDirectory("gazette-ckpt").toString, off, queryName = Some("async-off"))
+    assertExactlyOnce(out)
+    val on = outputs("async-on")
+    def refusal(options: (String, String)*): String = intercept[IllegalArgumentException](
+      run(on, Files.createTempDirectory("gazette-ckpt").toString, options.toMap)).getMessage
+    // On, Spark refuses this sink as every sink not its own; its tests' switch skips that check,
+    // and the trigger is refused instead.
+    assert(refusal("asyncProgressTrackingEnabled" -> "true").contains("does not support async progress tracking"))
+    assert(refusal("asyncProgressTrackingEnabled" -> "true", "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
+        .contains("cannot be used with AvailableNow trigger"))
+  }
+
   for (fault <- Seq("driver-before-persist", "driver-after-persist", "driver-after-some-acks", "task-after-half")) {
     test(s"exactly once across a failure at $fault and a restart from the checkpoint") {
       val out = outputs(fault)

@@ -30,6 +30,17 @@ class SinkOptionsSuite extends AnyFunSuite {
       "'test.sinkFault'")
   }
 
+  test("Spark's own options given a streaming sink pass as they are, and change none of the sink's") {
+    val base = Map(b, "journal" -> "a", "checkpointLocation" -> "/c")
+    val spark = Map(
+      "queryName" -> "copies",
+      "asyncProgressTrackingEnabled" -> "false",
+      "asyncProgressTrackingCheckpointIntervalMs" -> "0",
+      "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true"
+    )
+    assert(SinkOptions.parse(base ++ spark, streaming = true) == SinkOptions.parse(base, streaming = true))
+  }
+
   test(
     "sink option readerRingSize: Gazette's default ring, 0 never stages, a threshold per task that shrinks with partitions") {
     val base = Map("broker" -> "http://127.0.0.1:8080", "journal" -> "a", "checkpointLocation" -> "/c")

@@ -43,7 +43,7 @@ private[spark] object SinkOptions {
   def parse(options: Map[String, String], streaming: Boolean): SinkOptions = {
     // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
     val path = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
-    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames)
+    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames, sparkSinkOptions)
     val target = (o.get(Journal).orElse(path), o.get(Selector)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Journal, Selector)
       case (Some(j), None) =>
