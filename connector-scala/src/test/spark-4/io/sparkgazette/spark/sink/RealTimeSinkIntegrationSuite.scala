@@ -214,6 +214,36 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assertEachOnce(written(Seq(output)), expected)
   }
 
+  test("the batch after a rerun places the rows the failed run wrote past the rerun's end as that run did") {
+    val input = "sink/rt-grown-in/part-000"
+    val outputs = Seq("sink/rt-grown-out/part-000", "sink/rt-grown-out/part-001")
+    val added = "sink/rt-grown-out/part-002"
+    Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
+    Judge.publishEvents(cluster.broker, input, 600)
+    val read = Judge.read(cluster.broker, input)
+    val expected = read.map(r => (r.journal, r.begin, 0))
+    val slow = org.apache.spark.sql.functions.udf((b: Long) => { Thread.sleep(4); b })
+    val checkpoint = Files.createTempDirectory("gazette-rt-grown").toString
+    // The first run writes every row over two journals in its one batch, stopped before it ends;
+    // then the selector matches a third; the second run's rerun of that batch ends early, and the
+    // batch after it writes the rest again.
+    val first = plain(input, "prefix=sink/rt-grown-out/", checkpoint, "10 minutes")
+    try await("the first run's rows")(written(outputs).size >= expected.size)
+    finally first.stop()
+    Journals.create(client, Journals.spec(added))
+    val all = outputs :+ added
+    val second =
+      plain(input, "prefix=sink/rt-grown-out/", checkpoint, "1 second", _.withColumn("begin", slow(col("begin"))))
+    try await("the second run's rows", 120000)(
+        all.map(j => Judge.read(cluster.broker, j, committed = false).size).sum >= 2 * expected.size)
+    finally second.stop()
+    val firstEnd =
+      second.recentProgress.find(_.batchId == 0).map(p =>
+        source.offsets.JournalOffsets.fromJson(p.sources.head.endOffset))
+    assert(firstEnd.exists(_(input) < read.last.end), s"the rerun's first batch read the whole input: $firstEnd")
+    assertEachOnce(written(all), expected)
+  }
+
   test("documents copied in real-time mode carry the sink's UUIDs in place of their own, each once") {
     val input = "sink/rt-copy-in/part-000"
     val output = "sink/rt-copy-out/part-000"
