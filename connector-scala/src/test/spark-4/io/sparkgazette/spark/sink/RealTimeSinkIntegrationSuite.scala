@@ -380,7 +380,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     finally second.stop()
   }
 
-  test("two attempts of a real-time task writing at once (a zombie and a rerun) drop none of each other's rows") {
+  test("attempts of a real-time task writing at once (a zombie, a rerun, a retry) drop none of each other's rows") {
     val output = "sink/rt-own-out/part-000"
     Journals.create(client, Journals.spec(output))
     val options = SinkOptions.parse(
@@ -396,19 +396,20 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
       new SerializableConfiguration(spark.sessionState.newHadoopConf()), streaming = true)
     val targets = driver.targets()
     val n = 2000
-    // A zombie of the failed run and the task of the run after it.
-    def attempt(tag: String, run: Long) = new Thread(() => {
-      val w =
-        new realtime.RealTimeDataWriter(driver.config, targets, partitionId = 0, epoch = 7L, seed = 42L, run = run)
+    // A zombie of a failed run, and of the run after it the task's first attempt and Spark's retry.
+    def attempt(tag: String, run: Long, number: Int) = new Thread(() => {
+      val w = new realtime.RealTimeDataWriter(driver.config, targets, partitionId = 0, epoch = 7L, seed = 42L,
+        intents.SinkProducers(42L ^ run, Map.empty), clockFloor = 0L, stageAttempt = 0, attempt = number)
       try {
         (1 to n).foreach(i => w.write(InternalRow(s"""{"r":"$tag-$i"}""".getBytes("UTF-8"))))
         w.commit()
       } finally w.close()
     })
-    val (a, b) = (attempt("a", 1L), attempt("b", 2L))
-    a.start(); b.start(); a.join(); b.join()
+    val attempts = Seq(attempt("a", 1L, 0), attempt("b", 2L, 0), attempt("c", 2L, 1))
+    attempts.foreach(_.start())
+    attempts.foreach(_.join())
     val rows = Judge.read(cluster.broker, output).map(_.payload)
-    assert(rows.count(_.contains("\"a-")) == n && rows.count(_.contains("\"b-")) == n)
+    assert(Seq("a", "b", "c").map(t => rows.count(_.contains(s"\"$t-"))) == Seq(n, n, n))
   }
 
   test("each real-time batch's progress counts the rows and bytes its tasks appended, as Gazette's reader sees them") {

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory
   * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
-    epoch: Long, seed: Long, run: Long = 0L, clockFloor: Long = 0L)
+    epoch: Long, seed: Long, producers: SinkProducers, clockFloor: Long, stageAttempt: Int, attempt: Int)
     extends DataWriter[InternalRow] {
   import RealTimeDataWriter._
 
@@ -38,13 +38,10 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private val cols = config.columns
   private val exactlyOnce = config.options.exactlyOnce
   private val origins = new OriginUuids(seed)
-  private val firstAttempt =
-    Option(org.apache.spark.TaskContext.get()).forall(t => t.stageAttemptNumber() == 0 && t.attemptNumber() == 0)
-  // The partition's producer in this run of the query (a run's batches follow one another, each
-  // task's clock above the last batch's), so that a zombie of an earlier run never shares it, and
-  // readers track a bounded number of them.
+  private val firstAttempt = SinkProducers.isFirst(stageAttempt, attempt)
+  // The attempt's own producer, which no other live attempt shares (see RealTimeRun).
   private val ownClock = new MonotonicClock(clockFloor)
-  private val own = new Publisher(SinkProducers(seed ^ run, Map.empty).producer(partitionId, 0, 0, 0L), ownClock)
+  private val own = new Publisher(producers.producer(partitionId, stageAttempt, attempt, epoch), ownClock)
   private val appender = new RealTimeAppender(ClientCache(config.client), config.options.flushBytes,
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
@@ -98,6 +95,8 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     @volatile var appending = false
 
     def hold(row: Either[(String, Array[Byte]), (String, Framing, Array[Byte])]): Unit = held += row
+
+    def holding: Boolean = held.nonEmpty
 
     def strike(): Unit = {
       appending = true
@@ -168,9 +167,10 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private def counted: WriterCounts = { counts.rows = rows; appender.countInto(counts); counts }
 
   override def commit(): WriterCommitMessage = {
-    zombie.foreach(_.strike())
+    zombie.filter(_.holding).foreach(_.strike())
     GazetteErrors.brokerCalls(appender.flush())
-    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current, counts = counted.commit())
+    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current, partition = partitionId,
+      firstAttempt = firstAttempt, counts = counted.commit())
   }
 
   // What was appended is committed, and correct: a run again of the batch writes it again under
