@@ -222,7 +222,10 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     Judge.publishEvents(cluster.broker, input, 600)
     val read = Judge.read(cluster.broker, input)
     val expected = read.map(r => (r.journal, r.begin, 0))
-    val slow = org.apache.spark.sql.functions.udf((b: Long) => { Thread.sleep(4); b })
+    // The first 40 rows take 10 s: the rerun's batch (8 s) ends among them, the batch after it
+    // reads the rest.
+    val cut = read(40).begin
+    val slow = org.apache.spark.sql.functions.udf((b: Long) => { if (b < cut) Thread.sleep(250); b })
     val checkpoint = Files.createTempDirectory("gazette-rt-grown").toString
     // The first run writes every row over two journals in its one batch, stopped before it ends;
     // then the selector matches a third; the second run's rerun of that batch ends early, and the
@@ -233,7 +236,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     Journals.create(client, Journals.spec(added))
     val all = outputs :+ added
     val second =
-      plain(input, "prefix=sink/rt-grown-out/", checkpoint, "1 second", _.withColumn("begin", slow(col("begin"))))
+      plain(input, "prefix=sink/rt-grown-out/", checkpoint, "8 seconds", _.withColumn("begin", slow(col("begin"))))
     try await("the second run's rows", 120000)(
         all.map(j => Judge.read(cluster.broker, j, committed = false).size).sum >= 2 * expected.size)
     finally second.stop()
