@@ -160,9 +160,7 @@ class Query:
         self.started = time.monotonic()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                self.args
-                + (["--drain"] if drain else self.fault)
-                + (["--heads", json.dumps(heads)] if heads else []),
+                self.args + (["--drain"] if drain else self.fault) + (["--heads", json.dumps(heads)] if heads else []),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -381,8 +379,9 @@ def _kill(
 
 def _zombies(log: str) -> int:
     """The batches whose zombie attempt Spark gave up on, as the driver logged them."""
+    struck = re.compile(r"injected zombie attempt in batch (\d+)")
     with open(log, errors="replace") as lines:
-        return len({m.group(1) for line in lines for m in [re.search(r"injected zombie attempt in batch (\d+)", line)] if m})
+        return len({m.group(1) for m in map(struck.search, lines) if m})
 
 
 def _drain(query: Query, out, attempts: int = 5, heads: dict | None = None) -> int:

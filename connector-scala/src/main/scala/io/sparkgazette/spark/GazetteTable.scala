@@ -43,7 +43,8 @@ private[spark] final class GazetteTable(tableSchema: StructType, typed: Option[T
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = new GazetteScanBuilder(options, typed)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = new GazetteWriteBuilder(info, sinkProgress, realTimeRuns)
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new GazetteWriteBuilder(info, sinkProgress, realTimeRuns)
 
   override def metrics(): util.Map[String, String] = sinkProgress.take()
 }

@@ -22,9 +22,11 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true, queryId)
   private lazy val realTime = RealTimeQuery.isRealTime(SparkSession.active, queryId)
-  private lazy val realTimeRun = runs.of(queryId,
+  private lazy val realTimeRun = runs.of(
+    queryId,
     ActiveQuery.runId(SparkSession.active, queryId).getOrElse(
-      throw GazetteErrors.internal(s"the run of real-time query $queryId cannot be told on this Spark")))
+      throw GazetteErrors.internal(s"the run of real-time query $queryId cannot be told on this Spark"))
+  )
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     GazetteErrors.brokerCalls(writerFactory(info))

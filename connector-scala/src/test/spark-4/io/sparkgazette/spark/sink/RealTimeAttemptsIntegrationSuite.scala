@@ -74,7 +74,8 @@ class RealTimeAttemptsIntegrationSuite extends AnyFunSuite with RealTimeClusterS
 
   test("a zombie attempt appending beside its retry loses no row, and rows with an origin stay exactly once") {
     val (rows, inputs) = zombieAndRetry("zombie-once", "exactly-once")
-    val withUuid = inputs.filter(r => r.uuid.nonEmpty && r.uuid != "00000000-0000-0000-0000-000000000000").map(r => (r.journal, r.begin)).toSet
+    val withUuid = inputs.filter(r => r.uuid.nonEmpty && r.uuid != "00000000-0000-0000-0000-000000000000").map(r =>
+      (r.journal, r.begin)).toSet
     val repeated = rows.diff(rows.distinct).filter(withUuid.contains)
     if (repeated.nonEmpty) fail(s"rows with an origin visible twice: ${repeated.take(5)}")
   }

@@ -30,10 +30,12 @@ private[spark] final case class SinkFault(point: String, epoch: Long, every: Lon
 private[spark] object SinkFault {
   val TaskPoints: Set[String] =
     Set("task-after-half", "task-lost-after-half", "task-late-after-half", "task-appends-again-late")
+
   /** The points of real-time writes. */
   val RealTimePoints: Set[String] = Set("task-zombie")
-  private val Points = TaskPoints ++ RealTimePoints ++ Set("driver-before-persist", "driver-after-persist", "driver-after-some-acks",
-    "driver-after-publish")
+  private val Points = TaskPoints ++ RealTimePoints ++
+    Set("driver-before-persist", "driver-after-persist", "driver-after-some-acks",
+      "driver-after-publish")
 
   private val Every = "([0-9]+)/([1-9][0-9]*)".r
 

@@ -91,7 +91,8 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
     else None
 
   private final class Zombie {
-    private val held = scala.collection.mutable.ArrayBuffer[Either[(String, Array[Byte]), (String, Framing, Array[Byte])]]()
+    private val held =
+      scala.collection.mutable.ArrayBuffer[Either[(String, Array[Byte]), (String, Framing, Array[Byte])]]()
     @volatile var appending = false
 
     def hold(row: Either[(String, Array[Byte]), (String, Framing, Array[Byte])]): Unit = held += row
