@@ -73,7 +73,7 @@ private[spark] final class RealTimeRuns {
   def of(queryId: String, runId: String): RealTimeRun = synchronized {
     runs.get(queryId).collect { case (`runId`, r) => r }.getOrElse {
       val r = new RealTimeRun
-      runs += queryId -> (runId, r)
+      runs += queryId -> ((runId, r))
       r
     }
   }
