@@ -14,7 +14,7 @@ mode has no availableNow, so its drain (`--drain --heads '{"journal": offset, ..
 a committed batch's end offsets reach the given write heads, then stops the query and exits 0.
 
 --options '{"retryTimeout": "40s", ...}' sets connection options of both the source and the sink;
---sink-fault sets the sink's test.sinkFault (the real-time chaos: `task-zombie:3/10`).
+--sink-fault sets the sink's test.sinkFault (the real-time chaos: `task-zombie:0/5`).
 """
 
 import json
