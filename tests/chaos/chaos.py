@@ -20,6 +20,12 @@ once, so their copies are counted apart (`repeated without a UUID`) and fail not
 also runs in real-time mode (a checkpoint last run in real time is refused by micro-batches):
 until a committed batch ends at the write heads the traffic left.
 
+In real-time mode the query also has zombie attempts (the sink's `test.sinkFault=task-zombie`, in
+every ZOMBIE_EVERY-th batch from the first): the first attempt of a batch's first task
+holds its first rows unappended, fails the task to Spark, and appends them from a thread of its
+own over three seconds, while Spark runs the task again and the next batches run; the summary
+counts the batches that had one (from the driver's log), and the drain has none.
+
 The traffic has rollbacks in both modes (--no-rollbacks leaves them out). A rollback re-appends
 an older ACK, after which Gazette's readers go back to it for that producer: messages committed
 since, re-sent, are committed again at another offset (Gazette delivers them twice), and
@@ -40,6 +46,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -65,6 +72,7 @@ JOURNALS = 2
 KINDS = ("driver", "executor", "broker")
 PROGRESS_TIMEOUT = 600.0  # seconds without a committed batch before the query counts as stalled (a loaded
 # 2-core machine takes minutes to start a driver and its executors)
+ZOMBIE_EVERY = 5  # real-time: a zombie attempt in every 5th batch (of 2 s), from the first
 CAUSE_WINDOW = 60.0  # real-time: seconds after a kill in which the query's exit counts as the kill's
 DATA_ERRORS = (  # error conditions of the connector that no kill explains
     "GAZETTE_SINK_INVALID",
@@ -92,6 +100,7 @@ class Summary:
     duplicated: int = 0
     phantom: int = 0
     repeated_without_uuid: int = 0  # real-time: extra copies of input messages that had no UUID
+    zombies: int = 0  # real-time: batches that had a zombie attempt
     recommitted: int = 0  # committed input messages whose UUID an earlier committed message has
     examples: list = field(default_factory=list)
 
@@ -113,7 +122,8 @@ class Summary:
                 *(
                     [
                         "query exits the kills caused (restarted from the checkpoint): "
-                        + ", ".join(f"{k} {self.caused[k]}" for k in KINDS)
+                        + ", ".join(f"{k} {self.caused[k]}" for k in KINDS),
+                        f"batches with a zombie attempt appending beside Spark's retry: {self.zombies}",
                     ]
                     if self.real_time
                     else []
@@ -135,12 +145,15 @@ class Summary:
 class Query:
     """The query's process; killed with SIGKILL to its process group, so its JVM dies with it."""
 
-    def __init__(self, master: str, brokers: str, checkpoint: str, log: str, real_time: bool = False):
+    def __init__(
+        self, master: str, brokers: str, checkpoint: str, log: str, real_time: bool = False, fault: str | None = None
+    ):
         # A copy of its own: a build during a run of hours must not take the jar from under a restart.
         self.jar = os.path.join(os.path.dirname(checkpoint), "connector.jar")
         shutil.copyfile(assembly_jar(), self.jar)
         self.args = [sys.executable, str(HERE / "query.py"), master, brokers, checkpoint, self.jar]
         self.args += ["--real-time"] if real_time else []
+        self.fault = ["--sink-fault", fault] if fault else []  # not while it drains
         self.checkpoint, self.log, self.proc = checkpoint, log, None
         self.started = 0.0  # when the running process started (monotonic)
 
@@ -148,7 +161,7 @@ class Query:
         self.started = time.monotonic()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                self.args + (["--drain"] if drain else []) + (["--heads", json.dumps(heads)] if heads else []),
+                self.args + (["--drain"] if drain else self.fault) + (["--heads", json.dumps(heads)] if heads else []),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -221,8 +234,14 @@ def run(
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
+            zombie = f"task-zombie:0/{ZOMBIE_EVERY}"  # from the first batch: a short run commits only a few
             query = Query(
-                spark.master, brokers, os.path.join(work, "checkpoint"), os.path.join(work, "query.log"), real_time
+                spark.master,
+                brokers,
+                os.path.join(work, "checkpoint"),
+                os.path.join(work, "query.log"),
+                real_time,
+                zombie if real_time else None,
             )
             query.start()
             schedule: list[str] = []
@@ -260,6 +279,7 @@ def run(
             summary.failures += _drain(query, out, heads=heads)
             _await_whole(gazette, outs, out)
             _judge(gazette, ins, outs, summary, real_time)
+            summary.zombies = _zombies(query.log) if real_time else 0
         finally:
             if query:
                 query.kill()
@@ -355,6 +375,13 @@ def _kill(
     if wait:
         gazette.wait_writable(timeout=120)
     return f"killed broker {index}, restarted after {down:.1f}s"
+
+
+def _zombies(log: str) -> int:
+    """The batches whose zombie attempt Spark gave up on, as the driver logged them."""
+    struck = re.compile(r"injected zombie attempt in batch (\d+)")
+    with open(log, errors="replace") as lines:
+        return len({m.group(1) for m in map(struck.search, lines) if m})
 
 
 def _drain(query: Query, out, attempts: int = 5, heads: dict | None = None) -> int:

@@ -2,6 +2,7 @@
 (read committed) -> Spark -> gazette (exactly once), on a standalone master.
 
     python query.py MASTER BROKERS CHECKPOINT JAR [--drain] [--real-time [--heads JSON]] [--options JSON]
+        [--sink-fault SPEC]
 
 Without --drain it runs until killed; with --drain it reads up to the write heads it finds at
 start (availableNow) and exits 0.
@@ -12,7 +13,8 @@ UUID, so that a batch run again after a failure writes duplicates that readers d
 mode has no availableNow, so its drain (`--drain --heads '{"journal": offset, ...}'`) runs until
 a committed batch's end offsets reach the given write heads, then stops the query and exits 0.
 
---options '{"retryTimeout": "40s", ...}' sets connection options of both the source and the sink.
+--options '{"retryTimeout": "40s", ...}' sets connection options of both the source and the sink;
+--sink-fault sets the sink's test.sinkFault (the real-time chaos: `task-zombie:0/5`).
 """
 
 import json
@@ -27,7 +29,15 @@ REAL_TIME_BATCH = "2 seconds"  # how often a real-time query checkpoints: a kill
 
 
 def main(
-    master: str, brokers: str, checkpoint: str, jar: str, drain: bool, real_time: bool, heads: dict, options: dict
+    master: str,
+    brokers: str,
+    checkpoint: str,
+    jar: str,
+    drain: bool,
+    real_time: bool,
+    heads: dict,
+    options: dict,
+    sink_fault: str | None = None,
 ) -> None:
     builder = (
         SparkSession.builder.master(master)
@@ -77,6 +87,8 @@ def main(
         .option("checkpointLocation", checkpoint)
         .options(**options)
     )
+    if sink_fault:
+        writer = writer.option("test.sinkFault", sink_fault)
     if real_time:
         query = writer.outputMode("update").trigger(realTime=REAL_TIME_BATCH).start()
         if drain:
@@ -119,4 +131,12 @@ if __name__ == "__main__":
     args = sys.argv[5:]
     heads = json.loads(args[args.index("--heads") + 1]) if "--heads" in args else {}
     options = json.loads(args[args.index("--options") + 1]) if "--options" in args else {}
-    main(*sys.argv[1:5], drain="--drain" in args, real_time="--real-time" in args, heads=heads, options=options)
+    fault = args[args.index("--sink-fault") + 1] if "--sink-fault" in args else None
+    main(
+        *sys.argv[1:5],
+        drain="--drain" in args,
+        real_time="--real-time" in args,
+        heads=heads,
+        options=options,
+        sink_fault=fault,
+    )

@@ -40,8 +40,8 @@ def test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brok
 def test_the_real_time_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers():
     """The same pipeline in Spark's real-time mode, each kind (of short_kinds) killed once: rows
     carry their input message (`origin`), a batch cut short runs again from the last committed
-    offsets, and the copies it writes again are dropped by readers; the drain runs in real-time
-    mode too."""
+    offsets, and the copies it writes again are dropped by readers; the query is armed with zombie
+    attempts (counted in the summary); the drain runs in real-time mode too."""
     assembly_jar()
     seed = int(os.environ.get("CHAOS_SEED") or random.randrange(1 << 31))
     kinds = short_kinds(seed)

@@ -2,9 +2,9 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.runtime.{ActiveQuery, SerializableConfiguration}
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, SinkTargets}
-import io.sparkgazette.spark.sink.intents.GazetteCommitMessage
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkProgress}
 import io.sparkgazette.spark.sink.realtime._
 import org.apache.spark.sql.SparkSession
@@ -14,19 +14,19 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
 
 /** A stream's write: epochs committed through the driver (see [[SinkDriver]]), or, in real-time
   * mode, rows published as they come (see [[RealTimeDataWriter]]); each epoch's counts go to
-  * `progress`.
+  * `progress`. Spark makes one for each batch: what a real-time run keeps from batch to batch is
+  * in its [[RealTimeRun]], of `runs`.
   */
 private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
-    hadoopConf: SerializableConfiguration, queryId: String, progress: SinkProgress)
+    hadoopConf: SerializableConfiguration, queryId: String, progress: SinkProgress, runs: RealTimeRuns)
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true, queryId)
   private lazy val realTime = RealTimeQuery.isRealTime(SparkSession.active, queryId)
-  private lazy val realTimeBatches = new RealTimeBatches(options.checkpointLocation, hadoopConf.value)
-  // This run's real-time tasks publish rows without an origin under producers of this run, each
-  // batch's clocks above the last's.
-  private val run = new java.security.SecureRandom().nextLong()
-  @volatile private var ownClock = 0L
-  @volatile private var startedRealTime = false
+  private lazy val realTimeRun = runs.of(
+    queryId,
+    ActiveQuery.runId(SparkSession.active, queryId).getOrElse(
+      throw GazetteErrors.internal(s"the run of real-time query $queryId cannot be told on this Spark"))
+  )
 
   override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory =
     GazetteErrors.brokerCalls(writerFactory(info))
@@ -41,8 +41,9 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       if (options.exactlyOnce && options.mapping.contains("random")) throw GazetteErrors.realTimeRandomMapping()
       val batch = RealTimeQuery.currentBatch(spark)
         .getOrElse(throw GazetteErrors.internal("a real-time batch without a batch id"))
+      val run = realTimeRun
       // Only a run's first batch can be one a micro-batch run committed before it.
-      if (!startedRealTime && driver.recorded(batch)) {
+      if (run.begin() && driver.recorded(batch)) {
         // A micro-batch run committed this epoch and stopped before Spark recorded it; Spark has
         // dropped its offsets to run the batch again in real-time mode, from the same start to
         // another end. Its ACKs are completed, and the range is written again: at least once.
@@ -56,9 +57,11 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
       val placed =
         if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
         else listed
-      val (seed, targets) = realTimeBatches.start(batch, placed)
-      startedRealTime = true
-      new RealTimeWriterFactory(driver.config, targets, seed, run, ownClock)
+      val (seed, targets) = new RealTimeBatches(options.checkpointLocation, hadoopConf.value).start(batch, placed,
+        run.seed)
+      run.seed = Some(seed)
+      val (producers, clockFloor) = run.own(seed)
+      new RealTimeWriterFactory(driver.config, targets, seed, producers, clockFloor)
     } else
       new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
         driver.threshold(info.numPartitions()), driver.newWriteId())
@@ -72,8 +75,8 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
   override def commit(epochId: Long, messages: Array[WriterCommitMessage]): Unit =
     if (realTime) {
       val committed = messages.toSeq.collect { case m: GazetteCommitMessage => m }
-      ownClock = (ownClock +: committed.map(_.lastClock)).max
-      realTimeBatches.committed(epochId)
+      realTimeRun.committed(committed)
+      new RealTimeBatches(options.checkpointLocation, hadoopConf.value).committed(epochId)
       progress.committed(CommitCounts.of(committed.map(_.counts), SinkCounts.Zero).total)
     } else progress.committed(GazetteErrors.brokerCalls(driver.commit(epochId, messages)).total)
 
@@ -81,12 +84,15 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
     if (!realTime) GazetteErrors.brokerCalls(driver.abort(epochId, messages))
 }
 
-/** Creates a [[RealTimeDataWriter]] per task of a real-time batch. */
-private[spark] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long, run: Long,
-    clockFloor: Long)
+/** Creates a [[RealTimeDataWriter]] per task attempt of a real-time batch. */
+private[spark] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long,
+    producers: SinkProducers, clockFloor: Long)
     extends StreamingDataWriterFactory {
-  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =
-    new RealTimeDataWriter(config, targets, partitionId, epochId, seed, run, clockFloor)
+  override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] = {
+    val task = Option(org.apache.spark.TaskContext.get())
+    new RealTimeDataWriter(config, targets, partitionId, epochId, seed, producers, clockFloor,
+      task.fold(0)(_.stageAttemptNumber()), task.fold(0)(_.attemptNumber()))
+  }
 }
 
 private object GazetteStreamingWrite {

@@ -4,15 +4,16 @@ package sink
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.{SinkMetrics, SinkProgress}
+import io.sparkgazette.spark.sink.realtime.RealTimeRuns
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomTaskMetric}
 import org.apache.spark.sql.connector.write._
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 
 /** The sink's protocol, shared by streaming epochs and batch jobs; a stream's epochs report
-  * their counts to `progress`.
+  * their counts to `progress`, and its real-time runs keep their state in `runs`.
   */
-private[spark] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkProgress)
+private[spark] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkProgress, runs: RealTimeRuns)
     extends Write with DriverMetrics {
   private val options = {
     import scala.jdk.CollectionConverters._
@@ -25,7 +26,7 @@ private[spark] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkPr
 
   override def toStreaming: StreamingWrite =
     new GazetteStreamingWrite(SinkOptions.parse(options, streaming = true), columns, hadoopConf, info.queryId(),
-      progress)
+      progress, runs)
 
   override def toBatch: BatchWrite = {
     val b = new GazetteBatchWrite(SinkOptions.parse(options, streaming = false), columns, hadoopConf)

@@ -237,6 +237,39 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assertEachOnce(written(Seq(output)), expected)
   }
 
+  test("the batch after a rerun places the rows the failed run wrote past the rerun's end as that run did") {
+    val input = "sink/rt-grown-in/part-000"
+    val outputs = Seq("sink/rt-grown-out/part-000", "sink/rt-grown-out/part-001")
+    val added = "sink/rt-grown-out/part-002"
+    Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
+    Judge.publishEvents(cluster.broker, input, 600)
+    val read = Judge.read(cluster.broker, input)
+    val expected = read.map(r => (r.journal, r.begin, 0))
+    // The first 40 rows take 10 s: the rerun's batch (8 s) ends among them, the batch after it
+    // reads the rest.
+    val cut = read(40).begin
+    val slow = org.apache.spark.sql.functions.udf((b: Long) => { if (b < cut) Thread.sleep(250); b })
+    val checkpoint = Files.createTempDirectory("gazette-rt-grown").toString
+    // The first run writes every row over two journals in its one batch, stopped before it ends;
+    // then the selector matches a third; the second run's rerun of that batch ends early, and the
+    // batch after it writes the rest again.
+    val first = plain(input, "prefix=sink/rt-grown-out/", checkpoint, "10 minutes")
+    try await("the first run's rows")(written(outputs).size >= expected.size)
+    finally first.stop()
+    Journals.create(client, Journals.spec(added))
+    val all = outputs :+ added
+    val second =
+      plain(input, "prefix=sink/rt-grown-out/", checkpoint, "8 seconds", _.withColumn("begin", slow(col("begin"))))
+    try await("the second run's rows", 120000)(
+        all.map(j => Judge.read(cluster.broker, j, committed = false).size).sum >= 2 * expected.size)
+    finally second.stop()
+    val firstEnd =
+      second.recentProgress.find(_.batchId == 0).map(p =>
+        source.offsets.JournalOffsets.fromJson(p.sources.head.endOffset))
+    assert(firstEnd.exists(_(input) < read.last.end), s"the rerun's first batch read the whole input: $firstEnd")
+    assertEachOnce(written(all), expected)
+  }
+
   test("documents copied in real-time mode carry the sink's UUIDs in place of their own, each once") {
     val input = "sink/rt-copy-in/part-000"
     val output = "sink/rt-copy-out/part-000"
@@ -415,7 +448,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     finally second.stop()
   }
 
-  test("two attempts of a real-time task writing at once (a zombie and a rerun) drop none of each other's rows") {
+  test("attempts of a real-time task writing at once (a zombie, a rerun, a retry) drop none of each other's rows") {
     val output = "sink/rt-own-out/part-000"
     Journals.create(client, Journals.spec(output))
     val options = SinkOptions.parse(
@@ -431,19 +464,20 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
       new SerializableConfiguration(spark.sessionState.newHadoopConf()), streaming = true)
     val targets = driver.targets()
     val n = 2000
-    // A zombie of the failed run and the task of the run after it.
-    def attempt(tag: String, run: Long) = new Thread(() => {
-      val w =
-        new realtime.RealTimeDataWriter(driver.config, targets, partitionId = 0, epoch = 7L, seed = 42L, run = run)
+    // A zombie of a failed run, and of the run after it the task's first attempt and Spark's retry.
+    def attempt(tag: String, run: Long, number: Int) = new Thread(() => {
+      val w = new realtime.RealTimeDataWriter(driver.config, targets, partitionId = 0, epoch = 7L, seed = 42L,
+        intents.SinkProducers(42L ^ run, Map.empty), clockFloor = 0L, stageAttempt = 0, attempt = number)
       try {
         (1 to n).foreach(i => w.write(InternalRow(s"""{"r":"$tag-$i"}""".getBytes("UTF-8"))))
         w.commit()
       } finally w.close()
     })
-    val (a, b) = (attempt("a", 1L), attempt("b", 2L))
-    a.start(); b.start(); a.join(); b.join()
+    val attempts = Seq(attempt("a", 1L, 0), attempt("b", 2L, 0), attempt("c", 2L, 1))
+    attempts.foreach(_.start())
+    attempts.foreach(_.join())
     val rows = Judge.read(cluster.broker, output).map(_.payload)
-    assert(rows.count(_.contains("\"a-")) == n && rows.count(_.contains("\"b-")) == n)
+    assert(Seq("a", "b", "c").map(t => rows.count(_.contains(s"\"$t-"))) == Seq(n, n, n))
   }
 
   test("each real-time batch's progress counts the rows and bytes its tasks appended, as Gazette's reader sees them") {

@@ -78,9 +78,14 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   }
 
   /** Whether the staged runs of `key` were all appended (a mark made after they were). */
-  def published(key: String): Boolean = fs.exists(new Path(dir, s"$key.published"))
+  def published(key: String): Boolean = marked(key, "published")
 
-  def markPublished(key: String): Unit = fs.create(new Path(dir, s"$key.published"), true).close()
+  def markPublished(key: String): Unit = mark(key, "published")
+
+  /** Whether `key` has the mark `name` (an empty file beside its record). */
+  def marked(key: String, name: String): Boolean = fs.exists(new Path(dir, s"$key.$name"))
+
+  def mark(key: String, name: String): Unit = fs.create(new Path(dir, s"$key.$name"), true).close()
 
   /** Records `intents` under `key` unless something is recorded there already, and returns
     * what is recorded: a record, once made, is never replaced (a zombie driver may race the
@@ -152,7 +157,7 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   def prune(epoch: Long, keep: Int = 100): Unit =
     if (fs.exists(dir))
       fs.listStatus(dir).map(_.getPath).foreach { p =>
-        Try(p.getName.stripSuffix(".json").stripSuffix(".published").stripSuffix(".retired").toLong).toOption.filter(
+        Try(p.getName.takeWhile(_ != '.').toLong).toOption.filter(
           _ < epoch - keep).foreach(_ =>
           fs.delete(p, false))
       }

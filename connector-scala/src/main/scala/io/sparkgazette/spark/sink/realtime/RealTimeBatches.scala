@@ -16,31 +16,39 @@ import org.apache.hadoop.conf.Configuration
   * as in its first run (less journals deleted since, whose rows were lost with them), whatever
   * was listed since; so does the batch after it, which reads again what the first run read past
   * the rerun's end. Without a checkpoint (an at-least-once write) nothing is recorded.
+  *
+  * That a batch ran again is marked in the checkpoint too (`<batch>.again`), not held in memory:
+  * Spark plans each batch's write anew, and the batch after a rerun may be the first of yet
+  * another run of the query, after a failure between the two. The mark costs a file on a rerun
+  * only, and looking for it one existence check as each batch first starts.
   */
 private[spark] final class RealTimeBatches(checkpointLocation: Option[String], conf: Configuration) {
   private val log = checkpointLocation.map(AckIntentLog.realTimeBatches(_, conf))
-  // The journals of a batch that ran again, for the batch after it.
-  private var carried: Option[Seq[String]] = None
-  // The seed this run's batches record: looked up once, not listed again at every batch's start.
-  private var seed: Option[Long] = None
 
-  /** The seed and targets of `batch`: as recorded, or as `listed` now and recorded so. */
-  def start(batch: Long, listed: SinkTargets): (Long, SinkTargets) = log match {
-    case None => (RealTimeBatches.random.nextLong(), listed)
+  /** The seed and targets of `batch`: as recorded, or as `listed` now and recorded so, with `seed`
+    * where the run knows it already (else the latest record's, of either mode).
+    */
+  def start(batch: Long, listed: SinkTargets, seed: Option[Long] = None): (Long, SinkTargets) = log match {
+    case None => (seed.getOrElse(RealTimeBatches.random.nextLong()), listed)
     case Some(l) =>
       lazy val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
       val recorded = l.read(batch.toString) match {
-        case Some(r) => carried = Some(r.journals); r
+        case Some(r) =>
+          l.mark(batch.toString, RealTimeBatches.Again)
+          r
         case None =>
           // One seed across real-time batches (a batch after one run again rewrites its rows under
           // the same UUIDs), the first taken from the latest record of either mode.
-          val seed = this.seed.getOrElse(
+          val s = seed.getOrElse(
             l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(_.seed))
-          val journals = carried.getOrElse(listed.journals)
-          carried = None
-          l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(seed, Map.empty)), journals = journals))
+          // The batch before ran again, maybe to an earlier end than its first run: this one places
+          // the rows that run wrote past that end as it did.
+          val previous = (batch - 1).toString
+          val journals =
+            (if (batch > 0 && l.marked(previous, RealTimeBatches.Again)) l.read(previous).map(_.journals) else None)
+              .getOrElse(listed.journals)
+          l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(s, Map.empty)), journals = journals))
       }
-      seed = recorded.producers.map(_.seed)
       val journals = recorded.journals.filter(listed.contentTypes.contains).toIndexedSeq
       if (journals.isEmpty) throw GazetteErrors.noJournals(s"the journals batch $batch first wrote (${recorded.journals
           .mkString(", ")}), all deleted since")
@@ -55,4 +63,6 @@ private[spark] final class RealTimeBatches(checkpointLocation: Option[String], c
 
 private object RealTimeBatches {
   val random = new SecureRandom()
+  // The mark of a batch that ran again.
+  val Again = "again"
 }

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory
   * records the batch's offsets.
   */
 private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
-    epoch: Long, seed: Long, run: Long = 0L, clockFloor: Long = 0L)
+    epoch: Long, seed: Long, producers: SinkProducers, clockFloor: Long, stageAttempt: Int, attempt: Int)
     extends DataWriter[InternalRow] {
   import RealTimeDataWriter._
 
@@ -37,11 +37,10 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private val cols = config.columns
   private val exactlyOnce = config.options.exactlyOnce
   private val origins = new OriginUuids(seed)
-  // The partition's producer in this run of the query (a run's batches follow one another, each
-  // task's clock above the last batch's), so that a zombie of an earlier run never shares it, and
-  // readers track a bounded number of them.
+  private val firstAttempt = SinkProducers.isFirst(stageAttempt, attempt)
+  // The attempt's own producer, which no other live attempt shares (see RealTimeRun).
   private val ownClock = new MonotonicClock(clockFloor)
-  private val own = new Publisher(SinkProducers(seed ^ run, Map.empty).producer(partitionId, 0, 0, 0L), ownClock)
+  private val own = new Publisher(producers.producer(partitionId, stageAttempt, attempt, epoch), ownClock)
   private val appender = new RealTimeAppender(ClientCache(config.client), config.options.flushBytes,
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
@@ -64,16 +63,62 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
           case e: MessageFormatException =>
             throw GazetteErrors.unframableRow(rows, partitionId, journal, e.getMessage, e)
         }
-        GazetteErrors.brokerCalls(appender.add(journal, out.toByteArray, 0, out.size()))
+        if (zombie.isDefined) zombie.get.hold(Left((journal, out.toByteArray)))
+        else GazetteErrors.brokerCalls(appender.add(journal, out.toByteArray, 0, out.size()))
       case None =>
-        try own.publishCommitted(journal, framing, payload)
-        catch {
-          case e: MessageFormatException =>
-            throw GazetteErrors.unframableRow(rows, partitionId, journal, e.getMessage, e)
-        }
-        GazetteErrors.brokerCalls(own.drainTo(journal)((b, off, len) => appender.add(journal, b, off, len)))
+        if (zombie.isDefined) zombie.get.hold(Right((journal, framing, payload)))
+        else publishOwn(journal, framing, payload)
     }
     rows += 1
+    if (rows == ZombieRows) zombie.foreach(_.strike())
+  }
+
+  private def publishOwn(journal: String, framing: Framing, payload: Array[Byte]): Unit = {
+    try own.publishCommitted(journal, framing, payload)
+    catch {
+      case e: MessageFormatException =>
+        throw GazetteErrors.unframableRow(rows, partitionId, journal, e.getMessage, e)
+    }
+    GazetteErrors.brokerCalls(own.drainTo(journal)((b, off, len) => appender.add(journal, b, off, len)))
+  }
+
+  // test.sinkFault=task-zombie: this attempt holds its first rows, fails its task to Spark, and
+  // appends what it holds from a thread of its own, slowly, while Spark runs the task again.
+  private val zombie =
+    if (config.options.testFault.exists(_.strikes("task-zombie", epoch)) && partitionId == 0 && firstAttempt)
+      Some(new Zombie)
+    else None
+
+  private final class Zombie {
+    private val held =
+      scala.collection.mutable.ArrayBuffer[Either[(String, Array[Byte]), (String, Framing, Array[Byte])]]()
+    @volatile var appending = false
+
+    def hold(row: Either[(String, Array[Byte]), (String, Framing, Array[Byte])]): Unit = held += row
+
+    def holding: Boolean = held.nonEmpty
+
+    def strike(): Unit = {
+      appending = true
+      val thread = new Thread(
+        () =>
+          try {
+            held.foreach { row =>
+              Thread.sleep(ZombieMs / math.max(1, held.size))
+              row match {
+                case Left((journal, bytes)) => appender.add(journal, bytes, 0, bytes.length)
+                case Right((journal, framing, payload)) => publishOwn(journal, framing, payload)
+              }
+            }
+            appender.flush()
+          } catch { case e: Exception => log.warn(s"the zombie attempt of partition $partitionId stopped: $e") }
+          finally appender.close(),
+        s"gazette-sink-zombie-$epoch-$partitionId"
+      )
+      thread.setDaemon(true)
+      thread.start()
+      throw new IllegalStateException(s"injected zombie attempt in batch $epoch after $rows rows")
+    }
   }
 
   /** The row's origin journal and UUID, where an exactly-once write has one. */
@@ -126,17 +171,23 @@ private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkT
   private def counted: WriterCounts = { counts.rows = rows; appender.countInto(counts); counts }
 
   override def commit(): WriterCommitMessage = {
+    zombie.filter(_.holding).foreach(_.strike())
     GazetteErrors.brokerCalls(appender.flush())
-    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current, counts = counted.commit())
+    GazetteCommitMessage(own.producer.toString, Nil, Nil, lastClock = ownClock.current, partition = partitionId,
+      firstAttempt = firstAttempt, counts = counted.commit())
   }
 
   // What was appended is committed, and correct: a run again of the batch writes it again under
   // the same UUIDs, which readers drop.
   override def abort(): Unit = ()
 
-  override def close(): Unit = appender.close()
+  // A zombie's thread closes the appender once it has appended what it held.
+  override def close(): Unit = if (!zombie.exists(_.appending)) appender.close()
 }
 
 private object RealTimeDataWriter {
   private val log = LoggerFactory.getLogger(classOf[RealTimeDataWriter])
+  // test.sinkFault=task-zombie: the rows a zombie holds, and how long it takes to append them.
+  private val ZombieRows = 60
+  private val ZombieMs = 3000L
 }
