@@ -109,9 +109,19 @@ def test_session_wide_defaults_apply_to_reads_and_writes_and_name_unknown_settin
         spark.conf.set("spark.datasource.gazette.brokr", "x")
         with pytest.raises(IllegalArgumentException, match="spark.datasource.gazette.brokr"):
             spark.read.format("gazette").option("journals", "defaults/events").load()
+        spark.conf.unset("spark.datasource.gazette.brokr")
+        # Spark reads its own writer options from a query's options only: as a session default one
+        # would do nothing, and is named.
+        spark.conf.set(SPARK_OPTION_DEFAULT, "false")
+        rows = spark.createDataFrame([('{"n": 2}',)], ["value"])
+        with pytest.raises(IllegalArgumentException, match=SPARK_OPTION_DEFAULT):
+            rows.write.format("gazette").option("journal", "defaults/events").mode("append").save()
     finally:
-        for k in [*settings, "spark.datasource.gazette.brokr"]:
+        for k in [*settings, "spark.datasource.gazette.brokr", SPARK_OPTION_DEFAULT]:
             spark.conf.unset(k)
+
+
+SPARK_OPTION_DEFAULT = "spark.datasource.gazette.asyncProgressTrackingEnabled"
 
 
 def test_retry_timeout_bounds_how_long_an_unreachable_broker_is_retried(spark):

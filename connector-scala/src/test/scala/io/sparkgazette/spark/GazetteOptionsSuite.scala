@@ -24,7 +24,7 @@ class GazetteOptionsSuite extends AnyFunSuite {
 
   test("Spark's own writer options (asynchronous progress tracking) pass on a sink, in Spark's spelling") {
     val async = Seq("asyncProgressTrackingEnabled" -> "false", "asyncProgressTrackingCheckpointIntervalMs" -> "0",
-      "_asyncProgressTrackingOverrideSinkSupportCheck" -> "true")
+      "_asyncProgressTrackingOverrideSinkSupportCheck" -> "false")
     load(Seq(broker, "journal" -> "out/a", "checkpointLocation" -> "/c") ++ async: _*)
     // A selector is either side's: Spark's writer options make the options a write's.
     load(Seq(broker, "selector" -> "prefix=out/") ++ async: _*)

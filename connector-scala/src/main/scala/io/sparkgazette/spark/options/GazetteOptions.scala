@@ -127,7 +127,8 @@ private[spark] object GazetteOptions {
       Set(OptionDoc.Sink),
       exactCase = true,
       "`AsyncProgressTrackingMicroBatchExecution`: `true` skips Spark's check that the sink is one of its own " +
-        "(console, memory, noop, Kafka), which refuses this one; meant for Spark's own tests."
+        "(console, memory, noop, Kafka); meant for Spark's own tests. The sink refuses `true`: after a restart, " +
+        "asynchronous progress tracking runs a batch the sink committed again over another range."
     )
   )
 
@@ -282,6 +283,10 @@ private[spark] object GazetteOptions {
         case None if lower.startsWith(TestPrefix) => Some(k -> v)
         case None if lower.startsWith(ProviderPrefix.toLowerCase(Locale.ROOT)) =>
           Some(ProviderPrefix + k.substring(ProviderPrefix.length) -> v)
+        // Spark reads its own options from a query's options only: a session default of one would
+        // do nothing.
+        case None if spark.exists(_.name.equalsIgnoreCase(k)) && SessionDefaults().contains(lower) =>
+          throw GazetteErrors.unknownSessionOption(k, SessionDefaults.Prefix + k, known)
         case None if spark.exists(_.name.equalsIgnoreCase(k)) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
         case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None

@@ -40,10 +40,21 @@ private[spark] final case class SinkOptions(
 private[spark] object SinkOptions {
 
   /** Parses the sink's options; streaming writes need `checkpointLocation`. */
+  private val OverrideAsyncCheck = "_asyncProgressTrackingOverrideSinkSupportCheck"
+
   def parse(options: Map[String, String], streaming: Boolean): SinkOptions = {
     // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
     val path = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
     val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames, sparkSinkOptions)
+    // Spark's switch past its check that a sink can take asynchronous progress tracking: that mode
+    // persists a batch's offsets only now and then, and after a restart plans a batch id again over
+    // another range than the one this sink committed under it, whose new rows would then be lost.
+    options.collectFirst { case (k, v) if k.equalsIgnoreCase(OverrideAsyncCheck) => v }
+      .filterNot(_.trim.equalsIgnoreCase("false")).foreach { v =>
+        throw GazetteErrors.invalidOption(OverrideAsyncCheck, v,
+          "false: the Gazette sink cannot be written with asynchronous progress tracking, which after a restart " +
+            "runs a batch it committed again over another range")
+      }
     val target = (o.get(Journal).orElse(path), o.get(Selector)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Journal, Selector)
       case (Some(j), None) =>
