@@ -51,9 +51,12 @@ private[spark] object SinkOptions {
     // another range than the one this sink committed under it, whose new rows would then be lost.
     options.collectFirst { case (k, v) if k.equalsIgnoreCase(OverrideAsyncCheck) => v }
       .filterNot(_.trim.equalsIgnoreCase("false")).foreach { v =>
-        throw GazetteErrors.invalidOption(OverrideAsyncCheck, v,
+        throw GazetteErrors.invalidOption(
+          OverrideAsyncCheck,
+          v,
           "false: the Gazette sink cannot be written with asynchronous progress tracking, which after a restart " +
-            "runs a batch it committed again over another range")
+            "runs a batch it committed again over another range"
+        )
       }
     val target = (o.get(Journal).orElse(path), o.get(Selector)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Journal, Selector)
