@@ -24,7 +24,9 @@ In real-time mode the query also has zombie attempts (the sink's `test.sinkFault
 every ZOMBIE_EVERY-th batch from the first): the first attempt of a batch's first task
 holds its first rows unappended, fails the task to Spark, and appends them from a thread of its
 own over three seconds, while Spark runs the task again and the next batches run; the summary
-counts the batches that had one (from the driver's log), and the drain has none.
+counts the batches that had one (from the driver's log), and the drain has none. A query's first
+batches end before its executors read a row (no rows, no zombie), so the first kill waits until
+the first zombie struck.
 
 The traffic has rollbacks in both modes (--no-rollbacks leaves them out). A rollback re-appends
 an older ACK, after which Gazette's readers go back to it for that producer: messages committed
@@ -244,6 +246,8 @@ def run(
                 zombie if real_time else None,
             )
             query.start()
+            if real_time:
+                _await_zombie(query, summary, out, spark, work)
             schedule: list[str] = []
             last_kill: tuple[str, float] | None = None  # the last kill's kind and time (monotonic)
             for cycle in range(1, cycles + 1):
@@ -375,6 +379,18 @@ def _kill(
     if wait:
         gazette.wait_writable(timeout=120)
     return f"killed broker {index}, restarted after {down:.1f}s"
+
+
+def _await_zombie(query: Query, summary: Summary, out, spark: SparkStandalone, work: str) -> None:
+    """Real-time: until the query's first zombie attempt strikes (the driver logs its task's
+    failure), or PROGRESS_TIMEOUT passes; the first kill waits for it. A query's first batches
+    end before its executors (fetching the jar, connecting) read a row: a batch without rows has
+    no zombie, and a short run's kills, each a cycle after the last, restart the query before it
+    reaches a batch with rows in the schedule."""
+    since = time.monotonic()
+    while not _zombies(query.log) and time.monotonic() - since < PROGRESS_TIMEOUT:
+        _await_progress(query, summary, out, spark, work)
+    out(f"first zombie attempt {'struck' if _zombies(query.log) else 'not seen'} after {time.monotonic() - since:.0f}s")
 
 
 def _zombies(log: str) -> int:
