@@ -65,12 +65,16 @@ def _commit() -> str:
         return "unknown"
 
 
+# The commit as the run starts (imported then): the tree may move on while it runs.
+STARTED_ON = _commit()
+
+
 def row_of(summary, network: bool) -> Row:
     """The row of a finished run from its Summary (chaos.py's or network_chaos.py's)."""
     run = ("chaos-network" if network else "chaos") + ("-real-time" if summary.real_time else "")
     return Row(
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-        commit=_commit(),
+        commit=STARTED_ON,
         run=run,
         seed=summary.seed,
         cycles=summary.cycles,
