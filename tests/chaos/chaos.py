@@ -9,10 +9,10 @@ heads, and Gazette's ReadCommittedIter judges: every committed input message is 
 exactly once (lost, duplicated and phantom messages are counted).
 
 With --real-time the query runs in Spark's real-time mode, its rows carrying their input message
-(`origin`), from which the sink derives each row's UUID. A real-time query does not survive a
-lost executor (Spark retries no single task there), so a kill of an executor, and at times of a
-broker, fails the query: it is started again from its checkpoint, and such an exit counts as the
-kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw and its error
+(`origin`), from which the sink derives each row's UUID. Spark retries a real-time task whose
+executor was lost within the batch (the zombie attempt relies on it), but a kill of the driver,
+and at times of an executor or a broker, fails the query: it is started again from its
+checkpoint, and such an exit counts as the kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw and its error
 is not one about the data (DATA_ERRORS, which no kill explains). The batch
 that ran again writes again what it wrote before: readers must drop each copy. Messages without
 a UUID are exactly once only in micro-batches; in real-time mode the sink writes them at least
