@@ -268,11 +268,15 @@ class Warnings:
         )
         self.appender.start()
         self.logger = log4j.LogManager.getLogger(self.name)
+        # Another suite may have quieted the logger (setLogLevel): WARN must reach the appender.
+        self.level = self.logger.getLevel()
+        log4j.core.config.Configurator.setLevel(self.name, log4j.Level.WARN)
         self.logger.addAppender(self.appender)
         return self
 
     def __exit__(self, *exc) -> None:
         self.logger.removeAppender(self.appender)
+        self.jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(self.name, self.level)
         self.appender.stop()
 
     def lines(self) -> list[str]:
