@@ -10,14 +10,14 @@ exactly once (lost, duplicated and phantom messages are counted).
 
 With --real-time the query runs in Spark's real-time mode, its rows carrying their input message
 (`origin`), from which the sink derives each row's UUID. Spark retries a real-time task whose
-executor was lost within the batch (the zombie attempt relies on it), but a kill of the driver,
-and at times of an executor or a broker, fails the query: it is started again from its
-checkpoint, and such an exit counts as the kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill the query saw and its error
-is not one about the data (DATA_ERRORS, which no kill explains). The batch
-that ran again writes again what it wrote before: readers must drop each copy. Messages without
-a UUID are exactly once only in micro-batches; in real-time mode the sink writes them at least
-once, so their copies are counted apart (`repeated without a UUID`) and fail nothing. The drain
-also runs in real-time mode (a checkpoint last run in real time is refused by micro-batches):
+executor was lost within the batch (the zombie attempt relies on it), but a kill of the driver, and
+at times of an executor or a broker, fails the query: it is started again from its checkpoint, and
+such an exit counts as the kill's, not as a failure, when it comes within CAUSE_WINDOW of a kill
+the query saw and its error is not one about the data (DATA_ERRORS, which no kill explains). The
+batch that ran again writes again what it wrote before: readers must drop each copy. Messages
+without a UUID are exactly once only in micro-batches; in real-time mode the sink writes them at
+least once, so their copies are counted apart (`repeated without a UUID`) and fail nothing. The
+drain also runs in real-time mode (a checkpoint last run in real time is refused by micro-batches):
 until a committed batch ends at the write heads the traffic left.
 
 In real-time mode the query also has zombie attempts (the sink's `test.sinkFault=task-zombie`, in
