@@ -52,7 +52,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
         GazetteStreamingWrite.log.warn(s"batch $batch was committed by a micro-batch run that stopped before Spark " +
           "recorded it; its rows are written again in real-time mode (at least once for this batch)")
       }
-      val listed = driver.targets()
+      val listed = run.targets(() => driver.targets())
       // Exactly once, rows without a key are placed by their origin, as a batch run again places them.
       val placed =
         if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
@@ -61,7 +61,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
         run.seed)
       run.seed = Some(seed)
       val (producers, clockFloor) = run.own(seed)
-      new RealTimeWriterFactory(driver.config, targets, seed, producers, clockFloor)
+      new RealTimeWriterFactory(run.config(driver.config), targets, seed, producers, clockFloor)
     } else
       new GazetteDataWriterFactory(driver.config, driver.targets(), batchEpoch = -1, driver.epochProducers(),
         driver.threshold(info.numPartitions()), driver.newWriteId())
@@ -76,6 +76,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
     if (realTime) {
       val committed = messages.toSeq.collect { case m: GazetteCommitMessage => m }
       realTimeRun.committed(committed)
+      realTimeRun.listAhead(() => GazetteErrors.brokerCalls(driver.targets()))
       new RealTimeBatches(options.checkpointLocation, hadoopConf.value).committed(epochId)
       progress.committed(CommitCounts.of(committed.map(_.counts), SinkCounts.Zero).total)
     } else progress.committed(GazetteErrors.brokerCalls(driver.commit(epochId, messages)).total)

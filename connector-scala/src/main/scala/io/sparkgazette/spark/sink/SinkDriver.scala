@@ -42,7 +42,8 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     s
   }
 
-  val config: SinkConfig =
+  // Broadcast once it is first asked for: a real-time run keeps its first batch's (see RealTimeRun).
+  lazy val config: SinkConfig =
     SinkConfig(options, columns, location, SparkSession.active.sparkContext.broadcast(hadoopConf), staging)
 
   // A stream's producers as the latest recorded epoch of this run left them; random producers elsewhere.

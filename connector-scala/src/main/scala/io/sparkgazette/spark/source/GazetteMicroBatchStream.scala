@@ -12,7 +12,7 @@ import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.planning.{
-  ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets
+  ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, PlanningAhead, StaleHeads, StartingOffsets
 }
 import io.sparkgazette.spark.source.progress.{NewestClock, TimeBehindHeads}
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
@@ -41,6 +41,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
 
   private val client = new GazetteClient(options.clientConfig)
   private val directory = new JournalDirectory(client, options.target)
+  private val ahead = new PlanningAhead(directory)
   private val stateDir = SequencerStateStore.dirOf(checkpointLocation)
   private val store = new SequencerStateStore(stateDir, hadoopConf.value)
   // The newest message the query's tasks emitted, and each journal's time behind its head.
@@ -63,8 +64,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   private val startingOffsets = new StartingOffsets(directory, options)
   // What the driver's last trigger cost, in milliseconds, and how many tasks the last batch had.
   @volatile private var latestOffsetMs, planMs, commitMs, tasks = 0L
-  @volatile private var restarted = 0L
-  @volatile private var skippedAtPlanning = 0L
+  @volatile private var restarted, skippedAtPlanning = 0L
   // The last real-time batch's task metrics, summed over its tasks (see JournalsReached).
   @volatile private var realTimeTaskMetrics = Map.empty[String, Long]
   // Read-committed ranges the last batch split, bytes and milliseconds their first pass took, and
@@ -168,8 +168,10 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     * [[StaleHeads]]), said to the user once per episode; a head gone backwards fails the query
     * here under failOnDataLoss.
     */
-  private def judgeHeads(current: Map[String, Long]): (Map[String, Long], Map[String, StaleHeads.Verdict]) = {
-    var answered = directory.writeHeads(current.keys)
+  private def judgeHeads(current: Map[String, Long],
+      asked: Map[String, Long] = Map.empty): (Map[String, Long], Map[String, StaleHeads.Verdict]) = {
+    var answered = asked.filter(h => current.contains(h._1)) ++
+      directory.writeHeads(current.keys.filterNot(asked.contains))
     var verdicts = report(staleHeads.judge(current, answered, System.currentTimeMillis()))
     // An AvailableNow run ends once it has read what is there: it waits out a stale head here,
     // or every scheduled run would end quietly before a head gone back for good is judged.
@@ -307,7 +309,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     val t0 = System.nanoTime()
     try GazetteErrors.brokerCalls {
         val start = startOffset.asInstanceOf[JournalOffsets]
-        val journals = discover()
+        val PlanningAhead.Answers(journals, askedHeads) = ahead.answers(start.positions.keySet)
+        known = journals
         val gone = start.positions.keySet.filter(j => !journals.get(j).exists(i => !isRecreated(start.positions(j), i)))
         gone.toSeq.sorted.foreach { j =>
           val what = if (journals.contains(j)) s"it was deleted and created again after the query read it up to " +
@@ -322,7 +325,8 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
         val firstOffsets = directory.earliest(fresh)
         // Heads are judged as for a micro-batch: one behind the offset is waited for (so is the
         // task's Read), and one gone back for good fails the query or starts the journal over there.
-        val (answered, verdicts) = judgeHeads(kept.collect { case (j, p) if !journals(j).suspended => j -> p.offset })
+        val (answered, verdicts) =
+          judgeHeads(kept.collect { case (j, p) if !journals(j).suspended => j -> p.offset }, askedHeads)
         val restartAt = verdicts.collect { case (j, b: StaleHeads.Behind) => j -> b.lowest }
         catalog.forget(fresh ++ restartAt.keys)
         heads = answered ++ firstOffsets
@@ -372,6 +376,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   private[source] def mergeReached(reached: Seq[JournalsReached]): Offset = {
     val all = reached.foldLeft(JournalsReached.Empty)(_ ++ _)
     realTimeTaskMetrics = all.metrics
+    ahead.start(all.positions.keySet)
     JournalOffsets(collection.immutable.SortedMap(all.positions.toSeq: _*), all.producers)
   }
 
@@ -428,11 +433,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     ) ++ realTimeTaskMetrics.map { case (name, value) => name -> value.toString }).asJava
   }
 
-  override def stop(): Unit = {
-    timeBehind.close()
-    directory.close()
-    client.close()
-  }
+  override def stop(): Unit = Seq[AutoCloseable](timeBehind, directory, client).foreach(_.close())
 
   override def toString: String = s"GazetteMicroBatchStream[${options.target.describe}]"
 

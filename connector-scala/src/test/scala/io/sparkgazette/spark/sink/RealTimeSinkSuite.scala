@@ -6,7 +6,7 @@ import java.nio.file.Files
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.runtime.SequencedMessages
 import io.sparkgazette.spark.sink.config.SinkTargets
-import io.sparkgazette.spark.sink.realtime.{OriginUuids, RealTimeBatches}
+import io.sparkgazette.spark.sink.realtime.{OriginUuids, RealTimeBatches, RealTimeRun}
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -128,5 +128,28 @@ class RealTimeSinkSuite extends AnyFunSuite {
     assert(last == seed && listedNow.journals == IndexedSeq("a", "b", "c"))
     // Without a checkpoint nothing is recorded, and each batch has a seed of its own.
     assert(new RealTimeBatches(None, conf).start(5, listed)._1 != new RealTimeBatches(None, conf).start(5, listed)._1)
+  }
+
+  test("a real-time run takes the journals listed as the batch before committed, once, and lists them itself " +
+    "where that listing failed or none was made") {
+    def targets(js: String*) = SinkTargets(js.toIndexedSeq, js.map(_ -> "").toMap, "rendezvous")
+    val run = new RealTimeRun
+    def refused: SinkTargets = throw new IllegalStateException("listed again")
+    assert(run.targets(() => targets("a")).journals == IndexedSeq("a"))
+    run.listAhead(() => targets("a", "b"))
+    assert(run.targets(() => refused).journals == IndexedSeq("a", "b"))
+    assert(run.targets(() => targets("c")).journals == IndexedSeq("c"))
+    run.listAhead(() => throw new IllegalStateException("broker down"))
+    assert(run.targets(() => targets("d")).journals == IndexedSeq("d"))
+    val e = intercept[IllegalStateException] {
+      run.listAhead(() => throw new IllegalStateException("broker down"))
+      run.targets(() => refused)
+    }
+    assert(e.getMessage == "listed again")
+    // The configuration (its broadcast Hadoop configuration) is made for the run's first batch only.
+    var made = 0
+    def config() = { made += 1; null }
+    (1 to 3).foreach(_ => run.config(config()))
+    assert(made == 1)
   }
 }

@@ -9,7 +9,10 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
 import io.sparkgazette.spark.runtime.SerializableConfiguration
-import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, SourceOptions}
+import io.sparkgazette.spark.source.offsets.{
+  JournalOffsets, JournalPosition, JournalRange, JournalTarget, SourceOptions
+}
+import io.sparkgazette.spark.source.planning.{JournalDirectory, PlanningAhead}
 import io.sparkgazette.spark.source.reading.{ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeJournalReader, RealTimeTask}
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
@@ -543,6 +546,29 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
         Seq((0L, client.list(s"name=$journal").head.createRevision)))
       assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "2")
     } finally restarting.stop()
+  }
+
+  test("a real-time batch is planned from the journals and heads asked as the batch before ended, unless they " +
+    "were asked for other journals or were not asked") {
+    val (a, b, c) = ("source/ahead/part-000", "source/ahead/part-001", "source/ahead/part-002")
+    def create(j: String) = Journals.create(client, Journals.spec(j, labels = Seq("app" -> "ahead")))
+    create(a)
+    val directory = new JournalDirectory(client, JournalTarget.BySelector("app=ahead"))
+    try {
+      val ahead = new PlanningAhead(directory)
+      ahead.start(Set(a))
+      Thread.sleep(2000) // the local broker answers in milliseconds
+      create(b)
+      val asked = ahead.answers(Set(a))
+      assert(asked.journals.keySet == Set(a) && asked.heads == Map(a -> client.writeHead(a)))
+      // Taken once: the next batch asks anew.
+      assert(ahead.answers(Set(a)).journals.keySet == Set(a, b))
+      ahead.start(Set(a))
+      Thread.sleep(2000)
+      create(c)
+      val other = ahead.answers(Set(a, b))
+      assert(other.journals.keySet == Set(a, b, c) && other.heads.keySet == Set(a, b))
+    } finally directory.close()
   }
 }
 

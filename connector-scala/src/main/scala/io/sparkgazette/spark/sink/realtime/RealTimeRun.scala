@@ -3,7 +3,11 @@ package sink
 package realtime
 
 import java.security.SecureRandom
+import java.util.concurrent.{CompletableFuture, Executors, ThreadFactory}
 
+import scala.util.Try
+
+import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 
 /** What the driver keeps from one batch of a run of a real-time query to the next. Spark plans
@@ -26,6 +30,10 @@ import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
   *    only ones to publish under a producer used before.
   *  - So readers track, per run, two producers per partition and one more per partition and batch
   *    whose first attempt did not commit, plus one per attempt other than a first.
+  *
+  * It also keeps what would otherwise cost every batch boundary, while no task reads: the sink's
+  * configuration, broadcast once for the run, and the journals, listed as the batch before commits
+  * (beside Spark's own logs) rather than as the next one is planned.
   */
 private[spark] final class RealTimeRun {
 
@@ -37,6 +45,28 @@ private[spark] final class RealTimeRun {
 
   /** The seed of the query's UUIDs, once a batch of this run has started: looked up once a run. */
   @volatile var seed: Option[Long] = None
+
+  private var config_ = Option.empty[SinkConfig]
+  private var listing = Option.empty[CompletableFuture[SinkTargets]]
+
+  /** The run's configuration: its first batch's `make`. */
+  def config(make: => SinkConfig): SinkConfig = synchronized {
+    if (config_.isEmpty) config_ = Some(make)
+    config_.get
+  }
+
+  /** Lists the journals for the next batch, in the background. */
+  def listAhead(list: () => SinkTargets): Unit = synchronized {
+    listing = Some(CompletableFuture.supplyAsync(() => list(), RealTimeRun.listings))
+  }
+
+  /** The journals listed ahead for this batch, or, where there are none or the listing failed,
+    * `list()`'s: its failure is the batch's.
+    */
+  def targets(list: () => SinkTargets): SinkTargets = {
+    val ahead = synchronized { val l = listing; listing = None; l }
+    ahead.flatMap(f => Try(f.join()).toOption).getOrElse(list())
+  }
 
   /** Whether the batch starting is the run's first. */
   def begin(): Boolean = synchronized {
@@ -60,6 +90,15 @@ private[spark] final class RealTimeRun {
 
 private object RealTimeRun {
   val random = new SecureRandom()
+
+  // One listing a batch, of every real-time sink in the JVM.
+  private val listings = Executors.newCachedThreadPool(new ThreadFactory {
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "gazette-sink-listing")
+      t.setDaemon(true)
+      t
+    }
+  })
 }
 
 /** The [[RealTimeRun]]s of a sink table, by query and run. Spark gives each start of a query a
