@@ -174,9 +174,7 @@ def test_a_broken_map_is_refused(tmp_path):
     suite = tmp_path / "connector-scala" / "src" / "test" / "scala" / "XSuite.scala"
     suite.parent.mkdir(parents=True)
     suite.write_text('class XSuite extends AnyFunSuite {\n  test("a real test") {}\n}\n')
-    (tmp_path / "docs" / "source.md").write_text(
-        "A.<!-- claim: a -->\nB.<!-- claim: b -->\nC.<!-- claim: c -->\n"
-    )
+    (tmp_path / "docs" / "source.md").write_text("A.<!-- claim: a -->\nB.<!-- claim: b -->\nC.<!-- claim: c -->\n")
     (tmp_path / "docs" / "evidence.md").write_text(
         "# Evidence\n\n### a\n\n- `XSuite: a real test`\n- `tests/test_x.py::test_real`\n- `make demo`\n\n"
         "### b\n\n- `XSuite: a test since renamed`\n- `tests/test_x.py::test_gone`\n- `YSuite`\n- `make chaos`\n"
@@ -204,6 +202,13 @@ def test_the_workshop_pattern_finds_what_it_refuses():
         "Fine: `make demo`, `make quickstart`, `python/examples/rollups.py`, count.py, Spark 4.3.\n"
     )
     found = " ".join(workshop_mentions(text))
-    for needle in ("SinkIntegrationSuite", "tests/", "test_exactly_once", "JournalDecoder.scala", "streams.py", "make test-tokens"):
+    for needle in (
+        "SinkIntegrationSuite",
+        "tests/",
+        "test_exactly_once",
+        "JournalDecoder.scala",
+        "streams.py",
+        "make test-tokens",
+    ):
         assert needle in found, needle
     assert "line 2" not in found
