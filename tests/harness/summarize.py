@@ -1,4 +1,7 @@
-"""Prints one closing line for the whole run from the JUnit XML reports of every runner."""
+"""Prints the closing lines of `make test`: each stage's seconds and whether it failed (from the
+`--stages` file the Makefile appends `name seconds exit-status` lines to), the names of failed
+tests, and one line summing the JUnit XML reports of every runner. A stage can fail with no test
+failing (lint, a build): the stages' line says which."""
 
 import sys
 import xml.etree.ElementTree as ET
@@ -20,7 +23,16 @@ def counts(report: Path) -> tuple[int, int, int, list[str]]:
     return tests, failed, skipped, names
 
 
-def main(dirs: list[str]) -> None:
+def stages(path: Path) -> str:
+    """`stages: lint 12 s, scala 1204 s FAILED, ...`, in the order they ran."""
+    parts = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        name, seconds, status = line.split()
+        parts.append(f"{name} {seconds} s" + ("" if status == "0" else f" FAILED (exit {status})"))
+    return "stages: " + (", ".join(parts) if parts else "none recorded")
+
+
+def main(dirs: list[str], stages_file: Path | None = None) -> None:
     tests = failed = skipped = 0
     failures: list[str] = []
     for d in dirs:
@@ -32,8 +44,14 @@ def main(dirs: list[str]) -> None:
     # The closing line is what a truncated CI log keeps, so the failures' names go just above it.
     for name in failures:
         print(f"failed: {name}")
+    if stages_file is not None:
+        print(stages(stages_file))
     print(f"total: {passed} passed, {failed} failed, {skipped} skipped")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    if args[:1] == ["--stages"]:
+        main(args[2:], Path(args[1]))
+    else:
+        main(args)
