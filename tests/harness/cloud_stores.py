@@ -44,6 +44,9 @@ SERVICE_ACCOUNT = "gazette-harness@spark-gazette-test.iam.gserviceaccount.com"
 
 
 AZURITE_VERSION = "3.37.0"  # build/setup.sh's
+# Azurite saves its index of blobs every 5 s (LokiJS's autosave): what it acknowledged within one
+# save survives it once this much has passed.
+AZURITE_SAVE_SECONDS = 5.5
 
 
 def emulator_binary(kind: str, find_binary) -> str:
@@ -66,11 +69,13 @@ def new_address() -> str:
 
 class CloudStore:
     """The emulator of a `gcs` or `azure` cluster: its files live in `directory`, it listens on
-    `address`:443, and `secret` is Azure's account key (base64)."""
+    `address`:443, and `secret` is Azure's account key (base64), which the brokers sign with. A
+    `revoked` Azure emulator has an account key of its own: it refuses the brokers' signatures."""
 
-    def __init__(self, kind: str, directory: str, address: str, secret: str):
+    def __init__(self, kind: str, directory: str, address: str, secret: str, revoked: bool = False):
         self.kind, self.dir, self.address, self.secret = kind, Path(directory), address, secret
         self.host = GCS_HOST if kind == "gcs" else AZURE_HOST
+        self.key = base64.b64encode(hashlib.sha512(secret.encode()).digest()).decode() if revoked else secret
 
     @staticmethod
     def new_secret() -> str:
@@ -194,7 +199,7 @@ class CloudStore:
                 "-log-level",
                 "error",
             ], dict(os.environ)
-        env = {**os.environ, "AZURITE_ACCOUNTS": f"{AZURE_ACCOUNT}:{self.secret}"}
+        env = {**os.environ, "AZURITE_ACCOUNTS": f"{AZURE_ACCOUNT}:{self.key}"}
         return [
             binary,
             "--blobHost",
@@ -209,6 +214,7 @@ class CloudStore:
             data,
             "--silent",
             "--skipApiVersionCheck",
+            "--disableTelemetry",
         ], env
 
     def broker_prefix(self) -> list[str]:
@@ -269,7 +275,7 @@ class CloudStore:
         content_type = headers.get("Content-Type", "")
         sts = "\n".join([method, "", "", str(length) if length else "", "", content_type, "", "", "", "", "", ""])
         sts += "\n" + "".join(f"{k}:{v}\n" for k, v in sorted(ms.items())) + resource
-        mac = hmac.new(base64.b64decode(self.secret), sts.encode(), hashlib.sha256).digest()
+        mac = hmac.new(base64.b64decode(self.key), sts.encode(), hashlib.sha256).digest()
         return {**ms, "Authorization": f"SharedKey {AZURE_ACCOUNT}:{base64.b64encode(mac).decode()}"}
 
     def fetch(self, url: str, headers: dict[str, str] | None = None, timeout: float = 10) -> tuple[int, bytes, str]:

@@ -94,6 +94,7 @@ class State:
     s3_pid: int = 0  # the store's server, S3 or a cloud store's emulator
     store_address: str = ""  # a cloud store's emulator's loopback address (harness/cloud_stores.py)
     store_secret: str = ""
+    store_revoked: bool = False  # the Azure emulator refuses the brokers' key
 
     @staticmethod
     def load(path: Path) -> State:
@@ -381,8 +382,22 @@ class LocalCluster:
         if self.state.store not in cloud_stores.KINDS:
             raise RuntimeError("this cluster has no cloud store: start it with store='gcs' or 'azure'")
         return cloud_stores.CloudStore(
-            self.state.store, os.path.join(self.state.root, "cloud"), self.state.store_address, self.state.store_secret
+            self.state.store,
+            os.path.join(self.state.root, "cloud"),
+            self.state.store_address,
+            self.state.store_secret,
+            self.state.store_revoked,
         )
+
+    def revoke_store_key(self, revoked: bool = True) -> None:
+        """Restarts the Azure emulator with an account key other than the brokers' (as a key
+        rotated under them): it answers their requests and signed URLs 403. `revoked=False` gives
+        it their key again."""
+        if self.state.store != "azure":
+            raise RuntimeError("only an azure cluster's store checks the brokers' key")
+        self.stop_store()
+        self.state.store_revoked = revoked
+        self.start_store()
 
     def store_keys(self, prefix: str = "") -> list[str]:
         """The names of the store's objects under `prefix` (S3 or a cloud store)."""
@@ -448,9 +463,14 @@ class LocalCluster:
             return False
 
     def stop_store(self) -> None:
-        """Kills the store's server (SIGKILL, as a crash); `start_store()` brings it back with its objects."""
+        """Kills the store's server (SIGKILL, as a crash); `start_store()` brings it back with its objects.
+        Azurite keeps its index of blobs in memory and saves it every 5 s, so a crash right after
+        a write loses blobs it acknowledged, which Azure never does (seen: every fragment the broker
+        had listed was gone after a restart): it is killed once a save has passed."""
         if self.state.store not in cloud_stores.KINDS:
             self._require_s3()
+        if self.state.store == "azure" and alive(self.state.s3_pid):
+            time.sleep(cloud_stores.AZURITE_SAVE_SECONDS)
         if alive(self.state.s3_pid):
             os.kill(self.state.s3_pid, signal.SIGKILL)
         terminate(self.state.s3_pid)  # reaps it
@@ -742,6 +762,8 @@ def main(argv: list[str]) -> None:
     for name in ("stop-broker", "start-broker"):
         sub.add_parser(name).add_argument("index", type=int)
     sub.add_parser("stop-store", help="kill the store's server")
+    sub.add_parser("revoke-store-key", help="azure: the store refuses the brokers' key from now on")
+    sub.add_parser("restore-store-key", help="azure: the store takes the brokers' key again")
     sub.add_parser("store-keys", help="print the store's object names under a prefix").add_argument("prefix")
     sub.add_parser("delete-store-object", help="delete one of the store's objects").add_argument("key")
     sub.add_parser("start-store", help="start the S3 server again, on its port and objects")
@@ -793,6 +815,10 @@ def main(argv: list[str]) -> None:
         print(env, end="")
     elif args.cmd == "down":
         _down(state_file)
+    elif args.cmd in ("revoke-store-key", "restore-store-key"):
+        c = _cluster_from(state_file)
+        c.revoke_store_key(args.cmd == "revoke-store-key")
+        c.state.save(state_file)
     elif args.cmd == "store-keys":
         print("\n".join(_cluster_from(state_file).store_keys(args.prefix)))
     elif args.cmd == "delete-store-object":
