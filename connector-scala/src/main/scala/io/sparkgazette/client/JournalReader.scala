@@ -399,12 +399,13 @@ final class JournalReader private[client] (
       .map { m =>
         val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
         val range = s"[${m.getFragment.begin}, ${m.getFragment.end})"
-        m.getFragment.backingStore -> (refused.filter(_._1 == m.getFragment) match {
-          case Some((_, status)) => s"refused the URLs a broker signed for fragment $range with HTTP $status"
-          case None => failing.fold(s"holds fragment $range") {
-              case (since, error) => s"has been failing for ${since.toSeconds max 1}s (last: $error)"
-            }
-        })
+        m.getFragment.backingStore ->
+          (refused.filter(_._1 == m.getFragment) match {
+            case Some((_, status)) => s"refused the URLs a broker signed for fragment $range with HTTP $status"
+            case None => failing.fold(s"holds fragment $range") {
+                case (since, error) => s"has been failing for ${since.toSeconds max 1}s (last: $error)"
+              }
+          })
       }
   }
 

@@ -27,7 +27,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
 
   protected val whole: Boolean = sys.env.get("SPARKGAZETTE_STORES").contains("whole")
 
-  /** The codecs the short version reads; the whole one reads them all. */
+  /** The codecs the short version reads (the other cases read NONE); the whole one reads them all. */
   protected def shortCodecs: Seq[CompressionCodec]
 
   private type Row5 = (String, Long, Long, String, String)
@@ -74,7 +74,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   test(s"every codec: persisted fragments are read from the $kind store, exactly as Gazette's reader reads them") {
     val codecs =
       if (whole) Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY, CompressionCodec.ZSTANDARD,
-          CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
+        CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
       else shortCodecs
     for (codec <- codecs) {
       val journal = s"$kind/codecs/${codec.name.toLowerCase}"
@@ -127,7 +127,8 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     val read =
       try {
         val running = Future(collect(batch(journal)))
-        Thread.sleep(3000)
+        // Down long enough for the task to reach the store under a loaded machine's scheduling.
+        Thread.sleep(10000)
         assert(!running.isCompleted, "the read ended while the store was down")
         running
       } finally cluster.startStore()
@@ -139,7 +140,8 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
     val journal = s"$kind/removed/part-000"
     Journals.create(client,
-      Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
+      Journals.spec(
+        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
     val victim = persisted(journal, 4).sortBy(_.begin).apply(1)
     val name = f"${victim.begin}%016x-${victim.end}%016x"
     val listing = cluster.storeKeys(s"removed/$journal/")
@@ -187,15 +189,15 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
 
 /** GCS: its emulator transcodes as GCS does (or not), which the GZIP_OFFLOAD_DECOMPRESSION codec relies on. */
 class SourceGcsStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("gcs") {
-  override protected def shortCodecs: Seq[CompressionCodec] =
-    Seq(CompressionCodec.NONE, CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
+  override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
 }
 
 /** Azure Blob Storage: Azurite checks the SAS signature of every URL the tasks fetch. */
 class SourceAzureStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("azure") {
-  override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.NONE, CompressionCodec.ZSTANDARD)
+  override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.ZSTANDARD)
 
-  test("a store that refuses the brokers' signatures (HTTP 403) fails the read naming the store, the journal and the refusal") {
+  test(
+    "a store that refuses the brokers' signatures (HTTP 403) fails the read naming the store, the journal and the refusal") {
     val journal = "azure/refused/part-000"
     val store = cluster.storeUrl("refused/")
     Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
