@@ -149,7 +149,7 @@ STORE_SUITES := io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.source.SourceGcsStoreIntegrationSuite io.sparkgazette.spark.source.SourceAzureStoreIntegrationSuite
 test-stores: setup
 	SPARKGAZETTE_STORES=whole $(SBT) "connector/testOnly $(STORE_SUITES)"
-	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests/harness/test_store.py tests/harness/test_cloud_stores.py
+	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests/harness/test_store.py
 
 # A blocking Read of an idle journal held for 3.5 minutes, past the brokers' limit on keepalive
 # pings (IdleReadIntegrationSuite; minutes long, so not part of `make test`).
