@@ -1,6 +1,6 @@
 # The front door. `make demo` and `make test` work on a fresh machine: each installs what it needs first
 # (`setup-demo`, `setup`).
-.PHONY: jar lint-python test-idle-reads test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-ledger chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny setup-bench-kafka bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
+.PHONY: jar lint-python test-idle-reads test-stores test-tokens test-spark35 test-spark35-scala213 lint format options-doc chaos chaos-real-time chaos-ledger chaos-network chaos-network-short test-compose soak dist test-compat test-compat-real-time test-mutations bench bench-tiny setup-bench-kafka bench-client bench-source bench-journals bench-latency bench-decode bench-sink bench-backfill test-source-properties test-sink-long setup setup-demo test test-scala test-python demo quickstart assembly publish-local python-package cluster-up cluster-down clean
 
 PYTHON := .venv/bin/python
 SBT := build/sbt
@@ -142,6 +142,15 @@ bench-sink: jar
 # normal suite runs 40).
 test-sink-long: setup
 	SINK_EPOCHS=1000 $(SBT) "testOnly io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite"
+
+# The fragment-store suites whole: every codec read straight from each store (S3 on MinIO, GCS on
+# fake-gcs-server, Azure on Azurite, as brokers sign for them), split read-committed batches,
+# failing and refusing stores, judged by Gazette's reader. `make test` runs their short versions.
+STORE_SUITES := io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
+  io.sparkgazette.spark.source.SourceGcsStoreIntegrationSuite io.sparkgazette.spark.source.SourceAzureStoreIntegrationSuite
+test-stores: setup
+	SPARKGAZETTE_STORES=whole $(SBT) "connector/testOnly $(STORE_SUITES)"
+	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests/harness/test_store.py
 
 # A blocking Read of an idle journal held for 3.5 minutes, past the brokers' limit on keepalive
 # pings (IdleReadIntegrationSuite; minutes long, so not part of `make test`).

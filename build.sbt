@@ -138,6 +138,16 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
       s"-Dsparkgazette.root=${(ThisBuild / baseDirectory).value}",
       "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
     ),
+    // The store suites' cloud hosts (storage.googleapis.com, <account>.blob.core.windows.net) name
+    // their emulators through the test JVM's own hosts file, the machine's to begin with, to which
+    // LocalCluster adds a cluster's emulator. Each cluster's emulator has an address of its own, so
+    // names are looked up anew each time.
+    Test / javaOptions ++= {
+      val hosts = target.value / "test-hosts"
+      val name = scala.util.Try(scala.sys.process.Process("hostname").!!.trim).getOrElse("")
+      IO.write(hosts, IO.read(file("/etc/hosts")) + s"\n127.0.0.1 localhost $name\n")
+      Seq(s"-Djdk.net.hosts.file=$hosts", "-Dsun.net.inetaddr.ttl=0")
+    },
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     Test / parallelExecution := false,
     assembly / assemblyJarName := s"${name.value}-assembly-${version.value}.jar",

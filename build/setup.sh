@@ -17,7 +17,10 @@
 #   - a virtualenv of the line: .venv with python/requirements-demo.txt (Spark 4), or
 #     .venv-spark3.5 with python/requirements-spark3.5.txt (Spark 3.5).
 # The rest, for the suites, benchmarks and faults:
-#   - gofakes3 and MinIO, the harness's S3 stores (MinIO at the version pinned below),
+#   - gofakes3 and MinIO, the harness's S3 stores (MinIO at the version pinned below), and the
+#     emulators of its cloud stores at the versions pinned below: fake-gcs-server (GCS), as
+#     $(go env GOPATH)/bin/fake-gcs-server, and Azurite (Azure Blob Storage, from npm; Debian's
+#     nodejs and npm when the machine has none) under ~/.cache/spark-gazette/azurite-VERSION,
 #   - for the network faults (tests/harness/network.py): nftables (Debian's), and toxiproxy's
 #     server at the version pinned below, as $(go env GOPATH)/bin/toxiproxy-server,
 #   - every sbt project's dependencies, .venv with python/requirements-dev.txt and .venv-spark3.5.
@@ -62,6 +65,7 @@ command -v gcc >/dev/null 2>&1 || missing+=(gcc)  # Gazette's zstd codec is cgo
 if [ "$what" = test ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # certificates for the TLS tests
   command -v nft >/dev/null 2>&1 || missing+=(nftables)  # drop rules of the network faults
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)  # Azurite, the Azure store's emulator
 fi
 [ ${#missing[@]} = 0 ] || apt_install "${missing[@]}"
 
@@ -79,6 +83,10 @@ minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
 # a dependency of tests/judge, whose modules it would move, so pinned here; `go install @version`
 # checks what it downloads against Go's checksum database.
 toxiproxy_version=v2.5.0
+# The cloud stores' emulators (tests/harness/cloud_stores.py), pinned here for the same reason.
+fake_gcs_version=v1.56.1
+azurite_version=3.37.0
+azurite_dir="$HOME/.cache/spark-gazette/azurite-$azurite_version"
 
 # Gazette, etcd, gofakes3 and the judge are built from the module pinned in tests/judge, whose go.sum
 # checks every download. Without symbol tables and DWARF (-s -w), which nothing here reads, the
@@ -111,6 +119,16 @@ go_tools() {
     tmp="$(mktemp -d)"
     GOBIN="$tmp" go install "${ld[@]}" "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"
     mv "$tmp/server" "$gobin/toxiproxy-server" && rmdir "$tmp"
+  fi
+  if [ "$(installed "$gobin/fake-gcs-server" github.com/fsouza/fake-gcs-server)" != "$fake_gcs_version" ]; then
+    say "building fake-gcs-server $fake_gcs_version into $gobin"
+    GOBIN="$gobin" go install "${ld[@]}" "github.com/fsouza/fake-gcs-server@$fake_gcs_version"
+  fi
+  if [ ! -x "$azurite_dir/bin/azurite-blob" ]; then
+    # npm checks each package against the registry's integrity hashes. Azurite asks for Node 22
+    # and runs on Debian's 20 (npm warns of the engine).
+    say "installing azurite $azurite_version into $azurite_dir"
+    npm install --global --no-fund --no-audit --prefix "$azurite_dir" "azurite@$azurite_version"
   fi
 }
 
@@ -217,6 +235,6 @@ bench_kafka() {
 line_python=.venv/bin/python
 [ "$spark" = 4 ] || line_python=.venv-spark3.5/bin/python
 ready="gazette $gazette_version, etcd $etcd_version"
-[ "$what" = demo ] || ready="$ready, gofakes3 $gofakes3_version, minio $minio_version, toxiproxy $toxiproxy_version"
+[ "$what" = demo ] || ready="$ready, gofakes3 $gofakes3_version, minio $minio_version, toxiproxy $toxiproxy_version, fake-gcs-server $fake_gcs_version, azurite $azurite_version"
 took="go tools $(cat "$logs/go_tools.seconds") s, virtualenvs $(cat "$logs/python_envs.seconds") s, sbt $(cat "$logs/sbt_build.seconds") s"
 say "ready ($took): $ready, sbt $(sed -n 's/^sbt.version=//p' project/build.properties), $($line_python -c 'import pyspark; print("pyspark", pyspark.__version__)')"

@@ -40,6 +40,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import cloud_stores
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # The S3 server's bucket, and the region and credentials the brokers sign with: MinIO's root user
@@ -48,7 +50,7 @@ S3_BUCKET = "gazette"
 S3_REGION = "us-east-1"
 S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "harness", "AWS_SECRET_ACCESS_KEY": "harness-secret"}
 # The `store`s of a cluster, and the binary of each one's S3 server.
-STORES = ("file", "s3", "gofakes3")
+STORES = ("file", "s3", "gofakes3", *cloud_stores.KINDS)
 S3_SERVERS = {"s3": "minio", "gofakes3": "gofakes3"}
 
 
@@ -89,7 +91,10 @@ class State:
     watchdog_pid: int = 0
     store: str = "file"
     s3_port: int = 0
-    s3_pid: int = 0
+    s3_pid: int = 0  # the store's server, S3 or a cloud store's emulator
+    store_address: str = ""  # a cloud store's emulator's loopback address (harness/cloud_stores.py)
+    store_secret: str = ""
+    store_revoked: bool = False  # the Azure emulator refuses the brokers' key
 
     @staticmethod
     def load(path: Path) -> State:
@@ -223,17 +228,19 @@ class LocalCluster:
             ],
             store=store,
             s3_port=free_port() if store in S3_SERVERS else 0,
+            store_address=cloud_stores.new_address() if store in cloud_stores.KINDS else "",
+            store_secret=cloud_stores.CloudStore.new_secret() if store in cloud_stores.KINDS else "",
         )
         self.etcd_bin = find_binary("etcd")
         self.gazette_bin = find_binary("gazette")
         self.gazctl_bin = find_binary("gazctl")
-        self.s3_bin = find_binary(S3_SERVERS[store]) if store in S3_SERVERS else None
+        self.s3_bin = _store_binary(store)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LocalCluster:
         try:
-            if self.state.store in S3_SERVERS:
+            if self.state.store != "file":
                 self.start_store()
             self._start_etcd()
             for b in self.state.brokers:
@@ -291,6 +298,8 @@ class LocalCluster:
         `prefix` is "" or ends in "/"."""
         if prefix and not prefix.endswith("/"):
             raise ValueError(f"a store prefix ends in '/': {prefix!r}")
+        if self.state.store in cloud_stores.KINDS:
+            return self.cloud_store.store_url(prefix)
         if self.state.store == "file":
             return f"file:///{prefix}"
         query = urllib.parse.urlencode({"endpoint": self.s3_endpoint, "region": S3_REGION})
@@ -367,9 +376,46 @@ class LocalCluster:
         time.sleep(down)
         self._start_etcd()
 
+    @property
+    def cloud_store(self) -> cloud_stores.CloudStore:
+        """The emulator of a `gcs` or `azure` cluster."""
+        if self.state.store not in cloud_stores.KINDS:
+            raise RuntimeError("this cluster has no cloud store: start it with store='gcs' or 'azure'")
+        return cloud_stores.CloudStore(
+            self.state.store,
+            os.path.join(self.state.root, "cloud"),
+            self.state.store_address,
+            self.state.store_secret,
+            self.state.store_revoked,
+        )
+
+    def revoke_store_key(self, revoked: bool = True) -> None:
+        """Restarts the Azure emulator with an account key other than the brokers' (as a key
+        rotated under them): it answers their requests and signed URLs 403. `revoked=False` gives
+        it their key again."""
+        if self.state.store != "azure":
+            raise RuntimeError("only an azure cluster's store checks the brokers' key")
+        self.stop_store()
+        self.state.store_revoked = revoked
+        self.start_store()
+
+    def store_keys(self, prefix: str = "") -> list[str]:
+        """The names of the store's objects under `prefix` (S3 or a cloud store)."""
+        return self.cloud_store.keys(prefix) if self.state.store in cloud_stores.KINDS else self.s3_keys(prefix)
+
+    def delete_store_object(self, key: str) -> None:
+        if self.state.store in cloud_stores.KINDS:
+            self.cloud_store.delete(key)
+        else:
+            url = f"{self.s3_endpoint}/{S3_BUCKET}/{urllib.parse.quote(key)}"
+            urllib.request.urlopen(s3_request("DELETE", url), timeout=10).close()
+
     def start_store(self) -> None:
-        """Starts the S3 server (again) on its port, over the objects it kept in the cluster's
+        """Starts the store's server (again) on its port, over the objects it kept in the cluster's
         directory, and creates the bucket on its first start."""
+        if self.state.store in cloud_stores.KINDS:
+            self._start_cloud_store()
+            return
         self._require_s3()
         if alive(self.state.s3_pid):
             return
@@ -395,6 +441,18 @@ class LocalCluster:
         if first:
             urllib.request.urlopen(s3_request("PUT", f"{self.s3_endpoint}/{S3_BUCKET}"), timeout=10).close()
 
+    def _start_cloud_store(self) -> None:
+        if alive(self.state.s3_pid):
+            return
+        store = self.cloud_store
+        first = not os.path.exists(store.hosts_file)
+        store.prepare()
+        args, env = store.command(self.s3_bin)
+        self.state.s3_pid = self._spawn(args, "store.log", env=env)
+        self._wait(store.serves, "the store's emulator to serve", self.state.s3_pid, "store.log", poll=0.05)
+        if first:
+            store.create_bucket()
+
     def _s3_serves(self) -> bool:
         """Whether the S3 server answers a signed ListBuckets. (MinIO is live, /minio/health/live, a
         little before it serves S3 requests: until then it answers 503.)"""
@@ -405,8 +463,14 @@ class LocalCluster:
             return False
 
     def stop_store(self) -> None:
-        """Kills the S3 server (SIGKILL, as a crash); `start_store()` brings it back with its objects."""
-        self._require_s3()
+        """Kills the store's server (SIGKILL, as a crash); `start_store()` brings it back with its objects.
+        Azurite keeps its index of blobs in memory and saves it every 5 s, so a crash right after
+        a write loses blobs it acknowledged, which Azure never does (seen: every fragment the broker
+        had listed was gone after a restart): it is killed once a save has passed."""
+        if self.state.store not in cloud_stores.KINDS:
+            self._require_s3()
+        if self.state.store == "azure" and alive(self.state.s3_pid):
+            time.sleep(cloud_stores.AZURITE_SAVE_SECONDS)
         if alive(self.state.s3_pid):
             os.kill(self.state.s3_pid, signal.SIGKILL)
         terminate(self.state.s3_pid)  # reaps it
@@ -418,7 +482,10 @@ class LocalCluster:
 
     def _broker_env(self) -> dict[str, str] | None:
         """The brokers' environment: in an `s3` or `gofakes3` cluster, the S3 server's region and
-        credentials in place of whatever AWS settings this process has."""
+        credentials in place of whatever AWS settings this process has; in a `gcs` or `azure`
+        cluster, the cloud store's credentials and its emulator's CA."""
+        if self.state.store in cloud_stores.KINDS:
+            return self.cloud_store.broker_env(dict(os.environ))
         if self.state.store not in S3_SERVERS:
             return None
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
@@ -428,8 +495,11 @@ class LocalCluster:
         b = self.state.brokers[index]
         if alive(b.pid):
             return
+        # A cloud store's brokers resolve its host to the emulator (harness/cloud_stores.py).
+        hosts = self.cloud_store.broker_prefix() if self.state.store in cloud_stores.KINDS else []
         b.pid = self._spawn(
             [
+                *hosts,
                 self.gazette_bin,
                 "serve",
                 "--broker.host",
@@ -636,8 +706,14 @@ def _cluster_from(state_file: Path) -> LocalCluster:
     c.log_level = "warn"
     c._own_root = True
     c.etcd_bin, c.gazette_bin, c.gazctl_bin = (find_binary(n) for n in ("etcd", "gazette", "gazctl"))
-    c.s3_bin = find_binary(S3_SERVERS[c.state.store]) if c.state.store in S3_SERVERS else None
+    c.s3_bin = _store_binary(c.state.store)
     return c
+
+
+def _store_binary(store: str) -> str | None:
+    if store in cloud_stores.KINDS:
+        return cloud_stores.emulator_binary(store, find_binary)
+    return find_binary(S3_SERVERS[store]) if store in S3_SERVERS else None
 
 
 def _watchdog(state_file: Path, owner: int) -> int:
@@ -685,7 +761,11 @@ def main(argv: list[str]) -> None:
     sub.add_parser("down", help="stop the cluster")
     for name in ("stop-broker", "start-broker"):
         sub.add_parser(name).add_argument("index", type=int)
-    sub.add_parser("stop-store", help="kill the S3 server")
+    sub.add_parser("stop-store", help="kill the store's server")
+    sub.add_parser("revoke-store-key", help="azure: the store refuses the brokers' key from now on")
+    sub.add_parser("restore-store-key", help="azure: the store takes the brokers' key again")
+    sub.add_parser("store-keys", help="print the store's object names under a prefix").add_argument("prefix")
+    sub.add_parser("delete-store-object", help="delete one of the store's objects").add_argument("key")
     sub.add_parser("start-store", help="start the S3 server again, on its port and objects")
     args = p.parse_args(argv)
 
@@ -726,10 +806,23 @@ def main(argv: list[str]) -> None:
             # What a client needs to sign its own requests to the server.
             env += f"GAZETTE_S3_REGION={S3_REGION}\n"
             env += "".join(f"GAZETTE_S3_{k.removeprefix('AWS_')}={v}\n" for k, v in S3_CREDENTIALS.items())
+        if args.store in cloud_stores.KINDS:
+            store = cluster.cloud_store
+            # What a reader of the store's signed URLs needs: where the cloud host is, the CA to trust.
+            env += f"GAZETTE_STORE_URL={cluster.store_url()}\nGAZETTE_STORE_HOST={store.host}\n"
+            env += f"GAZETTE_STORE_ADDRESS={store.address}\nGAZETTE_STORE_CA={store.ca_file}\n"
         (d / "env").write_text(env)
         print(env, end="")
     elif args.cmd == "down":
         _down(state_file)
+    elif args.cmd in ("revoke-store-key", "restore-store-key"):
+        c = _cluster_from(state_file)
+        c.revoke_store_key(args.cmd == "revoke-store-key")
+        c.state.save(state_file)
+    elif args.cmd == "store-keys":
+        print("\n".join(_cluster_from(state_file).store_keys(args.prefix)))
+    elif args.cmd == "delete-store-object":
+        _cluster_from(state_file).delete_store_object(args.key)
     elif args.cmd in ("stop-store", "start-store"):
         c = _cluster_from(state_file)
         (c.stop_store if args.cmd == "stop-store" else c.start_store)()

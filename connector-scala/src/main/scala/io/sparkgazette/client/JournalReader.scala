@@ -3,7 +3,7 @@ package io.sparkgazette.client
 import scala.util.control.NonFatal
 
 import io.grpc.StatusRuntimeException
-import io.sparkgazette.client.protocol.{ReadRequest, ReadResponse, Status}
+import io.sparkgazette.client.protocol.{Fragment, ReadRequest, ReadResponse, Status}
 import org.slf4j.LoggerFactory
 
 /** The bytes of one journal from `offset` as a stream of [[Chunk]]s, in order and without gaps
@@ -42,6 +42,9 @@ final class JournalReader private[client] (
   // The last persisted fragment a broker named, kept across Reads: whose store to blame when
   // reading stops there.
   private var persistedAt: Option[ReadResponse] = None
+  // The fragment whose store refused a freshly minted URL too, and the status it answered: what
+  // to say when a broker cannot serve that fragment either (the store refuses it the same way).
+  private var refused: Option[(Fragment, Int)] = None
   private var direct: Iterator[Chunk] with AutoCloseable = _
   // The store `direct` reads from (null for a file), healthy again only once it delivers a chunk:
   // a store that answers and then stalls is no better than one that does not answer.
@@ -299,6 +302,10 @@ final class JournalReader private[client] (
         log.debug(s"journal $journal: ${e.getMessage}; asking a broker for a fresh URL")
       case NonFatal(e) =>
         storeFailed(e)
+        e match {
+          case x: FragmentUrl.Expired => refused = Some(m.getFragment -> x.status)
+          case _ =>
+        }
         fallBack(e)
       case e: Throwable =>
         storeFailed(e)
@@ -391,9 +398,14 @@ final class JournalReader private[client] (
       .filter(m => m.getFragment.modTime > 0 || m.fragmentUrl.nonEmpty)
       .map { m =>
         val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
-        m.getFragment.backingStore -> failing.fold(s"holds fragment [${m.getFragment.begin}, ${m.getFragment.end})") {
-          case (since, error) => s"has been failing for ${since.toSeconds max 1}s (last: $error)"
-        }
+        val range = s"[${m.getFragment.begin}, ${m.getFragment.end})"
+        m.getFragment.backingStore ->
+          (refused.filter(_._1 == m.getFragment) match {
+            case Some((_, status)) => s"refused the URLs a broker signed for fragment $range with HTTP $status"
+            case None => failing.fold(s"holds fragment $range") {
+                case (since, error) => s"has been failing for ${since.toSeconds max 1}s (last: $error)"
+              }
+          })
       }
   }
 

@@ -18,6 +18,8 @@ import scala.sys.process._
   * The harness tears the cluster down when this JVM exits, however it exits. A cluster started
   * with `store = "s3"` also runs an S3 server for the journals that name it ([[storeUrl]]): MinIO,
   * which checks every request's signature; `store = "gofakes3"` runs gofakes3, which checks none.
+  * `store = "gcs"` and `store = "azure"` run an emulator (fake-gcs-server, Azurite) that brokers and
+  * tasks reach as the cloud host their signed URLs name: [[CloudStoreAccess]].
   */
 final class LocalCluster private (dir: Path, env: Map[String, String]) extends AutoCloseable {
 
@@ -82,10 +84,32 @@ final class LocalCluster private (dir: Path, env: Map[String, String]) extends A
     */
   def storeUrl(prefix: String = ""): String = {
     require(prefix.isEmpty || prefix.endsWith("/"), s"a store prefix ends in '/': '$prefix'")
-    env.get("GAZETTE_S3_STORE") match {
-      case Some(s3) => s3.patch(s3.indexOf('?'), prefix, 0) // s3://gazette/?endpoint=...
-      case None => "file:///" + prefix
+    (env.get("GAZETTE_S3_STORE"), env.get("GAZETTE_STORE_URL")) match {
+      case (Some(s3), _) => s3.patch(s3.indexOf('?'), prefix, 0) // s3://gazette/?endpoint=...
+      case (None, Some(cloud)) => cloud + prefix // gs://gazette/, azure://gazette/
+      case _ => "file:///" + prefix
     }
+  }
+
+  /** A `gcs` or `azure` cluster's emulator: the cloud host its signed URLs name, the loopback
+    * address it serves that host on, and the CA of its certificate.
+    */
+  val cloudStore: Option[CloudStoreAccess.Emulator] = env.get("GAZETTE_STORE_HOST").map(host =>
+    CloudStoreAccess.Emulator(host, env("GAZETTE_STORE_ADDRESS"), Paths.get(env("GAZETTE_STORE_CA"))))
+
+  /** The names of the store's objects under `prefix`, S3's or a cloud store's. */
+  def storeKeys(prefix: String = ""): Seq[String] =
+    if (s3Endpoint.nonEmpty) s3Keys(prefix)
+    else LocalCluster.harnessOutput(dir, "store-keys", prefix).linesIterator.filter(_.nonEmpty).toSeq
+
+  /** Deletes the store's object `key`. */
+  def deleteStoreObject(key: String): Unit =
+    if (s3Endpoint.nonEmpty) deleteS3Object(key) else LocalCluster.harness(dir, "delete-store-object", key)
+
+  /** The first broker's process id (its CPU time is what a read costs it). */
+  def brokerPid: Long = {
+    val state = new String(Files.readAllBytes(dir.resolve("state.json")), UTF_8)
+    "\"pid\": (\\d+)".r.findFirstMatchIn(state.substring(state.indexOf("\"brokers\""))).get.group(1).toLong
   }
 
   def stopBroker(index: Int): Unit = LocalCluster.harness(dir, "stop-broker", index.toString)
@@ -96,6 +120,12 @@ final class LocalCluster private (dir: Path, env: Map[String, String]) extends A
 
   /** Starts the S3 server again on its port, with the objects it held. */
   def startStore(): Unit = LocalCluster.harness(dir, "start-store")
+
+  /** An `azure` cluster's store takes an account key other than the brokers' (a key rotated under
+    * them): it refuses their requests and signed URLs with HTTP 403, until [[restoreStoreKey]].
+    */
+  def revokeStoreKey(): Unit = LocalCluster.harness(dir, "revoke-store-key")
+  def restoreStoreKey(): Unit = LocalCluster.harness(dir, "restore-store-key")
 
   override def close(): Unit = LocalCluster.harness(dir, "down")
 }
@@ -115,7 +145,8 @@ object LocalCluster {
     * MinIO; `store = "gofakes3"` runs gofakes3, which starts at once and checks no signature.
     */
   def start(brokers: Int = 1, specs: Seq[String] = Nil, store: String = "file"): LocalCluster = {
-    require(Set("file", "s3", "gofakes3")(store), s"store is 'file', 's3' or 'gofakes3', not '$store'")
+    require(Set("file", "s3", "gofakes3", "gcs", "azure")(store),
+      s"store is 'file', 's3', 'gofakes3', 'gcs' or 'azure', not '$store'")
     val dir = Files.createTempDirectory("gazette-cluster-state")
     val specArgs = specs.flatMap(s => Seq("--specs", root.resolve(s).toString))
     val owner = ProcessHandle.current().pid().toString
@@ -123,15 +154,20 @@ object LocalCluster {
     val env = Files.readAllLines(dir.resolve("env")).asScala.collect {
       case line if line.contains('=') => line.takeWhile(_ != '=') -> line.dropWhile(_ != '=').drop(1)
     }.toMap
-    new LocalCluster(dir, env)
+    val cluster = new LocalCluster(dir, env)
+    cluster.cloudStore.foreach(CloudStoreAccess.resolve)
+    cluster
   }
 
-  private def harness(dir: Path, args: String*): Unit = {
+  private def harness(dir: Path, args: String*): Unit = { harnessOutput(dir, args: _*); () }
+
+  private def harnessOutput(dir: Path, args: String*): String = {
     val venv = root.resolve(".venv/bin/python")
     val python = if (Files.isExecutable(venv)) venv.toString else "python3"
-    val out = new StringBuilder
+    val out, err = new StringBuilder
     val cmd = Seq(python, root.resolve("tests/harness/cluster.py").toString, "--dir", dir.toString) ++ args
-    val code = cmd ! ProcessLogger(l => out.append(l).append('\n'), l => out.append(l).append('\n'))
-    if (code != 0) throw new IllegalStateException(s"${cmd.mkString(" ")} failed ($code):\n$out")
+    val code = cmd ! ProcessLogger(l => out.append(l).append('\n'), l => err.append(l).append('\n'))
+    if (code != 0) throw new IllegalStateException(s"${cmd.mkString(" ")} failed ($code):\n$out$err")
+    out.toString
   }
 }

@@ -1,0 +1,215 @@
+package io.sparkgazette.spark
+package source
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Paths}
+
+import scala.concurrent.ExecutionContext.Implicits.global
+import scala.concurrent.duration._
+import scala.concurrent.{Await, Future}
+
+import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The source over journals persisted in a cloud fragment store, as brokers sign for it in
+  * production: GCS (`storage.googleapis.com`, on fake-gcs-server) and Azure Blob Storage
+  * (`<account>.blob.core.windows.net`, on Azurite, which checks every signature). Tasks fetch the
+  * persisted fragments through the URLs the brokers sign, from the cloud host those name, and what
+  * they emit is what Gazette's reader reads, message by message, whatever the codec and however
+  * the store fails. `SPARKGAZETTE_STORES=whole` (`make test-stores`) runs every codec and the long
+  * cases; by default (`make test`) a short version runs.
+  */
+abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuite with SparkClusterSuite {
+  override protected def store: String = kind
+
+  protected val whole: Boolean = sys.env.get("SPARKGAZETTE_STORES").contains("whole")
+
+  /** The codecs the short version reads (the other cases read NONE); the whole one reads them all. */
+  protected def shortCodecs: Seq[CompressionCodec]
+
+  private type Row5 = (String, Long, Long, String, String)
+
+  protected def batch(journal: String, extra: (String, String)*): DataFrame =
+    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
+      .load().selectExpr("journal", "begin", "end", "uuid", "cast(value as string)")
+
+  protected def collect(df: DataFrame): (Seq[Row5], Map[String, Long]) = {
+    val rows = df.collect().toSeq.map(r =>
+      (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""), r.getString(4)))
+    val metrics = df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.metrics }.get
+    (rows.sortBy(_._2), metrics.map { case (k, m) => k -> m.value }.toMap)
+  }
+
+  private def judged(journal: String): Seq[Row5] =
+    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
+
+  /** Random transactions by Gazette's Publisher (or `events` purchase events at a time) until the
+    * journal has at least `fragments` fragments in the store.
+    */
+  protected def persisted(journal: String, fragments: Int, events: Int = 0): Seq[Fragment] = {
+    var seed = (journal.hashCode & 0xffff).toLong
+    val deadline = System.currentTimeMillis() + 90000
+    def stored = client.listFragments(journal).flatMap(_.spec).filter(f => f.backingStore.nonEmpty && f.modTime > 0)
+    while (stored.size < fragments) {
+      assert(System.currentTimeMillis() < deadline, s"$journal: fragments were not persisted")
+      if (client.listFragments(journal).flatMap(_.spec).size <= fragments) {
+        if (events > 0) Judge.publishEvents(cluster.broker, journal, events, seed)
+        else Judge.publishRandom(cluster.broker, journal, seed)
+        seed += 1
+      } else Thread.sleep(200)
+    }
+    stored
+  }
+
+  /** The broker's CPU time so far, in clock ticks (user + system). */
+  private def brokerTicks(): Long = {
+    val stat = new String(Files.readAllBytes(Paths.get(s"/proc/${cluster.brokerPid}/stat")), UTF_8)
+    val fields = stat.substring(stat.lastIndexOf(')') + 2).split(' ')
+    fields(11).toLong + fields(12).toLong
+  }
+
+  test(s"every codec: persisted fragments are read from the $kind store, exactly as Gazette's reader reads them") {
+    val codecs =
+      if (whole) Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY, CompressionCodec.ZSTANDARD,
+        CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
+      else shortCodecs
+    for (codec <- codecs) {
+      val journal = s"$kind/codecs/${codec.name.toLowerCase}"
+      val postfix = if (codec == CompressionCodec.GZIP) """utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}"""
+      else ""
+      Journals.create(client,
+        Journals.spec(journal, fragmentLength = 4096, codec = codec, store = cluster.storeUrl("source/"),
+          pathPostfixTemplate = postfix))
+      val fragments = persisted(journal, 3)
+      assert(fragments.forall(f => f.compressionCodec == codec && f.backingStore == cluster.storeUrl("source/")))
+      val expected = judged(journal)
+      assert(expected.nonEmpty)
+
+      val (direct, metrics) = collect(batch(journal))
+      assert(direct == expected, s"$codec: the source read from the $kind store differs from Gazette's reader")
+      val storeBytes = fragments.map(f => f.end - f.begin).sum
+      assert(metrics("bytesReadFromStore") >= storeBytes / 2, s"$codec: $metrics; persisted $storeBytes bytes")
+      assert(metrics("storeFallbacks") == 0, s"$codec: $metrics")
+
+      val (proxied, brokerMetrics) = collect(batch(journal, "directFragmentReads" -> "false"))
+      assert(proxied == expected, s"$codec: through the broker")
+      assert(brokerMetrics("bytesReadFromStore") == 0 && brokerMetrics("bytesReadFromBrokers") > 0, brokerMetrics)
+    }
+  }
+
+  test(s"a batch split into read-committed pieces enters the $kind store's fragments in the middle") {
+    for (codec <- if (whole) Seq(CompressionCodec.NONE, CompressionCodec.SNAPPY) else Seq(CompressionCodec.NONE)) {
+      val journal = s"$kind/split/${codec.name.toLowerCase}"
+      Journals.create(client,
+        Journals.spec(journal, fragmentLength = 16384, codec = codec, store = cluster.storeUrl("split/")))
+      persisted(journal, 3)
+      val expected = judged(journal)
+      val bytes = Judge.read(cluster.broker, journal, committed = false).last.end
+      val split = Seq("bytesPerPartition" -> (bytes / 8).toString, "minPartitions" -> "4")
+      val df = batch(journal, split: _*)
+      assert(df.rdd.getNumPartitions >= 4)
+      val (rows, metrics) = collect(df)
+      assert(rows == expected, s"$codec: split pieces read from the $kind store differ from Gazette's reader")
+      assert(metrics("bytesReadFromStore") > 0 && metrics("storeFallbacks") == 0, s"$codec: $metrics")
+    }
+  }
+
+  test(s"a $kind store that is down has the broker serve its fragments once it is back, nothing lost or repeated") {
+    val journal = s"$kind/down/part-000"
+    Journals.create(client,
+      Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("down/")))
+    persisted(journal, 4)
+    val expected = judged(journal)
+    cluster.stopStore()
+    val read =
+      try {
+        val running = Future(collect(batch(journal)))
+        // Down long enough for the task to reach the store under a loaded machine's scheduling.
+        Thread.sleep(10000)
+        assert(!running.isCompleted, "the read ended while the store was down")
+        running
+      } finally cluster.startStore()
+    val (rows, metrics) = Await.result(read, 3.minutes)
+    assert(rows == expected)
+    assert(metrics("storeFallbacks") >= 1, metrics)
+  }
+
+  test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
+    val journal = s"$kind/removed/part-000"
+    Journals.create(client,
+      Journals.spec(
+        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
+    val victim = persisted(journal, 4).sortBy(_.begin).apply(1)
+    val name = f"${victim.begin}%016x-${victim.end}%016x"
+    val listing = cluster.storeKeys(s"removed/$journal/")
+    cluster.deleteStoreObject(listing.find(_.contains(name)).getOrElse(fail(s"no object for $name in $listing")))
+
+    val failure = intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s"))), 2.minutes))
+    assert(Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).exists(
+        _.getMessage.contains("Data loss")), failure)
+
+    val (_, metrics) =
+      Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s", "failOnDataLoss" -> "false"))), 2.minutes)
+    assert(metrics("lostBytes") == victim.end - victim.begin, metrics)
+  }
+
+  test(s"the broker's CPU for a read from the $kind store, against one it proxies") {
+    val journal = s"$kind/cpu/part-000"
+    val length = if (whole) 4L << 20 else 512L << 10
+    Journals.create(client,
+      Journals.spec(journal, fragmentLength = length, codec = CompressionCodec.NONE, store = cluster.storeUrl("cpu/")))
+    persisted(journal, 4, events = 2000)
+    val expected = judged(journal)
+    // The broker's CPU time over a read, less what it spends meanwhile on its own (listing the
+    // stores of this suite's journals every second, keeping its etcd lease), measured idle.
+    def ticksAndNanos(work: => Unit): (Long, Long) = {
+      val (t0, n0) = (brokerTicks(), System.nanoTime())
+      work
+      (brokerTicks() - t0, System.nanoTime() - n0)
+    }
+    val (idleTicks, idleNanos) = ticksAndNanos(Thread.sleep(3000))
+    def cost(options: (String, String)*): (Long, Double) = {
+      val (ticks, nanos) = ticksAndNanos((1 to 3).foreach { _ =>
+        val (rows, _) = collect(batch(journal, options: _*))
+        assert(rows == expected)
+      })
+      (ticks, math.max(0.0, ticks - idleTicks.toDouble * nanos / idleNanos))
+    }
+    val (direct, directNet) = cost()
+    val (proxied, proxiedNet) = cost("directFragmentReads" -> "false")
+    assert(proxied > 0, "a proxied read cost the broker no CPU time")
+    info(f"$kind: the broker's CPU for a read from the store is ${directNet / math.max(proxiedNet, 1.0)}%.2f of a " +
+      f"proxied read's ($direct against $proxied ticks, less $idleTicks ticks per 3 s idle: $directNet%.1f against " +
+      f"$proxiedNet%.1f; 3 reads of ${expected.last._3} bytes each)")
+  }
+}
+
+/** GCS: its emulator transcodes as GCS does (or not), which the GZIP_OFFLOAD_DECOMPRESSION codec relies on. */
+class SourceGcsStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("gcs") {
+  override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
+}
+
+/** Azure Blob Storage: Azurite checks the SAS signature of every URL the tasks fetch. */
+class SourceAzureStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("azure") {
+  override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.ZSTANDARD)
+
+  test(
+    "a store that refuses the brokers' signatures (HTTP 403) fails the read naming the store, the journal and the refusal") {
+    val journal = "azure/refused/part-000"
+    val store = cluster.storeUrl("refused/")
+    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
+    persisted(journal, 3)
+    cluster.revokeStoreKey()
+    val failure =
+      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s"))), 2.minutes))
+      finally cluster.restoreStoreKey()
+    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
+    // The line that names them says what the store answered, ahead of whatever the broker adds.
+    val named = messages.filter(_ != null).flatMap(_.linesIterator).find(l => l.contains(journal) && l.contains(store))
+      .getOrElse(fail(s"no error names the journal and the store: ${messages.mkString("\n")}"))
+    assert(named.contains("refused") && named.contains("HTTP 403"), named)
+  }
+}
