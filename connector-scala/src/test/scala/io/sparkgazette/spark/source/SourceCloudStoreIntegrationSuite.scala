@@ -26,6 +26,9 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   override protected def store: String = kind
 
   protected val whole: Boolean = sys.env.get("SPARKGAZETTE_STORES").contains("whole")
+  // What the connector does here is what it does on S3, whose suite make test runs whole: the
+  // short version keeps what differs per store (signatures, transcoding, the store's answers).
+  private val WholeOnly = "run by make test-stores (SPARKGAZETTE_STORES=whole), as on S3 in make test"
 
   /** The codecs the short version reads (the other cases read NONE); the whole one reads them all. */
   protected def shortCodecs: Seq[CompressionCodec]
@@ -118,6 +121,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   }
 
   test(s"a $kind store that is down has the broker serve its fragments once it is back, nothing lost or repeated") {
+    assume(whole, WholeOnly)
     val journal = s"$kind/down/part-000"
     Journals.create(client,
       Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("down/")))
@@ -138,6 +142,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   }
 
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
+    assume(whole, WholeOnly)
     val journal = s"$kind/removed/part-000"
     Journals.create(client,
       Journals.spec(
@@ -157,6 +162,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   }
 
   test(s"the broker's CPU for a read from the $kind store, against one it proxies") {
+    assume(whole, WholeOnly)
     val journal = s"$kind/cpu/part-000"
     val length = if (whole) 4L << 20 else 512L << 10
     Journals.create(client,
