@@ -62,7 +62,13 @@ def tables(declared: list[dict]) -> dict[str, dict[str, str]]:
 
 
 def declaration_module(declared: list[dict]) -> str:
-    out = ['"""Generated from options.json by generate_helpers.py when the package was built: do not edit.', "", "Each side\'s option keywords and the option each stands for.", '"""', ""]
+    out = [
+        '"""Generated from options.json by generate_helpers.py when the package was built: do not edit.',
+        "",
+        "Each side's option keywords and the option each stands for.",
+        '"""',
+        "",
+    ]
     for name, table in tables(declared).items():
         out.append(f"{name} = {{")
         out += [f"    {k!r}: {v!r}," for k, v in table.items()]
@@ -127,7 +133,7 @@ Examples
 --------
 >>> events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...                      starting_offsets="earliest", max_bytes_per_trigger=64 << 20)  # doctest: +SKIP""",
-        "return _streams.load_stream(spark, _streams.given(locals(), \"spark\", \"schema\", \"parse_options\"), "
+        'return _streams.load_stream(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
         "options, schema, parse_options)",
     ),
     Helper(
@@ -155,7 +161,7 @@ Examples
 >>> from datetime import datetime, timezone
 >>> today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...              starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))  # doctest: +SKIP""",
-        "return _streams.load_batch(spark, _streams.given(locals(), \"spark\", \"schema\", \"parse_options\"), "
+        'return _streams.load_batch(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
         "options, schema, parse_options)",
     ),
     Helper(
@@ -194,7 +200,7 @@ Examples
 >>> copies = events.select(origin(events), to_json(struct("user", "amount")).alias("value"))  # doctest: +SKIP
 >>> (write_stream(copies, broker=b, journal="copies/all", checkpoint_location="/ckpt")
 ...     .outputMode("update").trigger(realTime="1 minute").start())  # doctest: +SKIP""",
-        "return _streams.stream_writer(df, _streams.given(locals(), \"df\"), options)",
+        'return _streams.stream_writer(df, _streams.given(locals(), "df"), options)',
     ),
     Helper(
         "write",
@@ -225,7 +231,7 @@ Examples
 --------
 >>> write(daily, broker="http://127.0.0.1:8080", journal="reports/daily",
 ...       checkpoint_location="/ckpt/reports", batch_id="day-2026-01-01")  # doctest: +SKIP""",
-        "_streams.save_batch(df, _streams.given(locals(), \"df\", \"mode\"), options, mode)",
+        '_streams.save_batch(df, _streams.given(locals(), "df", "mode"), options, mode)',
     ),
 ]
 
@@ -239,9 +245,10 @@ the connector checks every value, and its error names the option."""
 def _option_doc(option: dict) -> str:
     annotation = ANNOTATIONS[option["type"]].replace(" | ", " or ")
     text = f"{option['doc']} Default: {option['default']}."
-    return f"{keyword(option['name'])} : {annotation}, optional\n" + textwrap.fill(
-        text, WIDTH - 8, initial_indent="    ", subsequent_indent="    "
+    wrapped = textwrap.fill(
+        text, WIDTH - 8, initial_indent="    ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
     )
+    return f"{keyword(option['name'])} : {annotation}, optional\n{wrapped}"
 
 
 def _helper(h: Helper, declared: list[dict]) -> str:
@@ -262,8 +269,7 @@ def _helper(h: Helper, declared: list[dict]) -> str:
     doc = textwrap.indent("\n\n".join(sections), "    ")
     doc = "\n".join(line.rstrip() for line in doc.split("\n"))
     return (
-        f"def {h.name}(\n" + "\n".join(params) + f"\n) -> {h.returns}:\n"
-        f'    """{doc.lstrip()}\n    """\n    {h.body}\n'
+        f"def {h.name}(\n" + "\n".join(params) + f'\n) -> {h.returns}:\n    """{doc.lstrip()}\n    """\n    {h.body}\n'
     )
 
 
