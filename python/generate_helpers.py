@@ -236,10 +236,10 @@ Examples
 ]
 
 OPTIONS_INTRO = """\
-Every option below is the connector's option of the same name in camelCase (`docs/options.md`);
-unset, it takes the session's `spark.datasource.gazette.<option>`, else its default. Python
-values are converted to the option's string (bools, aware datetimes, timedeltas, dicts, lists);
-the connector checks every value, and its error names the option."""
+Each option keyword below is the connector's option of the same name in camelCase
+(`docs/options.md`); unset, it takes the session's `spark.datasource.gazette.<option>`, else
+its default. Python values are converted to the option's string (bools, aware datetimes,
+timedeltas, dicts, lists); the connector checks every value, and its error names the option."""
 
 
 def _option_doc(option: dict) -> str:
@@ -260,12 +260,7 @@ def _helper(h: Helper, declared: list[dict]) -> str:
     params += [f"    {name}: {annotation}," for name, annotation in h.extra]
     params.append("    **options: object,")
     parameters = [h.first_doc, _option_doc(broker), *(_option_doc(o) for o in rest), h.extra_doc]
-    sections = [
-        h.intro,
-        "Parameters\n----------\n" + "\n".join(parameters),
-        OPTIONS_INTRO,
-        h.tail,
-    ]
+    sections = [h.intro, OPTIONS_INTRO, "Parameters\n----------\n" + "\n".join(parameters), h.tail]
     doc = textwrap.indent("\n\n".join(sections), "    ")
     doc = "\n".join(line.rstrip() for line in doc.split("\n"))
     return (
