@@ -32,8 +32,7 @@ private[spark] final case class SinkOptions(
     batchId: Option[String] = None,
     connection: BrokerConnection = BrokerConnection(),
     readerRingSize: Int = 8192,
-    stagingLocation: Option[String] = None,
-    appendNote: Option[String] = None
+    stagingLocation: Option[String] = None
 ) {
   def clientConfig: ClientConfig = connection.config(broker)
 }
@@ -117,8 +116,7 @@ private[spark] object SinkOptions {
       o.get(StagingLocation).map { l =>
         if (l.trim.isEmpty) throw GazetteErrors.invalidOption(StagingLocation, l, "a directory's path or URI")
         l.trim
-      },
-      o.get(AppendNote)
+      }
     )
   }
 }
