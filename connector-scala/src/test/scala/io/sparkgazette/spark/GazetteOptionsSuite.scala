@@ -49,7 +49,7 @@ class GazetteOptionsSuite extends AnyFunSuite {
     table(broker, "path" -> "out/a")
     val typo = refused(table(broker, "journal" -> "out/a", "checkpointLocaton" -> "/c"))
     assert(condition(typo) == "GAZETTE_UNKNOWN_OPTION" &&
-      typo.getMessageParameters.get("suggestion") == "checkpointLocation", typo.getMessage)
+        typo.getMessageParameters.get("suggestion") == "checkpointLocation", typo.getMessage)
     assert(refused(table(broker, "selector" -> "prefix=in/", "paths" -> """["in/b"]""")).getMessageParameters
       .get("option") == "paths")
   }

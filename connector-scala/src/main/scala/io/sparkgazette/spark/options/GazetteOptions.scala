@@ -20,6 +20,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * refused, so an option cannot exist undocumented.
   */
 private[spark] object GazetteOptions extends OptionNames {
+
   /** Options named `authTokenProvider.<setting>` are the token provider's own: accepted as they
     * are, handed to it, shown redacted.
     */
