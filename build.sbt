@@ -104,6 +104,11 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
     javacOptions ++= Seq("--release", jvmRelease),
     Compile / unmanagedSourceDirectories += baseDirectory.value / "src" / "main" / shims,
     Test / unmanagedSourceDirectories += baseDirectory.value / "src" / "test" / shims,
+    // The options' Scala names, from their one declaration (options.json).
+    Compile / sourceGenerators += Def.task {
+      OptionNames.generate(baseDirectory.value / OptionNames.Declaration,
+        (Compile / sourceManaged).value / "options" / "OptionNames.scala")
+    }.taskValue,
     Compile / PB.protoSources := Seq((ThisBuild / baseDirectory).value / "protos"),
     Compile / PB.targets := Seq(
       scalapb.gen(grpc = true, flatPackage = true) -> (Compile / sourceManaged).value / "scalapb"

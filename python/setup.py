@@ -1,7 +1,10 @@
 """The wheel carries the connector's jars, one per Spark line; building one without the Spark 4
 jar would install a package that cannot reach Gazette, so the build stops and says how to get it.
-`make python-package` copies in the jars that were built; `make dist` builds and copies all three."""
+`make python-package` copies in the jars that were built; `make dist` builds and copies all three.
+The helpers' option keywords are generated into the package from the connector's declaration of
+its options (generate_helpers.py)."""
 
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -24,6 +27,11 @@ class BuildWithJar(build_py):
                 f"{version} (Spark 3.5) work with --packages."
             )
         super().run()
+        sys.path.insert(0, str(Path(__file__).parent))
+        from generate_helpers import generate
+
+        for path in generate(Path(self.build_lib) / "spark_gazette"):
+            print(f"generated {path}")
 
 
 # The jars package is a build output (git ignores it); made here so that a clean clone reaches

@@ -234,7 +234,16 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
         "_asyncProgressTrackingOverrideSinkSupportCheck": False,
     }
     assert write_stream(rows, **sink, **spark_options) is not None
-    assert write_stream(rows, broker=NOWHERE, selector="prefix=out/", asyncProgressTrackingEnabled=True) is not None
+    assert (
+        write_stream(
+            rows,
+            broker=NOWHERE,
+            selector="prefix=out/",
+            checkpoint_location=str(tmp_path),
+            asyncProgressTrackingEnabled=True,
+        )
+        is not None
+    )
     assert write_stream(rows, **sink, asyncprogresstrackingenabled=False) is not None
     near = "asyncProgressTrackingEnable"
     e = option_error(lambda: write_stream(rows, **sink, **{near: False}), "GAZETTE_UNKNOWN_OPTION", near)
@@ -244,3 +253,40 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
         "GAZETTE_UNKNOWN_OPTION",
         "asyncProgressTrackingEnabled",
     )
+
+
+ANNOTATIONS = {
+    "string": "str",
+    "boolean": "bool",
+    "integer": "int",
+    "duration": "Duration",
+    "offsets": "Offsets",
+    "timestamp": "Timestamp",
+    "timestamps": "Mapping[str, Timestamp]",
+    "journals": "str | Sequence[str]",
+}
+
+
+@pytest.mark.parametrize(
+    "helper, side, mode",
+    [
+        (read_stream, "source", "stream"),
+        (read, "source", "batch"),
+        (write_stream, "sink", "stream"),
+        (write, "sink", "batch"),
+    ],
+)
+def test_each_keyword_is_typed_and_documented_as_the_connector_declares_its_option(helper, side, mode):
+    """The helpers are generated from the connector's declaration (options.json, the one its jar
+    checks names against): each keyword carries its option's declared type and its docstring
+    says what the declaration says, with the default."""
+    params = inspect.signature(helper).parameters
+    doc = " ".join(helper.__doc__.split())
+    declared = [o for o in reference() if o["side"] in (side, "connection") and mode in o["modes"]]
+    assert declared
+    for o in declared:
+        k = snake_case(o["name"])
+        assert params[k].annotation == f"{ANNOTATIONS[o['type']]} | None", (k, params[k].annotation)
+        assert params[k].default is None and (k == "broker" or params[k].kind is inspect.Parameter.KEYWORD_ONLY)
+        entry = f"{k} : {ANNOTATIONS[o['type']].replace(' | ', ' or ')}, optional {o['doc']} Default: {o['default']}."
+        assert " ".join(entry.split()) in doc, k

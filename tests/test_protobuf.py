@@ -123,3 +123,79 @@ def test_engine_and_mode_are_checked_in_python(spark):
         parse_protobuf(df, "demo.Event", "x.desc", engine="fast")
     with pytest.raises(ValueError, match="mode must be FAILFAST or PERMISSIVE, not 'lenient'"):
         parse_protobuf(df, "demo.Event", "x.desc", mode="lenient")
+
+
+# Every field type protobuf has (proto2's groups aside, which proto3 has not and neither decoder
+# takes), at its extremes, once alone and once repeated: the Python twin exists for Spark Connect,
+# where the JVM's decoder cannot be reached, and must read each as the JVM does.
+EXTREMES = {
+    "TYPE_DOUBLE": [1.7976931348623157e308, -0.5],
+    "TYPE_FLOAT": [0.25, -3.5],
+    "TYPE_INT64": [-(2**63), 2**63 - 1],
+    "TYPE_UINT64": [2**64 - 1, 0],
+    "TYPE_INT32": [-(2**31), 2**31 - 1],
+    "TYPE_FIXED64": [2**64 - 1, 1],
+    "TYPE_FIXED32": [2**32 - 1, 1],
+    "TYPE_BOOL": [True, False],
+    "TYPE_STRING": ["ü€", ""],
+    "TYPE_MESSAGE": [{"name": "a"}, {}],
+    "TYPE_BYTES": [b"\x00\xff", b""],
+    "TYPE_UINT32": [2**32 - 1, 0],
+    "TYPE_ENUM": [1, 0],
+    "TYPE_SFIXED32": [-(2**31), 2**31 - 1],
+    "TYPE_SFIXED64": [-(2**63), 2**63 - 1],
+    "TYPE_SINT32": [-(2**31), 2**31 - 1],
+    "TYPE_SINT64": [-(2**63), 2**63 - 1],
+}
+
+
+def test_the_jvm_and_python_engines_decode_every_field_type_alike(spark, tmp_path):
+    from google.protobuf import descriptor_pb2, message_factory
+
+    from spark_gazette import parse_protobuf
+    from spark_gazette.protobuf_rows import message_descriptor
+
+    field = descriptor_pb2.FieldDescriptorProto
+    every = {name for name in field.Type.keys() if name != "TYPE_GROUP"}
+    assert every == EXTREMES.keys(), f"protobuf's field types changed: {sorted(every ^ EXTREMES.keys())}"
+    files = descriptor_pb2.FileDescriptorSet()
+    f = files.file.add(name="all.proto", package="all", syntax="proto3")
+    m = f.message_type.add(name="All")
+    m.nested_type.add(name="Inner").field.add(name="name", number=1, type=field.TYPE_STRING)
+    m.enum_type.add(name="Kind").value.extend(
+        [descriptor_pb2.EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate(["NONE", "SOME"])]
+    )
+    refs = {"TYPE_MESSAGE": ".all.All.Inner", "TYPE_ENUM": ".all.All.Kind"}
+    for i, kind in enumerate(sorted(EXTREMES)):
+        for j, label in enumerate((field.LABEL_OPTIONAL, field.LABEL_REPEATED)):
+            added = m.field.add(
+                name=f"{kind[5:].lower()}{'_list' if j else ''}", number=2 * i + j + 1, type=field.Type.Value(kind)
+            )
+            added.label = label
+            if kind in refs:
+                added.type_name = refs[kind]
+    desc = tmp_path / "all.desc"
+    desc.write_bytes(files.SerializeToString())
+    All = message_factory.GetMessageClass(message_descriptor(files.SerializeToString(), "all.All", str(desc)))
+
+    def message(k: int) -> bytes:
+        out = All()
+        for kind, values in EXTREMES.items():
+            name = kind[5:].lower()
+            if kind == "TYPE_MESSAGE":
+                getattr(out, name).CopyFrom(All.Inner(**values[k]))
+                getattr(out, name + "_list").extend([All.Inner(**v) for v in values])
+            else:
+                setattr(out, name, values[k])
+                getattr(out, name + "_list").extend(values)
+        return out.SerializeToString()
+
+    df = spark.createDataFrame([(bytearray(message(0)),), (bytearray(message(1)),), (bytearray(b""),)], "value BINARY")
+    decoded = {
+        engine: parse_protobuf(df, "all.All", str(desc), engine=engine).select("message")
+        for engine in ("jvm", "python")
+    }
+    assert decoded["jvm"].schema == decoded["python"].schema
+    jvm, py = ([r.asDict(recursive=True) for r in d.collect()] for d in decoded.values())
+    assert len(jvm) == 3 and jvm[0]["message"]["sint64"] == -(2**63), jvm
+    assert jvm == py

@@ -171,7 +171,8 @@ def test_a_naive_datetime_is_refused_in_python_before_spark_is_asked():
 
 def test_an_exactly_once_stream_without_its_own_checkpoint_location_is_refused_by_the_connector(spark, tmp_path):
     """Spark gives the sink no session-wide checkpoint location, so the connector needs the
-    query's own; it says so when the query runs."""
+    query's own: the sink says so where write_stream is called, and, for a writer made without
+    the helper, when the query runs."""
     from pyspark.errors import StreamingQueryException
 
     from spark_gazette import write_stream
@@ -180,7 +181,12 @@ def test_an_exactly_once_stream_without_its_own_checkpoint_location_is_refused_b
     spark.conf.set("spark.sql.streaming.checkpointLocation", str(tmp_path / "session-ckpt"))
     query = None
     try:
-        query = write_stream(rows, broker="http://127.0.0.1:1", journal="a").start()
+        option_error(
+            lambda: write_stream(rows, broker="http://127.0.0.1:1", journal="a"),
+            "GAZETTE_MISSING_OPTION",
+            "checkpointLocation",
+        )
+        query = rows.writeStream.format("gazette").options(broker="http://127.0.0.1:1", journal="a").start()
         with pytest.raises(StreamingQueryException) as e:
             query.awaitTermination(120)
         assert "[GAZETTE_MISSING_OPTION]" in str(e.value) and "'checkpointLocation'" in str(e.value)
@@ -188,6 +194,70 @@ def test_an_exactly_once_stream_without_its_own_checkpoint_location_is_refused_b
         if query is not None:
             query.stop()
         spark.conf.unset("spark.sql.streaming.checkpointLocation")
+
+
+def test_write_stream_checks_the_sinks_options_with_the_sessions_defaults(spark, tmp_path):
+    """The sink checks a stream's options where write_stream is called, without a load: with the
+    session's spark.datasource.gazette.* defaults, as the query will see them, and refusing a
+    source's option (which no name-based guess turns into a read any more)."""
+    from spark_gazette import write_stream
+
+    rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
+    spark.conf.set("spark.datasource.gazette.broker", "http://127.0.0.1:1")
+    try:
+        assert write_stream(rows, journal="a", checkpoint_location=str(tmp_path)) is not None
+        option_error(
+            lambda: write_stream(rows, journal="a", checkpoint_location=str(tmp_path), mapping="hash"),
+            "GAZETTE_INVALID_OPTION",
+            "mapping",
+            "hash",
+        )
+        option_error(
+            lambda: write_stream(rows, selector="prefix=a/", checkpoint_location=str(tmp_path), startingOffsets="x"),
+            "GAZETTE_UNKNOWN_OPTION",
+            "startingOffsets",
+        )
+    finally:
+        spark.conf.unset("spark.datasource.gazette.broker")
+
+
+def test_the_package_has_no_import_cycle_not_even_inside_a_function():
+    """Each module of the package imports only modules that do not import it back, counting the
+    imports inside functions, which would otherwise hide a cycle until the function runs."""
+    import ast
+
+    import spark_gazette
+
+    root = Path(spark_gazette.__file__).parent
+    modules = {".".join(("spark_gazette", *p.relative_to(root).with_suffix("").parts)): p for p in root.rglob("*.py")}
+    modules = {m.removesuffix(".__init__"): p for m, p in modules.items()}
+    imports = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("spark_gazette"):
+                found |= {
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                    for a in node.names
+                }
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("spark_gazette")}
+        imports[name] = {m for m in found if m in modules and m != name and m != "spark_gazette"}
+    assert {"spark_gazette.helpers", "spark_gazette._declaration"} <= modules.keys(), sorted(modules)
+
+    def reaches(start, goal, seen=()):
+        return any(m == goal or (m not in seen and reaches(m, goal, (*seen, m))) for m in imports[start])
+
+    cycles = sorted(m for m in imports if reaches(m, m))
+    assert not cycles, {m: sorted(imports[m]) for m in cycles}
+
+
+def test_every_error_a_public_function_raises_is_exported():
+    import spark_gazette
+    from spark_gazette.spark_line import UnsupportedSparkError
+
+    assert spark_gazette.UnsupportedSparkError is UnsupportedSparkError
+    assert {"UnsupportedSparkError", "ConnectorNotFoundError"} <= set(spark_gazette.__all__)
 
 
 def test_spark_submit_packages_resolves_the_connector_from_the_local_maven_repository(cluster, spark, tmp_path):

@@ -23,12 +23,14 @@ from spark_gazette._version import VERSION as __version__
 from spark_gazette.configure import configure_spark_with_gazette, jar_path
 from spark_gazette.connector import MAVEN_COORDINATES, ConnectorNotFoundError
 from spark_gazette.decode import parse_json, parse_protobuf
+from spark_gazette.helpers import read, read_stream, write, write_stream
 from spark_gazette.real_time import configure_real_time, origin
-from spark_gazette.streams import read, read_stream, write, write_stream
+from spark_gazette.spark_line import UnsupportedSparkError
 
 __all__ = [
     "MAVEN_COORDINATES",
     "ConnectorNotFoundError",
+    "UnsupportedSparkError",
     "configure_real_time",
     "configure_spark_with_gazette",
     "jar_path",

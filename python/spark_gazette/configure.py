@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-from importlib import resources
-from pathlib import Path
 from typing import TypeVar
 
 from spark_gazette.connector import (
@@ -13,16 +11,9 @@ from spark_gazette.connector import (
     has_connector,
     running_session_message,
 )
-from spark_gazette.spark_line import SparkLine, installed_line
+from spark_gazette.spark_line import bundled_jar, installed_line
 
 Builder = TypeVar("Builder")
-
-
-def bundled_jar(line: SparkLine | None = None) -> str | None:
-    """The jar this package carries for `line` (the installed Spark's), or None when it carries none."""
-    line = line or installed_line()
-    jar = Path(str(resources.files("spark_gazette"))) / "jars" / line.jar_name
-    return str(jar) if jar.is_file() else None
 
 
 def jar_path() -> str:

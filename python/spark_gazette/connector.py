@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from spark_gazette.spark_line import DEFAULT, UnsupportedSparkError, installed_line
+from spark_gazette.spark_line import DEFAULT, UnsupportedSparkError, bundled_jar, installed_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,8 +31,6 @@ class ConnectorNotFoundError(RuntimeError):
 
 
 def _jar_hint() -> str:
-    from spark_gazette.configure import bundled_jar
-
     try:
         jar = bundled_jar()
     except UnsupportedSparkError:  # advice about a missing connector must not fail in turn

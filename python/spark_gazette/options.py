@@ -16,68 +16,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Union
 
-# How the client reaches the brokers: the same options for the source, the sink and the admin helpers.
-CONNECTION = {
-    "rpc_timeout": "rpcTimeout",
-    "retry_timeout": "retryTimeout",
-    "trusted_ca_file": "trustedCaFile",
-    "cert_file": "certFile",
-    "cert_key_file": "certKeyFile",
-    "auth_token": "authToken",
-    "auth_token_file": "authTokenFile",
-    "auth_token_provider": "authTokenProvider",
-}
+# Each side's option keywords (snake_case) and the options they stand for, generated from the
+# connector's declaration of its options (options.json) when the package is built.
+from spark_gazette._declaration import CONNECTION, SINK, SOURCE
 
-SOURCE = {
-    "broker": "broker",
-    "selector": "selector",
-    "journals": "journals",
-    "starting_offsets": "startingOffsets",
-    "ending_offsets": "endingOffsets",
-    "starting_timestamp": "startingTimestamp",
-    "starting_offsets_by_timestamp": "startingOffsetsByTimestamp",
-    "starting_offsets_by_timestamp_strategy": "startingOffsetsByTimestampStrategy",
-    "ending_timestamp": "endingTimestamp",
-    "ending_offsets_by_timestamp": "endingOffsetsByTimestamp",
-    "read_committed": "readCommitted",
-    "max_bytes_per_trigger": "maxBytesPerTrigger",
-    "min_bytes_per_trigger": "minBytesPerTrigger",
-    "max_trigger_delay": "maxTriggerDelay",
-    "fail_on_data_loss": "failOnDataLoss",
-    "fail_on_malformed": "failOnMalformed",
-    "uuid_pointer": "uuidPointer",
-    "uuid_field": "uuidField",
-    "producer_prune_horizon": "producerPruneHorizon",
-    "include_labels": "includeLabels",
-    "sequencer_ring_size": "sequencerRingSize",
-    "sequencer_ring_bytes": "sequencerRingBytes",
-    "fragment_root": "fragmentRoot",
-    "direct_fragment_reads": "directFragmentReads",
-    "bytes_per_partition": "bytesPerPartition",
-    "min_partitions": "minPartitions",
-    "split_committed": "splitCommitted",
-    "real_time_partitions": "realTimePartitions",
-    "protobuf_message": "protobufMessage",
-    "protobuf_descriptor_file": "protobufDescriptorFile",
-    **CONNECTION,
-}
+__all__ = ["CONNECTION", "SINK", "SOURCE", "Duration", "Offsets", "Timestamp", "build", "wire"]
 
-SINK = {
-    "broker": "broker",
-    "journal": "journal",
-    "selector": "selector",
-    "mapping": "mapping",
-    "delivery_guarantee": "deliveryGuarantee",
-    "checkpoint_location": "checkpointLocation",
-    "uuid_pointer": "uuidPointer",
-    "uuid_field": "uuidField",
-    "flush_bytes": "flushBytes",
-    "batch_id": "batchId",
-    "reader_ring_size": "readerRingSize",
-    "staging_location": "stagingLocation",
-    **CONNECTION,
-}
+Offsets = Union[str, Mapping[str, int]]
+"""'earliest', 'latest', or offsets by journal name (-2 earliest, -1 latest)."""
+Timestamp = Union[int, datetime]
+"""Milliseconds since 1970-01-01T00:00:00Z, or a timezone-aware datetime."""
+Duration = Union[str, int, timedelta]
+"""'250ms', '30s', '15m', '24h', '7d', milliseconds, or a timedelta (sent in milliseconds)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)

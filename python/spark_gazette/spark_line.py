@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
@@ -65,6 +66,13 @@ def installed_line() -> SparkLine:
     """The line of the Spark a session started here would run, or DEFAULT where there is none to read."""
     found = _installed_spark()
     return line_of(*found) if found else DEFAULT
+
+
+def bundled_jar(line: SparkLine | None = None) -> str | None:
+    """The jar this package carries for `line` (the installed Spark's), or None when it carries none."""
+    line = line or installed_line()
+    jar = Path(str(resources.files("spark_gazette"))) / "jars" / line.jar_name
+    return str(jar) if jar.is_file() else None
 
 
 def _installed_spark() -> tuple[str, str] | None:

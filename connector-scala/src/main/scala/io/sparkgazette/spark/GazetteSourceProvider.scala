@@ -3,6 +3,7 @@ package io.sparkgazette.spark
 import java.util
 
 import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.rows.{MessageToRow, ProtobufType, TypedSchema}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{SessionConfigSupport, Table, TableProvider}
@@ -20,13 +21,14 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
 
   override def keyPrefix(): String = "gazette"
 
-  // A user's schema reaches getTable without inferSchema: options are checked in both.
+  // A user's schema reaches getTable without inferSchema, as a write's DataFrame does.
   override def supportsExternalMetadata(): Boolean = true
 
-  // Spark calls this where the DataFrame is loaded, for reads and writes: options fail there.
-  // A protobuf message named by the options types the rows without a schema.
+  // Spark asks for a schema where a DataFrame is loaded without one, never for a write (a
+  // provider that takes external metadata is handed the written DataFrame's): these options are a
+  // read's, and the source checks them here. A protobuf message named by them types the rows.
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = {
-    OptionsAtLoad.validate(options)
+    SourceOptions.parse(options, streaming = false)
     val includeLabels = GazetteSourceProvider.includeLabels(options)
     ProtobufType.of(options).fold(MessageToRow.schema(includeLabels))(p =>
       TypedSchema(p.schema, includeLabels, GazetteSourceProvider.corruptColumn(options)).table)
@@ -34,13 +36,11 @@ final class GazetteSourceProvider extends TableProvider with DataSourceRegister 
 
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String])
       : Table = {
+    OptionsCheck.names(properties)
     val options = new CaseInsensitiveStringMap(properties)
     val typed = TypedSchema.of(schema, GazetteSourceProvider.includeLabels(options),
       GazetteSourceProvider.corruptColumn(options))
-    typed.foreach { t =>
-      OptionsAtLoad.validate(options)
-      ProtobufType.of(options).foreach(_.check(t.fields, t.corruptColumn))
-    }
+    typed.foreach(t => ProtobufType.of(options).foreach(_.check(t.fields, t.corruptColumn)))
     new GazetteTable(typed.fold(schema)(_.table), typed)
   }
 }
@@ -51,7 +51,7 @@ private object GazetteSourceProvider {
 
   // The option, else the session's, as Spark's file sources choose it.
   def corruptColumn(options: CaseInsensitiveStringMap): String =
-    Option(options.get(GazetteOptions.ColumnNameOfCorruptRecord)).getOrElse(
+    Option(options.get(GazetteOptions.Parsing.ColumnNameOfCorruptRecord)).getOrElse(
       SparkSession.getActiveSession.map(_.sessionState.conf.columnNameOfCorruptRecord)
         .getOrElse(TypedSchema.DefaultCorruptColumn))
 }

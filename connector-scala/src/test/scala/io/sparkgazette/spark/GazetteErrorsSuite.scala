@@ -29,7 +29,6 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "unknownSessionOption" ->
       (() => GazetteErrors.unknownSessionOption("brokr", "spark.datasource.gazette.brokr", Seq("broker"))),
     "missingOption" -> (() => GazetteErrors.missingOption("broker", "the broker address")),
-    "missingTarget" -> (() => GazetteErrors.missingTarget()),
     "brokerUnavailable" ->
       (() =>
         GazetteErrors.brokerUnavailable(new BrokerUnavailableException("Read", "a/b",

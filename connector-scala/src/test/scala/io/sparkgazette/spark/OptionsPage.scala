@@ -11,9 +11,9 @@ object OptionsPage {
 
   def markdown: String = {
     def table(side: OptionDoc.Side): String =
-      ("| option | default | in | meaning |" +: "| --- | --- | --- | --- |" +:
+      ("| option | type | default | in | meaning |" +: "| --- | --- | --- | --- | --- |" +:
         OptionDoc.all.filter(_.side == side).map {
-          d => s"| `${d.name}` | ${d.default} | ${modes(d)} | ${d.doc} |"
+          d => s"| `${d.name}` | ${d.valueType.key} | ${d.default} | ${modes(d)} | ${d.doc} |"
         }).mkString("\n")
     // Interpolated after the margin is stripped: the tables' rows begin with the margin character.
     val intro =
@@ -31,12 +31,14 @@ object OptionsPage {
         |option: streams (`readStream`, `writeStream`; Python's `read_stream`, `write_stream`), batch queries
         |(`read`, `write`), or both.
         |
-        |The connector checks every option where the DataFrame is loaded (`load()`, and a writer's
-        |`save()`/`start()`), and an error names the option (condition `GAZETTE_INVALID_OPTION`,
-        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`). What
-        |only a stream must not do or must have (`endingOffsets` and the other ending options, `batchId`, an
-        |exactly-once sink's `checkpointLocation`) is checked when the stream starts running: `start()`
-        |returns, and the query stops at once with that error.
+        |Each side checks its own options, and an error names the option (condition `GAZETTE_INVALID_OPTION`,
+        |`GAZETTE_UNKNOWN_OPTION`, `GAZETTE_MISSING_OPTION` or `GAZETTE_CONFLICTING_OPTIONS`): the source
+        |where a DataFrame is loaded without a schema (`load()`), the sink where a batch write is saved
+        |(`save()`). Where Spark does not yet say whether the options are read or written (a load with a
+        |schema, a stream's `start()`), a name that neither side takes is refused there, and the rest when
+        |the query is planned or starts running: `start()` returns, and the query stops at once with that
+        |error. The Python helpers on a classic session check a query's options with its side when they
+        |are given (`read_stream`, `read`, `write_stream`).
         |
         |Of Spark's own options, `path` (`save(journal)`) names the sink's journal, and those Spark reads from a
         |query's options pass through (below).""".stripMargin

@@ -54,11 +54,6 @@ private[spark] trait OptionErrors {
   private[spark] def missingOption(name: String, why: String): GazetteIllegalArgumentException =
     GazetteIllegalArgumentException("GAZETTE_MISSING_OPTION.REQUIRED", Map("option" -> name, "reason" -> why))
 
-  /** A read or write whose options name no journals, and no option says which of the two it is. */
-  private[spark] def missingTarget(): GazetteIllegalArgumentException =
-    GazetteIllegalArgumentException("GAZETTE_MISSING_OPTION.NO_JOURNALS_NAMED",
-      Map("option" -> "selector", "alternative" -> "journals, journal"))
-
   /** Neither of two options that say the same thing in different ways is set. */
   private[spark] def missingOneOf(name: String, alternative: String, why: String): GazetteIllegalArgumentException =
     GazetteIllegalArgumentException("GAZETTE_MISSING_OPTION.ONE_OF_TWO",

@@ -13,61 +13,13 @@ import io.sparkgazette.message.{Framing, JsonPointerScanner}
 import io.sparkgazette.spark.errors.GazetteErrors
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** Every option of the connector, in one place: its name, where it applies, its default and what
-  * it does ([[GazetteOptions.reference]], from which `docs/options.md` is generated), and the
-  * parsing shared by the source (`SourceOptions`) and the sink (`SinkOptions`).
-  * A name the reference does not list is refused, so an option cannot exist undocumented.
+/** The connector's options: their declaration ([[GazetteOptions.reference]], read from
+  * `options.json`: name, side, type, default and doc, from which the constants of [[OptionNames]],
+  * the Python helpers' keywords and `docs/options.md` are generated), and the parsing shared by the
+  * source (`SourceOptions`) and the sink (`SinkOptions`). A name the declaration does not list is
+  * refused, so an option cannot exist undocumented.
   */
-private[spark] object GazetteOptions {
-  val Broker = "broker"
-  val Selector = "selector"
-  val Journals = "journals"
-  val StartingOffsets = "startingOffsets"
-  val EndingOffsets = "endingOffsets"
-  val StartingTimestamp = "startingTimestamp"
-  val EndingTimestamp = "endingTimestamp"
-  val StartingOffsetsByTimestamp = "startingOffsetsByTimestamp"
-  val EndingOffsetsByTimestamp = "endingOffsetsByTimestamp"
-  val StartingOffsetsByTimestampStrategy = "startingOffsetsByTimestampStrategy"
-  val ReadCommitted = "readCommitted"
-  val MaxBytesPerTrigger = "maxBytesPerTrigger"
-  val MinBytesPerTrigger = "minBytesPerTrigger"
-  val MaxTriggerDelay = "maxTriggerDelay"
-  val FailOnDataLoss = "failOnDataLoss"
-  val FailOnMalformed = "failOnMalformed"
-  val UuidPointer = "uuidPointer"
-  val UuidField = "uuidField"
-  val ProducerPruneHorizon = "producerPruneHorizon"
-  val IncludeLabels = "includeLabels"
-  val SequencerRingSize = "sequencerRingSize"
-  val SequencerRingBytes = "sequencerRingBytes"
-  val FragmentRoot = "fragmentRoot"
-  val DirectFragmentReads = "directFragmentReads"
-  val BytesPerPartition = "bytesPerPartition"
-  val MinPartitions = "minPartitions"
-  val SplitCommitted = "splitCommitted"
-  val RealTimePartitions = "realTimePartitions"
-  val ColumnNameOfCorruptRecord = "columnNameOfCorruptRecord"
-  val ProtobufMessage = "protobufMessage"
-  val ProtobufDescriptorFile = "protobufDescriptorFile"
-
-  val Journal = "journal"
-  val Mapping = "mapping"
-  val DeliveryGuarantee = "deliveryGuarantee"
-  val CheckpointLocation = "checkpointLocation"
-  val FlushBytes = "flushBytes"
-  val BatchId = "batchId"
-  val ReaderRingSize = "readerRingSize"
-  val StagingLocation = "stagingLocation"
-
-  val RpcTimeout = "rpcTimeout"
-  val RetryTimeout = "retryTimeout"
-  val TrustedCaFile = "trustedCaFile"
-  val CertFile = "certFile"
-  val CertKeyFile = "certKeyFile"
-  val AuthToken = "authToken"
-  val AuthTokenFile = "authTokenFile"
-  val AuthTokenProvider = "authTokenProvider"
+private[spark] object GazetteOptions extends OptionNames {
 
   /** Options named `authTokenProvider.<setting>` are the token provider's own: accepted as they
     * are, handed to it, shown redacted.

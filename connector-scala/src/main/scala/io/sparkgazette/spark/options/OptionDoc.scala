@@ -5,11 +5,11 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
-/** One option as the reference documents it: its name, the side that takes it, whether streams,
-  * batch queries or both take it, its default and what it does.
+/** One option as `options.json` declares it: its name, the side that takes it, the type of its
+  * values, whether streams, batch queries or both take it, its default and what it does.
   */
-private[spark] final case class OptionDoc(name: String, side: OptionDoc.Side, modes: Set[OptionDoc.Mode],
-    default: String, doc: String)
+private[spark] final case class OptionDoc(name: String, side: OptionDoc.Side, valueType: OptionDoc.ValueType,
+    modes: Set[OptionDoc.Mode], default: String, doc: String)
 
 private[spark] object OptionDoc {
   sealed abstract class Side(val key: String)
@@ -21,6 +21,27 @@ private[spark] object OptionDoc {
 
   /** Spark's parsing options, which the source takes with a schema. */
   case object Parsing extends Side("parsing")
+
+  /** What an option's value is; the Python helpers' keywords take the matching Python types. */
+  sealed abstract class ValueType(val key: String)
+  case object Text extends ValueType("string")
+  case object Bool extends ValueType("boolean")
+  case object WholeNumber extends ValueType("integer")
+  case object Duration extends ValueType("duration")
+
+  /** `earliest`, `latest`, or JSON offsets by journal. */
+  case object Offsets extends ValueType("offsets")
+
+  /** Milliseconds since 1970. */
+  case object Timestamp extends ValueType("timestamp")
+
+  /** JSON milliseconds since 1970 by journal. */
+  case object Timestamps extends ValueType("timestamps")
+
+  /** Comma-separated journal names. */
+  case object Journals extends ValueType("journals")
+
+  val ValueTypes: Seq[ValueType] = Seq(Text, Bool, WholeNumber, Duration, Offsets, Timestamp, Timestamps, Journals)
 
   sealed abstract class Mode(val key: String)
   case object Stream extends Mode("stream")
@@ -51,6 +72,7 @@ private[spark] object OptionDoc {
     OptionDoc(
       text("name"),
       one[Side](Sides, _.key, text("side")),
+      one[ValueType](ValueTypes, _.key, text("type")),
       o.get("modes").elements().asScala.map(m => one[Mode](Modes, _.key, m.asText)).toSet,
       text("default"),
       text("doc")
