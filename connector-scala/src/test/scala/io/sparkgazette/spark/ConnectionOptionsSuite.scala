@@ -86,7 +86,7 @@ class SecurityOptionsSuite extends AnyFunSuite {
     val fixed = Seq("authToken" -> "a.b.c")
     val provider = Seq("authTokenProvider" -> classOf[FixedTokenProvider].getName, "authTokenProvider.role" -> "r")
     def clients(connection: Seq[(String, String)]) = Seq("earliest", "latest").map(from =>
-      runtime.ClientCache(read(connection :+ ("startingOffsets" -> from): _*).clientConfig))
+      clients.ClientCache(read(connection :+ ("startingOffsets" -> from): _*).clientConfig))
     val Seq(fixedA, fixedB) = clients(fixed)
     assert(fixedA eq fixedB)
     val Seq(providerA, providerB) = clients(provider)

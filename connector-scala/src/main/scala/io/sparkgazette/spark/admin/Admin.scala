@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import com.fasterxml.jackson.databind.node.ObjectNode
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}

@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.CommitCounts
 import org.apache.spark.sql.connector.write._

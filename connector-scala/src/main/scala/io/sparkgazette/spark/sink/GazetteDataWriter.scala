@@ -4,7 +4,7 @@ package sink
 import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.ClientCache
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkFault, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.WriterCounts

@@ -2,7 +2,8 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ActiveQuery, SerializableConfiguration}
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkProgress}

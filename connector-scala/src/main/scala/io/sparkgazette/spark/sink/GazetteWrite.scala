@@ -1,7 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.{SinkMetrics, SinkProgress}
 import io.sparkgazette.spark.sink.realtime.RealTimeRuns

@@ -5,7 +5,9 @@ import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.{ActiveQuery, ClientCache, SerializableConfiguration}
+import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{
   IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
 }

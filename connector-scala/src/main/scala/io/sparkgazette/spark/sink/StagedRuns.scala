@@ -7,7 +7,7 @@ import java.nio.file.{Files, StandardOpenOption}
 import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.ClientCache
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.sink.config.SinkConfig
 import io.sparkgazette.spark.sink.metrics.{SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.staging.StagedRun

@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.{RealTimeMode, SerializableConfiguration}
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.reflection.RealTimeMode
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.reading.{PieceStates, SourceMetrics}
 import io.sparkgazette.spark.source.realtime.RealTimeStreams

@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package source
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.rows.RowShape
 import org.apache.spark.sql.SparkSession

@@ -4,7 +4,7 @@ package sink
 import java.nio.file.Files
 
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
-import io.sparkgazette.spark.runtime.SequencedMessages
+import io.sparkgazette.spark.handoff.SequencedMessages
 import io.sparkgazette.spark.sink.config.SinkTargets
 import io.sparkgazette.spark.sink.realtime.{OriginUuids, RealTimeBatches}
 import org.apache.hadoop.conf.Configuration

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
 
 import io.sparkgazette.message.Flags
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.SinkMetrics
 import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingLocation}

@@ -5,7 +5,7 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteUnsupportedOperationException
-import io.sparkgazette.spark.runtime.RealTimeMode
+import io.sparkgazette.spark.reflection.RealTimeMode
 import io.sparkgazette.spark.source.offsets.{
   JournalOffsets, JournalPosition, JournalTarget, NoMessageAtTime, OffsetSpec, SourceOptions
 }

@@ -3,7 +3,7 @@ package sink
 
 import java.nio.file.Files
 
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.SinkMetrics
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
@@ -189,7 +189,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     // all five are emitted, find m2's second copy but not its first.
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     assert(expected.size == 5, expected)
-    sys.props(runtime.SequencedMessages.TestCapacity) = "3"
+    sys.props(handoff.SequencedMessages.TestCapacity) = "3"
     try {
       val q = plain(
         input,
@@ -200,7 +200,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
       )
       try await("every row")(written(Seq(output), committed = false).size >= expected.size)
       finally q.stop()
-    } finally sys.props -= runtime.SequencedMessages.TestCapacity
+    } finally sys.props -= handoff.SequencedMessages.TestCapacity
     assertEachOnce(written(Seq(output)), expected)
   }
 

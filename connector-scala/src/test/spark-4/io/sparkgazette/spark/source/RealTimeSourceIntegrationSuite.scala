@@ -8,7 +8,7 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.{ApplyRequest, JournalSpec}
 import io.sparkgazette.message.{Framing, ProducerState}
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeJournalReader, RealTimeTask}

@@ -3,7 +3,7 @@ package sink
 package config
 
 import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.broadcast.Broadcast
 

@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
-import io.sparkgazette.spark.runtime.SequencedMessages
+import io.sparkgazette.spark.handoff.SequencedMessages
 
 /** The UUIDs a real-time writer gives its rows: each row's producer and clock follow from the
   * input message it came from (its origin: journal and UUID), so that a batch run again after a

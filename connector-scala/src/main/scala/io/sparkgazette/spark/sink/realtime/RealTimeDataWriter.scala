@@ -8,7 +8,8 @@ import java.util.UUID
 
 import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads}
+import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.handoff.RealTimeReads
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.WriterCounts

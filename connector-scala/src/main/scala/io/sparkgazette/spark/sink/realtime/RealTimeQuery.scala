@@ -5,7 +5,7 @@ package realtime
 import scala.util.{Failure, Success, Try}
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ActiveQuery, RealTimeMode}
+import io.sparkgazette.spark.reflection.{ActiveQuery, RealTimeMode}
 import org.apache.spark.sql.SparkSession
 
 /** Whether a stream runs in real-time mode. Spark tells a sink nothing about its trigger, and a

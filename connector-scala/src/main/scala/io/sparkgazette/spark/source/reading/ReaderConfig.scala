@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message.{Framing, JsonFraming}
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.progress.NewestClock
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}

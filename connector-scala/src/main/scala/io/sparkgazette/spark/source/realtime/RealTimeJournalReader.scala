@@ -12,7 +12,8 @@ import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailable
 import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads, SequencedMessages}
+import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.handoff.{RealTimeReads, SequencedMessages}
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{JournalDecoder, ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.rows.MessageToRow

@@ -1,5 +1,5 @@
 package io.sparkgazette.spark
-package runtime
+package hadoop
 
 import java.io.{DataInputStream, DataOutputStream, ObjectInputStream, ObjectOutputStream}
 

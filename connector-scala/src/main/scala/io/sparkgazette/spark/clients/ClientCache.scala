@@ -1,5 +1,5 @@
 package io.sparkgazette.spark
-package runtime
+package clients
 
 import java.util.concurrent.ConcurrentHashMap
 

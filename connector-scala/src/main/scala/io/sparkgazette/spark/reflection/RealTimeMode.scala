@@ -1,5 +1,5 @@
 package io.sparkgazette.spark
-package runtime
+package reflection
 
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 

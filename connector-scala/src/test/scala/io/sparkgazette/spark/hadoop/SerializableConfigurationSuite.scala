@@ -1,6 +1,5 @@
-package io.sparkgazette.spark
+package io.sparkgazette.spark.hadoop
 
-import io.sparkgazette.spark.runtime.SerializableConfiguration
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkConf
 import org.apache.spark.serializer.{JavaSerializer, KryoSerializer, Serializer}
