@@ -408,7 +408,7 @@ MUTATIONS = (
     ),
     Mutation(
         "real-time-origin-found-in-another-journal",
-        "spark/runtime/SequencedMessages.scala",
+        "spark/handoff/SequencedMessages.scala",
         "producers(at) == producer && clocks(at) == clock && journals(at) == journal",
         "producers(at) == producer && clocks(at) == clock",
         "a row's origin is looked for in every journal its task read: a producer's message at the same clock in "
