@@ -11,7 +11,7 @@ import io.sparkgazette.spark.sink.metrics.WriterCounts
 import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
 import io.sparkgazette.message._
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingThreshold}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric

@@ -3,7 +3,7 @@ package sink
 
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.SinkProducers
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.StagingThreshold
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory}

@@ -9,14 +9,14 @@ import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{
-  IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
+  IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, StagingLocation, WriteTarget
 }
-import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers}
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers, StagedRun}
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.rows.CsvWidths
 import com.google.protobuf.ByteString
 import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.{StagedRuns, StagingThreshold, WriteStaging}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.slf4j.LoggerFactory

@@ -11,7 +11,6 @@ import scala.util.Try
 import io.sparkgazette.spark.errors.GazetteErrors
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.message.{AckIntent, ProducerId}
-import io.sparkgazette.spark.sink.staging._
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 

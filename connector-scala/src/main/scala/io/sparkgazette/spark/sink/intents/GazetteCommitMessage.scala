@@ -4,7 +4,6 @@ package intents
 
 import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.metrics.TaskCounts
-import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 
 /** What a task attempt reports when it commits: the ACK intents that make its messages

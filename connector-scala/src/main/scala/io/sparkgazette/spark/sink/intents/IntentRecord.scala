@@ -3,7 +3,6 @@ package sink
 package intents
 
 import io.sparkgazette.message.AckIntent
-import io.sparkgazette.spark.sink.staging._
 
 /** What is recorded for one write: its ACK intents, its staged runs and, for a stream, where its
   * producers stand once they are appended; for a real-time batch, before it runs, its producers'

@@ -5,6 +5,8 @@ package staging
 import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.config.StagingLocation
+import io.sparkgazette.spark.sink.intents.StagedRun
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package sink
+package staging
 
 import java.nio.channels.FileChannel
 import java.nio.file.{Files, StandardOpenOption}
@@ -10,7 +11,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.sink.config.SinkConfig
 import io.sparkgazette.spark.sink.metrics.{SinkCounts, SinkMetrics}
-import io.sparkgazette.spark.sink.staging.StagedRun
+import io.sparkgazette.spark.sink.intents.StagedRun
 import com.google.protobuf.{ByteString, UnsafeByteOperations}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
 import io.sparkgazette.client.{BrokerStatusException, GazetteClient}

@@ -1,11 +1,11 @@
 package io.sparkgazette.spark
 package sink
+package staging
 
 import scala.util.Try
 
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.sink.config.{IntentLogLocation, SinkOptions}
-import io.sparkgazette.spark.sink.staging.StagingLocation
+import io.sparkgazette.spark.sink.config.{IntentLogLocation, SinkOptions, StagingLocation}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.spark.SparkConf

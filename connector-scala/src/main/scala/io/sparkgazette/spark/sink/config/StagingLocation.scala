@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 package sink
-package staging
+package config
 
 import scala.util.Try
 import scala.util.control.NonFatal

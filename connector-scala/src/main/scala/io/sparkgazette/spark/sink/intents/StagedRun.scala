@@ -1,6 +1,6 @@
 package io.sparkgazette.spark
 package sink
-package staging
+package intents
 
 /** One task's messages to one journal, staged under the checkpoint rather than appended by the
   * task: committed (OUTSIDE_TXN) messages that only the driver's commit makes anyone append.
