@@ -29,7 +29,7 @@ endif
 # exactly-once writes and epochs; then the Python package and wheel suites, three faults (a store's
 # fragments removed, failing or skipped and counted; etcd restarted, a broker down) and a short chaos run.
 SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
-  io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+  io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.errors.GazetteErrorsSuite \
   io.sparkgazette.spark.source.SourceEdgesIntegrationSuite io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
   io.sparkgazette.spark.source.rows.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
@@ -90,7 +90,7 @@ test-spark35: setup
 # pure suites and the source's and sink's integration suites.
 test-spark35-scala213: setup
 	$(SBT) connectorSpark35Scala213/assembly "connectorSpark35Scala213/testOnly io.sparkgazette.message.* \
-	  io.sparkgazette.client.*Suite io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+	  io.sparkgazette.client.*Suite io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.errors.GazetteErrorsSuite \
 	  io.sparkgazette.spark.source.SourceIntegrationSuite io.sparkgazette.spark.sink.SinkIntegrationSuite"
 
 # Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)

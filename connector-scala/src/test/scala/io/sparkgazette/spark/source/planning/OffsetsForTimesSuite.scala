@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package planning
 
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package realtime
 
 import java.nio.file.Files
 import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}

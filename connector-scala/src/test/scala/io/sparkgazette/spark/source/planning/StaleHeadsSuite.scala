@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package planning
 
 import io.sparkgazette.spark.source.planning.StaleHeads
 import io.sparkgazette.spark.source.planning.StaleHeads.{Behind, Grew, Waiting}

@@ -1,4 +1,5 @@
 package io.sparkgazette.spark
+package options
 
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
@@ -86,7 +87,7 @@ class SecurityOptionsSuite extends AnyFunSuite {
     val fixed = Seq("authToken" -> "a.b.c")
     val provider = Seq("authTokenProvider" -> classOf[FixedTokenProvider].getName, "authTokenProvider.role" -> "r")
     def clients(connection: Seq[(String, String)]) = Seq("earliest", "latest").map(from =>
-      clients.ClientCache(read(connection :+ ("startingOffsets" -> from): _*).clientConfig))
+      io.sparkgazette.spark.clients.ClientCache(read(connection :+ ("startingOffsets" -> from): _*).clientConfig))
     val Seq(fixedA, fixedB) = clients(fixed)
     assert(fixedA eq fixedB)
     val Seq(providerA, providerB) = clients(provider)

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package sink
+package rows
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.{Instant, LocalDateTime}

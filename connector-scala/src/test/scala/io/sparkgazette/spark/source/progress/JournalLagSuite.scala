@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package progress
 
 import java.time.Instant
 

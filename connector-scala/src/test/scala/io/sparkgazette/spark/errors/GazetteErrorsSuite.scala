@@ -1,4 +1,5 @@
 package io.sparkgazette.spark
+package errors
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
 import java.lang.reflect.Modifier

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package reading
 
 import io.sparkgazette.message.{Flags, Framing, ProducerId, ProducerState, StateTransfer}
 import io.sparkgazette.spark.source.offsets.JournalRange

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package source
+package offsets
 
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package sink
+package intents
 
 import java.nio.file.Files
 

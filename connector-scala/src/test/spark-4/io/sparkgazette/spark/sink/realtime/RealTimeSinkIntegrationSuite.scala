@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package sink
+package realtime
 
 import java.nio.file.Files
 

@@ -1,4 +1,5 @@
 package io.sparkgazette.spark
+package options
 
 import scala.jdk.CollectionConverters._
 

@@ -1,5 +1,6 @@
 package io.sparkgazette.spark
 package sink
+package intents
 
 import io.sparkgazette.message.ProducerId
 import io.sparkgazette.spark.sink.intents.SinkProducers
