@@ -16,7 +16,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
-private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
+private[source] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
     shape: RowShape, passes: PieceStates.Cache = new PieceStates.Cache())
     extends Batch {
 

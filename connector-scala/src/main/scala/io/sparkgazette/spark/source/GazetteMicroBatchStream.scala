@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
+private[source] class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
     shape: RowShape)
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
@@ -443,7 +443,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   }
 }
 
-private[spark] object GazetteMicroBatchStream {
+private[source] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
 }

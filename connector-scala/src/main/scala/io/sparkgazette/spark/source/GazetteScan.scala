@@ -22,7 +22,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * `required`: the columns the query reads, when Spark pruned them; all otherwise. `typed`: the
   * schema the rows' message fields are parsed with, if the source was given one.
   */
-private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
+private[source] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
     typed: Option[TypedSchema] = None)
     extends Scan {
   private def hadoopConf = SerializableConfiguration.ofSession(SparkSession.active)

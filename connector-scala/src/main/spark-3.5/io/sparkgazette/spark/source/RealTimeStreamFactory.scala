@@ -11,7 +11,7 @@ import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 /** Spark 3.5 has no real-time mode: [[RealTimeMode.available]] is false, and a real-time stream
   * is never asked for.
   */
-private[spark] object RealTimeStreamFactory {
+private[source] object RealTimeStreamFactory {
   def apply(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
       shape: RowShape): MicroBatchStream = throw GazetteErrors.realTimeModeUnavailable(SparkSession.active.version)
 }
