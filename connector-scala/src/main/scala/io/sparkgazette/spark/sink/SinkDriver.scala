@@ -22,7 +22,7 @@ import org.apache.spark.sql.connector.write._
 import org.slf4j.LoggerFactory
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
-private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
+private[sink] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
     streaming: Boolean, queryId: String = "") {
   import SinkDriver._
 
@@ -268,7 +268,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
 }
 
-private[spark] object SinkDriver {
+private[sink] object SinkDriver {
   private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
 
   /** Names one run of a write's tasks (see [[StagingLocation]]). */

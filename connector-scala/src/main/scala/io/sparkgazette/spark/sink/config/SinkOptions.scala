@@ -12,8 +12,8 @@ import io.sparkgazette.spark.options.BrokerConnection
 import io.sparkgazette.spark.options.GazetteOptions._
 
 /** Which journals a write goes to. */
-private[spark] sealed trait WriteTarget
-private[spark] object WriteTarget {
+private[sink] sealed trait WriteTarget
+private[sink] object WriteTarget {
   final case class OneJournal(journal: String) extends WriteTarget
   final case class BySelector(selector: String) extends WriteTarget
 }

@@ -20,7 +20,7 @@ import org.apache.hadoop.fs.Path
   *
   * @param setting the option or Spark setting that put the runs there, for errors to name
   */
-private[spark] final case class StagingLocation(root: String, setting: String = GazetteOptions.StagingLocation) {
+private[sink] final case class StagingLocation(root: String, setting: String = GazetteOptions.StagingLocation) {
   def dir(key: String): Path = new Path(root, key)
 
   /** The directory of one run of the write's tasks. */
@@ -61,7 +61,7 @@ private[spark] final case class StagingLocation(root: String, setting: String = 
   }
 }
 
-private[spark] object StagingLocation {
+private[sink] object StagingLocation {
 
   /** `<checkpointLocation>/gazette-sink/staging/epochs/<epoch>/` for a stream,
     * `.../staging/batches/<batchId>/` for a batch job with `batchId`: where the epoch's record

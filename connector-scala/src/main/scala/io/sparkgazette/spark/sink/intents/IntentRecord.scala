@@ -8,5 +8,5 @@ import io.sparkgazette.message.AckIntent
   * producers stand once they are appended; for a real-time batch, before it runs, its producers'
   * seed and the journals its rows are mapped over.
   */
-private[spark] final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None,
+private[sink] final case class IntentRecord(intents: Seq[AckIntent], producers: Option[SinkProducers] = None,
     staged: Seq[StagedRun] = Nil, journals: Seq[String] = Nil)

@@ -21,6 +21,6 @@ package intents
   *                 bytes the cleanup append carries (an append must carry some)
   * @param part     which part of the task's run in `journal` this is (see [[StagedRunWriter]])
   */
-private[spark] final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long,
+private[sink] final case class StagedRun(journal: String, path: String, bytes: Long, producer: String, clock: Long,
     token: String,
     revision: Long, quietAck: Array[Byte], part: Int = 0)

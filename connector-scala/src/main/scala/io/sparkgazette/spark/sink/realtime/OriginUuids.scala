@@ -33,7 +33,7 @@ import io.sparkgazette.spark.handoff.SequencedMessages
   * deterministic, stateless query between source and sink, in one task, which the writer
   * checks).
   */
-private[spark] final class OriginUuids(seed: Long) {
+private[realtime] final class OriginUuids(seed: Long) {
   // The number of the message the last row was made from, and how many rows it gave: rows of
   // one message come one after the other.
   private var cursor = -1L
@@ -86,7 +86,7 @@ private[spark] final class OriginUuids(seed: Long) {
   }
 }
 
-private[spark] object OriginUuids {
+private[realtime] object OriginUuids {
 
   /** Why a row's origin gives it no UUID. */
   sealed trait Unsequenced

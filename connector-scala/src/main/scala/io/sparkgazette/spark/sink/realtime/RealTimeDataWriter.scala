@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory
   * writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
   * records the batch's offsets.
   */
-private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
+private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
     epoch: Long, seed: Long, producers: SinkProducers, clockFloor: Long, stageAttempt: Int, attempt: Int)
     extends DataWriter[InternalRow] {
   import RealTimeDataWriter._

@@ -14,7 +14,7 @@ import org.apache.spark.sql.SparkSession
   * protocol, which commits an epoch once, would lose or repeat rows. So the sink asks the
   * running query for its trigger (see [[ActiveQuery]]).
   */
-private[spark] object RealTimeQuery {
+private[sink] object RealTimeQuery {
 
   /** Whether the active query `queryId` has a real-time trigger. */
   def isRealTime(spark: SparkSession, queryId: String): Boolean =

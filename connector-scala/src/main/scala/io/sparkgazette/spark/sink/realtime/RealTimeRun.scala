@@ -27,7 +27,7 @@ import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
   *  - So readers track, per run, two producers per partition and one more per partition and batch
   *    whose first attempt did not commit, plus one per attempt other than a first.
   */
-private[spark] final class RealTimeRun {
+private[sink] final class RealTimeRun {
 
   /** Drawn for the run: producers of other runs differ. */
   val run: Long = RealTimeRun.random.nextLong()

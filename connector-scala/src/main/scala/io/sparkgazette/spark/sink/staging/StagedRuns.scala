@@ -20,7 +20,7 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
 import org.apache.spark.SparkContext
 import org.slf4j.LoggerFactory
 
-private[spark] object StagedRuns {
+private[sink] object StagedRuns {
   private val log = LoggerFactory.getLogger(classOf[StagedRun])
 
   /** Appends every run, each in one append, from the cluster's executors; counts the appends. */

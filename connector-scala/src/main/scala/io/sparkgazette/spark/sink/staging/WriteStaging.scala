@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory
   * stay open transactions that readers replay, and a warning (once per driver: a job writing
   * every few seconds would repeat it) names the option that fixes it.
   */
-private[spark] object WriteStaging {
+private[sink] object WriteStaging {
   private val log = LoggerFactory.getLogger(getClass)
   private val warned = new java.util.concurrent.atomic.AtomicBoolean(false)
 
