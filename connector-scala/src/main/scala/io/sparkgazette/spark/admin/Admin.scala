@@ -19,7 +19,7 @@ import org.apache.spark.sql.SparkSession
   * list journals with their write heads, apply journal specs, publish test messages, and tell a
   * streaming query's lag from its checkpoint.
   */
-private[spark] object Admin {
+private[admin] object Admin {
   private val mapper = new ObjectMapper()
 
   /** How long the lag tool retries a broker unless option `retryTimeout` says otherwise. */
