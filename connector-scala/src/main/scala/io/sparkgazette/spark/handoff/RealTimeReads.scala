@@ -11,6 +11,8 @@ import org.apache.spark.TaskContext
   * [[sink.realtime.OriginUuids]]): a row that crossed a shuffle, or came from another source,
   * would share a producer with rows of other tasks. Two sources of one query reading the same
   * journal (a union) give their rows producers of their own.
+  *
+  * The source publishes ([[register]]) and the sink consumes ([[of]]); neither knows the other.
   */
 private[spark] object RealTimeReads {
 
