@@ -4,7 +4,6 @@ package config
 
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
-import io.sparkgazette.spark.sink.config.StagingLocation
 import org.apache.spark.broadcast.Broadcast
 
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them;

@@ -9,6 +9,7 @@ import scala.util.Try
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.BrokerConnection
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.options.GazetteOptions._
 
 /** Which journals a write goes to. */
@@ -113,8 +114,8 @@ private[spark] object SinkOptions {
       batchId,
       connection(o),
       o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192),
-      o.get(StagingLocation).map { l =>
-        if (l.trim.isEmpty) throw GazetteErrors.invalidOption(StagingLocation, l, "a directory's path or URI")
+      o.get(GazetteOptions.StagingLocation).map { l =>
+        if (l.trim.isEmpty) throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
         l.trim
       }
     )
