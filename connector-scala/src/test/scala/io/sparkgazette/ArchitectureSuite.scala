@@ -64,6 +64,8 @@ class ArchitectureSuite extends AnyFunSuite {
     assert(folders.size > 30, s"found ${folders.size} folders under $root")
     val crowded =
       folders.map(d => d -> Files.list(d).iterator().asScala.count(Files.isRegularFile(_))).filter(_._2 > 20)
-    crowded.sortBy(-_._2).foreach { case (d, n) => alert(s"crowded folder (> 20 files): ${root.relativize(d)}: $n files") }
+    crowded.sortBy(-_._2).foreach { case (d, n) =>
+      alert(s"crowded folder (> 20 files): ${root.relativize(d)}: $n files")
+    }
   }
 }

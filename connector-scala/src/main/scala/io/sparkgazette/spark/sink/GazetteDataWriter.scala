@@ -3,14 +3,14 @@ package sink
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.message._
 import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkFault, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.WriterCounts
 import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
-import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingThreshold}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow

@@ -3,10 +3,11 @@ package sink
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{
   IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, StagingLocation, WriteTarget
@@ -15,7 +16,6 @@ import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, S
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.rows.CsvWidths
 import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import io.sparkgazette.spark.sink.staging.{StagedRuns, StagingThreshold, WriteStaging}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._

@@ -3,8 +3,8 @@ package source
 
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.source.offsets.{JournalRange, JournalTask, OffsetSpec, SourceOptions}
 import io.sparkgazette.spark.source.planning.{JournalDirectory, JournalRangePlanner, OffsetsForTimes}
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}

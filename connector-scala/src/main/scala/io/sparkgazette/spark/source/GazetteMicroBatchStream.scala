@@ -8,8 +8,8 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.planning.{
   ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, StaleHeads, StartingOffsets

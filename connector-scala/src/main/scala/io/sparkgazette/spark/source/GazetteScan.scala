@@ -4,8 +4,8 @@ package source
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.reflection.RealTimeMode
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.reading.{PieceStates, SourceMetrics}

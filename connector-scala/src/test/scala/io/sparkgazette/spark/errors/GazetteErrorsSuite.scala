@@ -13,9 +13,6 @@ import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{
   AuthTokenException, BrokerStatusException, BrokerUnavailableException, StoreUnavailableException
 }
-import io.sparkgazette.spark.errors.{
-  ErrorConditions, GazetteErrors, GazetteIllegalArgumentException, GazetteIllegalStateException, MessageTemplate
-}
 import io.sparkgazette.spark.protobuf.ProtobufErrors
 import io.sparkgazette.spark.testing.SparkThrowables._
 import org.apache.spark.SparkThrowable

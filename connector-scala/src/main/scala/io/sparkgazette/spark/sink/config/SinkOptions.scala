@@ -115,7 +115,8 @@ private[spark] object SinkOptions {
       connection(o),
       o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192),
       o.get(GazetteOptions.StagingLocation).map { l =>
-        if (l.trim.isEmpty) throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
+        if (l.trim.isEmpty)
+          throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
         l.trim
       }
     )

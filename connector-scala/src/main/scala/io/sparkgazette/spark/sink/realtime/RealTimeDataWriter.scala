@@ -7,8 +7,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import io.sparkgazette.message._
-import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.handoff.RealTimeReads
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}

@@ -7,14 +7,14 @@ import java.nio.file.{Files, StandardOpenOption}
 
 import scala.util.control.NonFatal
 
-import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.clients.ClientCache
-import io.sparkgazette.spark.sink.config.SinkConfig
-import io.sparkgazette.spark.sink.metrics.{SinkCounts, SinkMetrics}
-import io.sparkgazette.spark.sink.intents.StagedRun
-import com.google.protobuf.{ByteString, UnsafeByteOperations}
 import io.sparkgazette.client.protocol.{AppendRequest, Label, LabelSelector, LabelSet, Status}
 import io.sparkgazette.client.{BrokerStatusException, GazetteClient}
+import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.config.SinkConfig
+import io.sparkgazette.spark.sink.intents.StagedRun
+import io.sparkgazette.spark.sink.metrics.{SinkCounts, SinkMetrics}
+import com.google.protobuf.{ByteString, UnsafeByteOperations}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 import org.apache.spark.SparkContext

@@ -7,8 +7,8 @@ import scala.concurrent.duration._
 
 import io.sparkgazette.client.{Backoff, Chunk, FragmentHoles, JournalReader}
 import io.sparkgazette.message._
-import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.source.offsets.JournalRange
 import io.sparkgazette.spark.source.rows.MessageToRow
 import io.sparkgazette.spark.source.state._

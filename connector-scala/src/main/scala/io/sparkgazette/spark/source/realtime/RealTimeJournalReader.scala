@@ -11,8 +11,8 @@ import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailableException, JournalReader}
 import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
-import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.handoff.{RealTimeReads, SequencedMessages}
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{JournalDecoder, ReaderConfig, SourceMetrics}

@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package sink
 package config
 
-import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions, WriteTarget}
 import io.sparkgazette.spark.sink.staging.StagingThreshold
 import org.scalatest.funsuite.AnyFunSuite
 

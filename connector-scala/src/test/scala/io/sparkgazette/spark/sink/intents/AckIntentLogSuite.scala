@@ -5,7 +5,6 @@ package intents
 import java.nio.file.Files
 
 import io.sparkgazette.message.AckIntent
-import io.sparkgazette.spark.sink.intents.{AckIntentLog, IntentRecord, SinkProducers}
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 

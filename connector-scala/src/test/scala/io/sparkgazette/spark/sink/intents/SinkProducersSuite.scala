@@ -3,7 +3,6 @@ package sink
 package intents
 
 import io.sparkgazette.message.ProducerId
-import io.sparkgazette.spark.sink.intents.SinkProducers
 import org.scalatest.funsuite.AnyFunSuite
 
 class SinkProducersSuite extends AnyFunSuite {

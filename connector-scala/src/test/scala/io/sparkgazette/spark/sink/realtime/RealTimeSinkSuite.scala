@@ -7,7 +7,6 @@ import java.nio.file.Files
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.handoff.SequencedMessages
 import io.sparkgazette.spark.sink.config.SinkTargets
-import io.sparkgazette.spark.sink.realtime.{OriginUuids, RealTimeBatches}
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 

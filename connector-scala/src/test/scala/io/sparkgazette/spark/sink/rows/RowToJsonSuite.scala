@@ -5,7 +5,6 @@ package rows
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.{Instant, LocalDateTime}
 
-import io.sparkgazette.spark.sink.rows.RowToJson
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayBasedMapData, DateTimeUtils}
 import org.apache.spark.sql.types._

@@ -7,9 +7,6 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteUnsupportedOperationException
 import io.sparkgazette.spark.reflection.RealTimeMode
-import io.sparkgazette.spark.source.offsets.{
-  JournalOffsets, JournalPosition, JournalTarget, NoMessageAtTime, OffsetSpec, SourceOptions
-}
 import io.sparkgazette.spark.source.realtime.RealTimeStreams
 import io.sparkgazette.spark.testing.SparkThrowables.condition
 import io.sparkgazette.spark.testing.ThisSpark

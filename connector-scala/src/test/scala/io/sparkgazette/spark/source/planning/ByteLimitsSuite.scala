@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package source
 package planning
 
-import io.sparkgazette.spark.source.planning.ByteLimits
 import org.apache.spark.sql.connector.read.streaming.ReadLimit
 import org.scalatest.funsuite.AnyFunSuite
 

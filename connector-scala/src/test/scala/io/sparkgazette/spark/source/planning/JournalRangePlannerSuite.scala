@@ -3,7 +3,6 @@ package source
 package planning
 
 import io.sparkgazette.spark.source.offsets.{JournalRange, Piece}
-import io.sparkgazette.spark.source.planning.JournalRangePlanner
 import org.scalacheck.Gen
 import org.scalatest.funsuite.AnyFunSuite
 import org.scalatestplus.scalacheck.ScalaCheckPropertyChecks

@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package source
 package planning
 
-import io.sparkgazette.spark.source.planning.StaleHeads
 import io.sparkgazette.spark.source.planning.StaleHeads.{Behind, Grew, Waiting}
 import org.scalatest.funsuite.AnyFunSuite
 

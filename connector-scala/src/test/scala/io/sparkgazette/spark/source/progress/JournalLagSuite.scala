@@ -6,7 +6,6 @@ import java.time.Instant
 
 import io.sparkgazette.message.Clock
 import io.sparkgazette.spark.source.progress.JournalLag.FragmentTime
-import io.sparkgazette.spark.source.progress.{JournalLag, NewestClock, TimeBehindHeads}
 import org.scalatest.funsuite.AnyFunSuite
 
 class JournalLagSuite extends AnyFunSuite {

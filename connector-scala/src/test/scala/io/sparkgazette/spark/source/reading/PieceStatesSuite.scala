@@ -5,7 +5,6 @@ package reading
 import io.sparkgazette.message.{Flags, Framing, ProducerId, ProducerState, StateTransfer}
 import io.sparkgazette.spark.source.offsets.JournalRange
 import io.sparkgazette.spark.source.planning.JournalRangePlanner
-import io.sparkgazette.spark.source.reading.PieceStates
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Planning the pieces' states, with the first pass replaced by a function of its parts. */

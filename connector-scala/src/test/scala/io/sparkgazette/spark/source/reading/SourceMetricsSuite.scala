@@ -2,7 +2,6 @@ package io.sparkgazette.spark
 package source
 package reading
 
-import io.sparkgazette.spark.source.reading.SourceMetrics
 import org.scalatest.funsuite.AnyFunSuite
 
 class SourceMetricsSuite extends AnyFunSuite {

@@ -12,7 +12,6 @@ import io.sparkgazette.message.{Framing, ProducerState}
 import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{ReaderConfig, SourceMetrics}
-import io.sparkgazette.spark.source.realtime.{JournalsReached, RealTimeJournal, RealTimeJournalReader, RealTimeTask}
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
