@@ -31,7 +31,7 @@ endif
 # of brokers, etcd and stores, which the connector's client meets alike on both, run on Spark 3.5 in
 # `make test-spark35`.
 SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
-  io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+  io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.errors.GazetteErrorsSuite \
   io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
   io.sparkgazette.spark.source.rows.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
@@ -91,7 +91,7 @@ test-spark35: setup
 # pure suites and the source's and sink's integration suites.
 test-spark35-scala213: setup
 	$(SBT) connectorSpark35Scala213/assembly "connectorSpark35Scala213/testOnly io.sparkgazette.message.* \
-	  io.sparkgazette.client.*Suite io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.GazetteErrorsSuite \
+	  io.sparkgazette.client.*Suite io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.errors.GazetteErrorsSuite \
 	  io.sparkgazette.spark.source.SourceIntegrationSuite io.sparkgazette.spark.sink.SinkIntegrationSuite"
 
 # Formatting: scalafmt (.scalafmt.conf) over the Scala sources and the build, ruff (ruff.toml)

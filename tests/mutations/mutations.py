@@ -262,7 +262,7 @@ MUTATIONS = (
     ),
     Mutation(
         "staged-run-appended-twice",
-        "spark/sink/StagedRuns.scala",
+        "spark/sink/staging/StagedRuns.scala",
         "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run)))))",
         "checkRegisters = Some(LabelSelector(exclude = Some(registers(Seq(run))))).filter(_ => false)",
         "a staged run published again after a crash is appended again: its rows are committed twice",
@@ -270,7 +270,7 @@ MUTATIONS = (
     ),
     Mutation(
         "staged-run-ignores-recreation",
-        "spark/sink/StagedRuns.scala",
+        "spark/sink/staging/StagedRuns.scala",
         "if (!current.exists(_.createRevision == run.revision)) {",
         "if (current.isEmpty) {",
         "a staged run recorded for a journal since deleted goes to the journal created again under its name",
@@ -408,7 +408,7 @@ MUTATIONS = (
     ),
     Mutation(
         "real-time-origin-found-in-another-journal",
-        "spark/runtime/SequencedMessages.scala",
+        "spark/handoff/SequencedMessages.scala",
         "producers(at) == producer && clocks(at) == clock && journals(at) == journal",
         "producers(at) == producer && clocks(at) == clock",
         "a row's origin is looked for in every journal its task read: a producer's message at the same clock in "

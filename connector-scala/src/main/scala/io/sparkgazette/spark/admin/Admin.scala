@@ -5,21 +5,21 @@ import java.util.Base64
 
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.SerializableConfiguration
-import com.fasterxml.jackson.databind.node.ObjectNode
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.client.protocol.{CompressionCodec, JournalSpec}
 import io.sparkgazette.client.{GazetteClient, JournalSpecs}
 import io.sparkgazette.message.{Framing, Publisher}
+import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.options.GazetteOptions
+import com.fasterxml.jackson.databind.node.ObjectNode
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.SparkSession
 
 /** Administration for the Python package's helpers (called through py4j, so JSON in and out):
   * list journals with their write heads, apply journal specs, publish test messages, and tell a
   * streaming query's lag from its checkpoint.
   */
-private[spark] object Admin {
+private[admin] object Admin {
   private val mapper = new ObjectMapper()
 
   /** How long the lag tool retries a broker unless option `retryTimeout` says otherwise. */

@@ -4,9 +4,9 @@ package errors
 /** The errors of checkpoints and of the sink's staging: what the connector wrote there is
   * missing, damaged, in another format, out of reach of some host, or could not be written.
   */
-private[spark] trait CheckpointErrors {
+private[errors] trait CheckpointErrors {
 
-  private[spark] def missingSequencerState(journal: String, offset: Long, dir: String): GazetteIllegalStateException =
+  private[errors] def missingSequencerState(journal: String, offset: Long, dir: String): GazetteIllegalStateException =
     GazetteIllegalStateException("GAZETTE_CHECKPOINT_CORRUPT.SEQUENCER_STATE_MISSING",
       Map("journal" -> journal, "offset" -> offset.toString, "path" -> dir))
 

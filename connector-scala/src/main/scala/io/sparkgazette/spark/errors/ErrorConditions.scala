@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
   * operations page's table) and its wordings, by key: the condition's name where it has one
   * wording, `NAME.VARIANT` for each of its variants where it has several.
   */
-private[spark] final case class ErrorCondition(
+private[errors] final case class ErrorCondition(
     name: String,
     sqlState: String,
     meaning: String,
@@ -24,7 +24,7 @@ private[spark] final case class ErrorCondition(
   * operations page lists. A message's lines join with a space (Spark's with a line break): the
   * connector's messages are one line each, in logs and in PySpark's `str(e)` alike.
   */
-private[spark] object ErrorConditions {
+private[errors] object ErrorConditions {
   private val Resource = "error-conditions.json"
 
   /** What the connector itself should have made impossible. */
@@ -85,4 +85,4 @@ private[spark] object ErrorConditions {
 }
 
 /** What an error built from a wording says: its condition, SQLSTATE and message. */
-private[spark] final case class ConditionMessage(condition: String, sqlState: String, text: String)
+private[errors] final case class ConditionMessage(condition: String, sqlState: String, text: String)

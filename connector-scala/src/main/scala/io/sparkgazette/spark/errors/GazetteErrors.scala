@@ -27,7 +27,7 @@ private[spark] object GazetteErrors extends OptionErrors with ReadErrors with Ch
   }
 
   /** A fragment neither its store nor a broker served: its message (journal, store, last error) under a condition. */
-  private[spark] def storeUnavailable(e: StoreUnavailableException): GazetteIllegalStateException =
+  private[errors] def storeUnavailable(e: StoreUnavailableException): GazetteIllegalStateException =
     GazetteIllegalStateException(
       "GAZETTE_FRAGMENT_STORE_UNAVAILABLE",
       Map(

@@ -7,7 +7,7 @@ import scala.util.matching.Regex
   * for its own `error-conditions.json`, so that a message reads the same filled in as its
   * parameters say.
   */
-private[spark] final case class MessageTemplate(text: String) {
+private[errors] final case class MessageTemplate(text: String) {
 
   /** The parameters the wording needs, in the order it names them. */
   def placeholders: Seq[String] = MessageTemplate.Placeholder.findAllMatchIn(text).map(_.group(1)).toList.distinct
@@ -23,7 +23,7 @@ private[spark] final case class MessageTemplate(text: String) {
     MessageTemplate.Placeholder.replaceAllIn(text, m => Regex.quoteReplacement(String.valueOf(parameters(m.group(1)))))
 }
 
-private[spark] object MessageTemplate {
+private[errors] object MessageTemplate {
 
   /** `<name>`, as Spark writes them; `struct<journal: string, ...>` in a wording is not one. */
   val Placeholder: Regex = "<([A-Za-z][A-Za-z0-9_]*)>".r

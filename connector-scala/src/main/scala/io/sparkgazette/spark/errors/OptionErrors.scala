@@ -8,7 +8,7 @@ import java.util.Locale
   * are never shown: in errors, and in plans and logs through [[describe]], their values read as
   * redacted. `authTokenFile` is a path, shown; the token in it never is.
   */
-private[spark] trait OptionErrors {
+private[errors] trait OptionErrors {
 
   private val SecretOptions = Set("authtoken")
   private val Redacted = "*********(redacted)"
@@ -30,7 +30,7 @@ private[spark] trait OptionErrors {
   }
 
   /** The known option `name` is most likely a misspelling of: at most two edits away, ignoring case. */
-  private[spark] def closest(name: String, known: Iterable[String]): Option[String] = {
+  private[errors] def closest(name: String, known: Iterable[String]): Option[String] = {
     def distance(a: String, b: String): Int = {
       val (x, y) = (a.toLowerCase(Locale.ROOT), b.toLowerCase(Locale.ROOT))
       var row = Array.tabulate(y.length + 1)(identity)

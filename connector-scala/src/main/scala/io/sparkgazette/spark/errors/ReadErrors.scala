@@ -6,7 +6,7 @@ import java.time.Instant
 /** The errors of reading journals: where a read starts and ends, bytes that are gone or late,
   * messages that cannot be read, and what the source's schema and trigger allow.
   */
-private[spark] trait ReadErrors {
+private[errors] trait ReadErrors {
 
   private[spark] def startPastWriteHead(journal: String, start: Long, head: Long): GazetteIllegalArgumentException =
     GazetteIllegalArgumentException("GAZETTE_OFFSET_PAST_WRITE_HEAD.STARTING",

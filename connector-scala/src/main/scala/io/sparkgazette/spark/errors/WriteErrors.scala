@@ -5,7 +5,7 @@ package errors
   * the output modes and triggers it does not take; in real-time mode, rows whose origin cannot
   * make their writes exactly once.
   */
-private[spark] trait WriteErrors {
+private[errors] trait WriteErrors {
 
   private[spark] def rowJournalNotTargeted(journal: String, row: Long, partition: Int, journals: Seq[String])
       : GazetteIllegalArgumentException =

@@ -24,7 +24,7 @@ private[spark] object GazetteOptions extends OptionNames {
   /** Options named `authTokenProvider.<setting>` are the token provider's own: accepted as they
     * are, handed to it, shown redacted.
     */
-  private[spark] val ProviderPrefix = AuthTokenProvider + "."
+  private[options] val ProviderPrefix = AuthTokenProvider + "."
 
   /** Options under this prefix are the tests' hooks (faults injected at chosen points of a
     * protocol): accepted, never documented, never listed to users.
@@ -38,7 +38,7 @@ private[spark] object GazetteOptions extends OptionNames {
     * still takes it in any capitals: what it is handed may have lost them (Spark Connect hands a
     * load its option names in lower case).
     */
-  private[spark] final case class SparkOption(name: String, sides: Set[OptionDoc.Side], exactCase: Boolean,
+  private[options] final case class SparkOption(name: String, sides: Set[OptionDoc.Side], exactCase: Boolean,
       readBy: String)
 
   /** Spark's own options, each with where Spark (3.5 to 4.3) reads it. A writer's options are the
@@ -99,10 +99,10 @@ private[spark] object GazetteOptions extends OptionNames {
     reference.filter(d => d.side == side || d.side == OptionDoc.Connection && side != OptionDoc.Connection)
       .map(_.name).distinct
 
-  private[spark] val parsingNames: Seq[String] = reference.filter(_.side == OptionDoc.Parsing).map(_.name)
+  private[options] val parsingNames: Seq[String] = reference.filter(_.side == OptionDoc.Parsing).map(_.name)
   private[spark] val sourceNames: Seq[String] = names(OptionDoc.Source) ++ parsingNames
   private[spark] val sinkNames: Seq[String] = names(OptionDoc.Sink)
-  private[spark] val connectionNames: Seq[String] = reference.filter(_.side == OptionDoc.Connection).map(_.name)
+  private[options] val connectionNames: Seq[String] = reference.filter(_.side == OptionDoc.Connection).map(_.name)
 
   /** The parsing options among `options`, for Spark's JSON and CSV parsers. */
   private[spark] def parsing(options: CaseInsensitiveStringMap): Map[String, String] = {

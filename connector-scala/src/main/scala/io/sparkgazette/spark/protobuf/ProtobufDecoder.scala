@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.StructType
   * `permissive` makes a payload that does not parse a null; otherwise it fails the task with an
   * error that names the journal and offset of the message.
   */
-private[spark] final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String,
+private[protobuf] final class ProtobufDecoder(messageName: String, descriptorSet: Array[Byte], source: String,
     permissive: Boolean)
     extends UDF3[Array[Byte], String, java.lang.Long, Row] {
 

@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.CommitCounts
 import org.apache.spark.sql.connector.write._
@@ -13,7 +13,7 @@ import org.apache.spark.sql.connector.write._
   * new write, whose job commit appends the intents directly, and its staged runs after them
   * (see [[staging.WriteStaging]]).
   */
-private[spark] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns,
+private[sink] final class GazetteBatchWrite(options: SinkOptions, columns: SinkColumns,
     hadoopConf: SerializableConfiguration)
     extends BatchWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = false)

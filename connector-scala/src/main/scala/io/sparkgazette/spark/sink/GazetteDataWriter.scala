@@ -3,15 +3,15 @@ package sink
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.message._
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.ClientCache
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkFault, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.WriterCounts
 import io.sparkgazette.spark.sink.rows.SinkRows
 import com.google.protobuf.ByteString
-import io.sparkgazette.message._
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingThreshold}
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory
   * An epoch whose intents are already recorded was committed before a restart: its writers
   * write nothing.
   */
-private[spark] final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
+private[sink] final class GazetteDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int, epoch: Long,
     producers: Option[SinkProducers] = None,
     threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
     writeId: String = "")
@@ -266,7 +266,7 @@ private final class HeldRows(val framing: Framing) {
   def foreach(f: (Long, Array[Byte]) => Unit): Unit = rows.indices.foreach(i => f(rows(i), payloads(i)))
 }
 
-private[spark] object GazetteDataWriter {
+private[sink] object GazetteDataWriter {
   private val log = LoggerFactory.getLogger(classOf[GazetteDataWriter])
 
   private val SpoolDir = java.nio.file.Paths.get(System.getProperty("java.io.tmpdir"))

@@ -3,13 +3,13 @@ package sink
 
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.SinkProducers
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.StagingThreshold
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory}
 
 /** Creates a [[GazetteDataWriter]] per task attempt, for streaming epochs and batch jobs. */
-private[spark] final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
+private[sink] final class GazetteDataWriterFactory(config: SinkConfig, targets: SinkTargets, batchEpoch: Long,
     producers: Option[SinkProducers] = None,
     threshold: StagingThreshold = StagingThreshold(Long.MaxValue, Long.MaxValue),
     writeId: String = "")

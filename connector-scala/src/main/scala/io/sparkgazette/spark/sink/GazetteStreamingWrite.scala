@@ -2,7 +2,8 @@ package io.sparkgazette.spark
 package sink
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ActiveQuery, SerializableConfiguration}
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkProgress}
@@ -17,7 +18,7 @@ import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactor
   * `progress`. Spark makes one for each batch: what a real-time run keeps from batch to batch is
   * in its [[RealTimeRun]], of `runs`.
   */
-private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
+private[sink] final class GazetteStreamingWrite(options: SinkOptions, columns: SinkColumns,
     hadoopConf: SerializableConfiguration, queryId: String, progress: SinkProgress, runs: RealTimeRuns)
     extends StreamingWrite {
   private val driver = new SinkDriver(options, columns, hadoopConf, streaming = true, queryId)
@@ -86,7 +87,7 @@ private[spark] final class GazetteStreamingWrite(options: SinkOptions, columns: 
 }
 
 /** Creates a [[RealTimeDataWriter]] per task attempt of a real-time batch. */
-private[spark] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long,
+private[sink] final class RealTimeWriterFactory(config: SinkConfig, targets: SinkTargets, seed: Long,
     producers: SinkProducers, clockFloor: Long)
     extends StreamingDataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] = {

@@ -1,7 +1,7 @@
 package io.sparkgazette.spark
 package sink
 
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.sink.config.{SinkColumns, SinkOptions}
 import io.sparkgazette.spark.sink.metrics.{SinkMetrics, SinkProgress}
 import io.sparkgazette.spark.sink.realtime.RealTimeRuns
@@ -13,7 +13,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 /** The sink's protocol, shared by streaming epochs and batch jobs; a stream's epochs report
   * their counts to `progress`, and its real-time runs keep their state in `runs`.
   */
-private[spark] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkProgress, runs: RealTimeRuns)
+private[sink] final class GazetteWrite(info: LogicalWriteInfo, progress: SinkProgress, runs: RealTimeRuns)
     extends Write with DriverMetrics {
   private val options = {
     import scala.jdk.CollectionConverters._

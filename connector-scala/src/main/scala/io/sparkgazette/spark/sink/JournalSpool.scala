@@ -16,7 +16,7 @@ import com.google.protobuf.{ByteString, UnsafeByteOperations}
   * epoch. (Every ACK still follows every run: Gazette's reader replays a producer from its run
   * to its ACK.)
   */
-private[spark] final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
+private[sink] final class JournalSpool(memoryBytes: Int, dir: Path) extends AutoCloseable {
   private val memory = new ByteArrayOutputStream()
   private var file: Path = _
   private var channel: FileChannel = _
@@ -61,6 +61,6 @@ private[spark] final class JournalSpool(memoryBytes: Int, dir: Path) extends Aut
   }
 }
 
-private[spark] object JournalSpool {
+private[sink] object JournalSpool {
   private val MapBytes: Long = 1L << 30
 }

@@ -3,24 +3,26 @@ package sink
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.{ActiveQuery, ClientCache, SerializableConfiguration}
+import io.sparkgazette.spark.reflection.ActiveQuery
 import io.sparkgazette.spark.sink.config.{
-  IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, WriteTarget
+  IntentLogLocation, SinkColumns, SinkConfig, SinkOptions, SinkTargets, StagingLocation, WriteTarget
 }
-import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers}
+import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, IntentRecord, SinkProducers, StagedRun}
 import io.sparkgazette.spark.sink.metrics.{CommitCounts, SinkCounts, SinkMetrics}
 import io.sparkgazette.spark.sink.rows.CsvWidths
 import com.google.protobuf.ByteString
-import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.sink.staging.{StagedRuns, StagingThreshold, WriteStaging}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.write._
 import org.slf4j.LoggerFactory
 
 /** The driver's half of the protocol: resolve targets, record intents, append ACKs. */
-private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
+private[sink] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoopConf: SerializableConfiguration,
     streaming: Boolean, queryId: String = "") {
   import SinkDriver._
 
@@ -267,7 +269,7 @@ private[spark] class SinkDriver(options: SinkOptions, columns: SinkColumns, hado
     }
 }
 
-private[spark] object SinkDriver {
+private[sink] object SinkDriver {
   private val logger = LoggerFactory.getLogger(classOf[SinkDriver])
 
   /** Names one run of a write's tasks (see [[StagingLocation]]). */

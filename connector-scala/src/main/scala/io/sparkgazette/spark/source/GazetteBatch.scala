@@ -3,8 +3,8 @@ package source
 
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalRange, JournalTask, OffsetSpec, SourceOptions}
 import io.sparkgazette.spark.source.planning.{JournalDirectory, JournalRangePlanner, OffsetsForTimes}
 import io.sparkgazette.spark.source.reading.{JournalRangeReaderFactory, PieceStates, ReaderConfig}
@@ -16,7 +16,7 @@ import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionRead
   * messages lie before the starting offset has its remaining messages emitted at its ACK, as a
   * Gazette reader starting there does.
   */
-private[spark] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
+private[source] final class GazetteBatch(options: SourceOptions, hadoopConf: SerializableConfiguration,
     shape: RowShape, passes: PieceStates.Cache = new PieceStates.Cache())
     extends Batch {
 

@@ -8,8 +8,8 @@ import scala.jdk.CollectionConverters._
 import io.sparkgazette.client.GazetteClient
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalOffsets, JournalPosition, JournalRange, JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.planning.{
   ByteLimits, JournalDirectory, JournalInfo, JournalRangePlanner, PlanningAhead, StaleHeads, StartingOffsets
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory
   * byte as its origin, so every batch can be planned again, after a restart, from its offsets
   * alone, and a journal created again under the same name is never read at the old one's offsets.
   */
-private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
+private[source] class GazetteMicroBatchStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
     shape: RowShape)
     extends MicroBatchStream with SupportsAdmissionControl with SupportsTriggerAvailableNow with ReportsSourceMetrics {
@@ -433,7 +433,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
     ) ++ realTimeTaskMetrics.map { case (name, value) => name -> value.toString }).asJava
   }
 
-  override def stop(): Unit = Seq[AutoCloseable](timeBehind, directory, client).foreach(_.close())
+  override def stop(): Unit = Seq[AutoCloseable](ahead, timeBehind, directory, client).foreach(_.close())
 
   override def toString: String = s"GazetteMicroBatchStream[${options.target.describe}]"
 
@@ -444,7 +444,7 @@ private[spark] class GazetteMicroBatchStream(options: SourceOptions, checkpointL
   }
 }
 
-private[spark] object GazetteMicroBatchStream {
+private[source] object GazetteMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[GazetteMicroBatchStream])
   private val StaleHeadPollMs = 500L
 }

@@ -4,8 +4,9 @@ package source
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.options.GazetteOptions
-import io.sparkgazette.spark.runtime.{RealTimeMode, SerializableConfiguration}
+import io.sparkgazette.spark.reflection.RealTimeMode
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.reading.{PieceStates, SourceMetrics}
 import io.sparkgazette.spark.source.realtime.RealTimeStreams
@@ -21,7 +22,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * `required`: the columns the query reads, when Spark pruned them; all otherwise. `typed`: the
   * schema the rows' message fields are parsed with, if the source was given one.
   */
-private[spark] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
+private[source] final class GazetteScan(options: CaseInsensitiveStringMap, required: Option[StructType] = None,
     typed: Option[TypedSchema] = None)
     extends Scan {
   private def hadoopConf = SerializableConfiguration.ofSession(SparkSession.active)

@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory
 /** How a batch's ranges become tasks, the same for streams and batch queries: which ranges split
   * into pieces, and how many tasks a batch wants.
   */
-private[spark] object RangeSplits {
+private[source] object RangeSplits {
   private val log = LoggerFactory.getLogger(getClass.getName.stripSuffix("$"))
 
   /** Large ranges of ndjson split into pieces. Read uncommitted, into pieces of about

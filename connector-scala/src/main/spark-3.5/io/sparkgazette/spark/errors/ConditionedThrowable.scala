@@ -4,7 +4,7 @@ package errors
 import org.apache.spark.SparkThrowable
 
 /** A [[SparkThrowable]] answering its condition by the name Spark 3.5 asks (4.0 added `getCondition`). */
-private[spark] trait ConditionedThrowable extends SparkThrowable {
+private[errors] trait ConditionedThrowable extends SparkThrowable {
   protected def condition: String
 
   override def getErrorClass: String = condition

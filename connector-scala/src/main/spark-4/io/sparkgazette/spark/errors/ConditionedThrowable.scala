@@ -4,7 +4,7 @@ package errors
 import org.apache.spark.SparkThrowable
 
 /** A [[SparkThrowable]] answering its condition by both names Spark 4 asks. */
-private[spark] trait ConditionedThrowable extends SparkThrowable {
+private[errors] trait ConditionedThrowable extends SparkThrowable {
   protected def condition: String
 
   override def getCondition: String = condition

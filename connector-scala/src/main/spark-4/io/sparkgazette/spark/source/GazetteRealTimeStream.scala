@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package source
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.{JournalTask, SourceOptions}
 import io.sparkgazette.spark.source.reading.{JournalTaskReader, ReaderConfig}
 import io.sparkgazette.spark.source.realtime.{
@@ -21,7 +21,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
   * [[RealTimePartitionReader]] name Spark's real-time interfaces, so that the connector still loads
   * on a 4.0 Spark, which has none of them.
   */
-private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpointLocation: String,
+private[source] final class GazetteRealTimeStream(options: SourceOptions, checkpointLocation: String,
     hadoopConf: SerializableConfiguration,
     shape: RowShape)
     extends GazetteMicroBatchStream(options, checkpointLocation, hadoopConf, shape) with SupportsRealTimeMode {
@@ -44,7 +44,7 @@ private[spark] final class GazetteRealTimeStream(options: SourceOptions, checkpo
 }
 
 /** Readers for both kinds of batch: a [[RealTimeJournalReader]] for a real-time task. */
-private[spark] final class RealTimeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
+private[source] final class RealTimeReaderFactory(config: ReaderConfig) extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = partition match {
     case t: RealTimeTask => new RealTimePartitionReader(new RealTimeJournalReader(t, config))
     case t: JournalTask => new JournalTaskReader(t, config)
@@ -53,7 +53,7 @@ private[spark] final class RealTimeReaderFactory(config: ReaderConfig) extends P
 }
 
 /** Made only where [[RealTimeMode.available]]: loading it needs Spark's real-time interfaces. */
-private[spark] object RealTimeStreamFactory {
+private[source] object RealTimeStreamFactory {
   def apply(options: SourceOptions, checkpointLocation: String, hadoopConf: SerializableConfiguration,
       shape: RowShape): MicroBatchStream = new GazetteRealTimeStream(options, checkpointLocation, hadoopConf, shape)
 }

@@ -5,10 +5,10 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
 
 import io.sparkgazette.message.Flags
-import io.sparkgazette.spark.runtime.SerializableConfiguration
-import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions}
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
+import io.sparkgazette.spark.sink.config.{SinkColumns, SinkConfig, SinkOptions, StagingLocation}
 import io.sparkgazette.spark.sink.metrics.SinkMetrics
-import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagingLocation}
+import io.sparkgazette.spark.sink.staging.{StagedRunWriter, StagedRuns}
 import io.sparkgazette.spark.testing.ThisSpark
 import io.sparkgazette.testing.{Journals, Judge, JudgeRecord, MovedUuids, SparkClusterSuite}
 import org.apache.spark.sql.functions.{col, struct}

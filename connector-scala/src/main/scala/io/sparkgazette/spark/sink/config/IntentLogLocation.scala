@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration
 /** Where a write's intents are recorded, and under which key each epoch is; travels to the
   * writers so that a write already recorded writes nothing.
   */
-private[spark] final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
+private[sink] final case class IntentLogLocation(checkpointLocation: String, batchId: Option[String]) {
   def open(conf: Configuration): AckIntentLog =
     if (batchId.isDefined) AckIntentLog.batches(checkpointLocation, conf)
     else AckIntentLog.epochs(checkpointLocation, conf)
@@ -16,7 +16,7 @@ private[spark] final case class IntentLogLocation(checkpointLocation: String, ba
   def key(epoch: Long): String = batchId.getOrElse(epoch.toString)
 }
 
-private[spark] object IntentLogLocation {
+private[sink] object IntentLogLocation {
 
   /** Exactly-once streams record every epoch; batch jobs only when the user names them with
     * `batchId`, so that every other batch job is a new write.

@@ -10,12 +10,12 @@ import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
   * derive the row's UUID from (see [[realtime.OriginUuids]]); other writes take it for a column
   * like any other.
   */
-private[spark] final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int,
+private[sink] final case class SinkColumns(schema: StructType, value: Int, journal: Int, key: Int,
     origin: Int = -1) {
   def jsonRows: Boolean = value < 0
 }
 
-private[spark] object SinkColumns {
+private[sink] object SinkColumns {
 
   /** The type of `origin`: a source row's `journal` and `uuid`. */
   val OriginType: StructType = new StructType().add("journal", StringType).add("uuid", StringType)

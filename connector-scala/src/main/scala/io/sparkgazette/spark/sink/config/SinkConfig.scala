@@ -3,14 +3,13 @@ package sink
 package config
 
 import io.sparkgazette.client.ClientConfig
-import io.sparkgazette.spark.runtime.SerializableConfiguration
-import io.sparkgazette.spark.sink.staging._
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import org.apache.spark.broadcast.Broadcast
 
 /** The journals an epoch writes to, resolved on the driver, and how rows map to them;
   * `unwritable` holds why the sink cannot write some of them (their content type).
   */
-private[spark] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String],
+private[sink] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String],
     mapping: String,
     unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty,
     revisions: Map[String, Long] = Map.empty)
@@ -18,7 +17,7 @@ private[spark] final case class SinkTargets(journals: IndexedSeq[String], conten
 /** Everything a writer needs: the sink's options, its input columns, (exactly-once) where
   * epochs' ACK intents are recorded, and where large runs are staged (see [[WriteStaging]]).
   */
-private[spark] final case class SinkConfig(options: SinkOptions, columns: SinkColumns,
+private[sink] final case class SinkConfig(options: SinkOptions, columns: SinkColumns,
     intentLog: Option[IntentLogLocation],
     hadoopConfBroadcast: Broadcast[SerializableConfiguration],
     staging: Option[StagingLocation] = None) {

@@ -21,13 +21,13 @@ import io.sparkgazette.spark.options.GazetteOptions
   * its own appending the rows it holds, one at a time over a few seconds, each of its own
   * producer's framed only then, while Spark runs the task again (or the batch, in a new run).
   */
-private[spark] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
+private[sink] final case class SinkFault(point: String, epoch: Long, every: Long = 0L) {
   def strikes(point: String, epoch: Long): Boolean =
     this.point == point &&
       (if (every == 0) this.epoch == epoch else epoch >= this.epoch && (epoch - this.epoch) % every == 0)
 }
 
-private[spark] object SinkFault {
+private[sink] object SinkFault {
   val TaskPoints: Set[String] =
     Set("task-after-half", "task-lost-after-half", "task-late-after-half", "task-appends-again-late")
 

@@ -9,11 +9,12 @@ import scala.util.Try
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.options.BrokerConnection
+import io.sparkgazette.spark.options.GazetteOptions
 import io.sparkgazette.spark.options.GazetteOptions._
 
 /** Which journals a write goes to. */
-private[spark] sealed trait WriteTarget
-private[spark] object WriteTarget {
+private[sink] sealed trait WriteTarget
+private[sink] object WriteTarget {
   final case class OneJournal(journal: String) extends WriteTarget
   final case class BySelector(selector: String) extends WriteTarget
 }
@@ -113,8 +114,9 @@ private[spark] object SinkOptions {
       batchId,
       connection(o),
       o.get(ReaderRingSize).map(nonNegativeInt(ReaderRingSize, _)).getOrElse(8192),
-      o.get(StagingLocation).map { l =>
-        if (l.trim.isEmpty) throw GazetteErrors.invalidOption(StagingLocation, l, "a directory's path or URI")
+      o.get(GazetteOptions.StagingLocation).map { l =>
+        if (l.trim.isEmpty)
+          throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
         l.trim
       }
     )

@@ -11,7 +11,6 @@ import scala.util.Try
 import io.sparkgazette.spark.errors.GazetteErrors
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.message.{AckIntent, ProducerId}
-import io.sparkgazette.spark.sink.staging._
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
@@ -23,7 +22,7 @@ import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSyst
   * A write whose intents are recorded is committed, whatever happened next: its ACKs are
   * (re-)appended until they land, and its writers, if Spark runs it again, write nothing.
   */
-private[spark] final class AckIntentLog private (dir: Path, conf: Configuration) {
+private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) {
   private lazy val fs: FileSystem = dir.getFileSystem(conf)
   private val mapper = new ObjectMapper()
 
@@ -165,7 +164,7 @@ private[spark] final class AckIntentLog private (dir: Path, conf: Configuration)
   private def file(key: String) = new Path(dir, s"$key.json")
 }
 
-private[spark] object AckIntentLog {
+private[sink] object AckIntentLog {
   private def root(checkpointLocation: String) = new Path(checkpointLocation, "gazette-sink")
 
   /** A stream's epochs, keyed by epoch number. */

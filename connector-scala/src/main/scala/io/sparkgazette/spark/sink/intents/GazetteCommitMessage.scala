@@ -4,7 +4,6 @@ package intents
 
 import io.sparkgazette.message._
 import io.sparkgazette.spark.sink.metrics.TaskCounts
-import io.sparkgazette.spark.sink.staging._
 import org.apache.spark.sql.connector.write.WriterCommitMessage
 
 /** What a task attempt reports when it commits: the ACK intents that make its messages
@@ -14,7 +13,7 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage
   * real-time task, the clock its own producer reached, which the next batch's continues above;
   * and what the task did, for the sink's metrics.
   */
-private[spark] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent],
+private[sink] final case class GazetteCommitMessage(producer: String, intents: Seq[AckIntent],
     rollbacks: Seq[AckIntent],
     unwritable: Map[String, Long] = Map.empty, staged: Seq[StagedRun] = Nil, lastClock: Long = 0L,
     partition: Int = 0, firstAttempt: Boolean = true, counts: TaskCounts = TaskCounts.Zero)

@@ -38,7 +38,7 @@ import io.sparkgazette.message.ProducerId
   * @param run the run of the query (Spark's `runId`) these producers belong to
   * @param generations per partition, how many of its epochs a later attempt committed
   */
-private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long],
+private[sink] final case class SinkProducers(seed: Long, lastAcks: Map[(ProducerId, String), Long],
     run: String = "", generations: Map[Int, Int] = Map.empty) {
 
   /** The producer of a task attempt of `epoch`. */
@@ -72,7 +72,7 @@ private[spark] final case class SinkProducers(seed: Long, lastAcks: Map[(Produce
   def forRun(run: String): SinkProducers = if (run == this.run) this else SinkProducers.fresh(run)
 }
 
-private[spark] object SinkProducers {
+private[sink] object SinkProducers {
   private val random = new SecureRandom()
 
   def fresh(run: String): SinkProducers = SinkProducers(random.nextLong(), Map.empty, run)

@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, Cus
 /** The sink's metrics: summed over a write's tasks (and its driver, where Spark takes driver
   * metrics) in the SQL tab, and per trigger in a stream's progress.
   */
-private[spark] object SinkMetrics {
+private[sink] object SinkMetrics {
   val RowsWritten = "rowsWritten"
   val BytesAppended = "bytesAppended"
   val Appends = "appends"
@@ -71,7 +71,7 @@ private[spark] object SinkMetrics {
 }
 
 /** Values of the sink's metrics, in the order of [[SinkMetrics.Names]]. */
-private[spark] final case class SinkCounts(values: Vector[Long]) {
+private[sink] final case class SinkCounts(values: Vector[Long]) {
   def +(other: SinkCounts): SinkCounts = SinkCounts(values.zip(other.values).map { case (a, b) => a + b })
 
   def -(other: SinkCounts): SinkCounts = SinkCounts(values.zip(other.values).map { case (a, b) => a - b })
@@ -81,7 +81,7 @@ private[spark] final case class SinkCounts(values: Vector[Long]) {
   def toMap: Map[String, Long] = SinkMetrics.Names.zip(values).toMap
 }
 
-private[spark] object SinkCounts {
+private[sink] object SinkCounts {
   val Zero: SinkCounts = SinkCounts(Vector.fill(SinkMetrics.Names.size)(0L))
 
   def of(counts: (String, Long)*): SinkCounts = {

@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric
   * goes to the driver in its commit message ([[TaskCounts]]), which reports it where Spark lets
   * it (see [[SinkProgress]], and the write's driver metrics).
   */
-private[spark] final class WriterCounts {
+private[sink] final class WriterCounts {
   var rows = 0L
   var bytesAppended = 0L
   var appends = 0L
@@ -46,14 +46,14 @@ private[spark] final class WriterCounts {
 /** A task's counts at its commit (`total`), and the part of them Spark did not take as task
   * metrics (`unreported`).
   */
-private[spark] final case class TaskCounts(total: SinkCounts, unreported: SinkCounts)
+private[sink] final case class TaskCounts(total: SinkCounts, unreported: SinkCounts)
 
-private[spark] object TaskCounts {
+private[sink] object TaskCounts {
   val Zero: TaskCounts = TaskCounts(SinkCounts.Zero, SinkCounts.Zero)
 }
 
 /** What one epoch's commit counted: its tasks' and the driver's own work. */
-private[spark] final case class CommitCounts(tasks: TaskCounts, driver: SinkCounts) {
+private[sink] final case class CommitCounts(tasks: TaskCounts, driver: SinkCounts) {
 
   /** All the epoch did, for a stream's progress. */
   def total: SinkCounts = tasks.total + driver
@@ -62,7 +62,7 @@ private[spark] final case class CommitCounts(tasks: TaskCounts, driver: SinkCoun
   def unreported: SinkCounts = tasks.unreported + driver
 }
 
-private[spark] object CommitCounts {
+private[sink] object CommitCounts {
   def of(tasks: Seq[TaskCounts], driver: SinkCounts): CommitCounts =
     CommitCounts(TaskCounts(SinkCounts.sum(tasks.map(_.total)), SinkCounts.sum(tasks.map(_.unreported))), driver)
 }

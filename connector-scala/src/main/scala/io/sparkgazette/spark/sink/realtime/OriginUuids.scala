@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
-import io.sparkgazette.spark.runtime.SequencedMessages
+import io.sparkgazette.spark.handoff.SequencedMessages
 
 /** The UUIDs a real-time writer gives its rows: each row's producer and clock follow from the
   * input message it came from (its origin: journal and UUID), so that a batch run again after a
@@ -33,7 +33,7 @@ import io.sparkgazette.spark.runtime.SequencedMessages
   * deterministic, stateless query between source and sink, in one task, which the writer
   * checks).
   */
-private[spark] final class OriginUuids(seed: Long) {
+private[realtime] final class OriginUuids(seed: Long) {
   // The number of the message the last row was made from, and how many rows it gave: rows of
   // one message come one after the other.
   private var cursor = -1L
@@ -86,7 +86,7 @@ private[spark] final class OriginUuids(seed: Long) {
   }
 }
 
-private[spark] object OriginUuids {
+private[realtime] object OriginUuids {
 
   /** Why a row's origin gives it no UUID. */
   sealed trait Unsequenced

@@ -18,7 +18,7 @@ import io.sparkgazette.spark.sink.metrics.WriterCounts
   *
   * @param limit framed bytes held, over all journals, beyond which [[add]] waits
   */
-private[spark] final class RealTimeAppender(client: GazetteClient, limit: Long, name: String) {
+private[realtime] final class RealTimeAppender(client: GazetteClient, limit: Long, name: String) {
   private val lock = new Object
   private val pending = mutable.LinkedHashMap[String, ByteArrayOutputStream]()
   private var held = 0L

@@ -22,7 +22,7 @@ import org.apache.hadoop.conf.Configuration
   * another run of the query, after a failure between the two. The mark costs a file on a rerun
   * only, and looking for it one existence check as each batch first starts.
   */
-private[spark] final class RealTimeBatches(checkpointLocation: Option[String], conf: Configuration) {
+private[sink] final class RealTimeBatches(checkpointLocation: Option[String], conf: Configuration) {
   private val log = checkpointLocation.map(AckIntentLog.realTimeBatches(_, conf))
 
   /** The seed and targets of `batch`: as recorded, or as `listed` now and recorded so, with `seed`

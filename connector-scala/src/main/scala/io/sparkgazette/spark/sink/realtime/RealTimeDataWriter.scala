@@ -7,8 +7,9 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import io.sparkgazette.message._
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads}
+import io.sparkgazette.spark.handoff.RealTimeReads
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 import io.sparkgazette.spark.sink.metrics.WriterCounts
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory
   * writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
   * records the batch's offsets.
   */
-private[spark] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
+private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTargets, partitionId: Int,
     epoch: Long, seed: Long, producers: SinkProducers, clockFloor: Long, stageAttempt: Int, attempt: Int)
     extends DataWriter[InternalRow] {
   import RealTimeDataWriter._

@@ -5,7 +5,7 @@ package realtime
 import scala.util.{Failure, Success, Try}
 
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ActiveQuery, RealTimeMode}
+import io.sparkgazette.spark.reflection.{ActiveQuery, RealTimeMode}
 import org.apache.spark.sql.SparkSession
 
 /** Whether a stream runs in real-time mode. Spark tells a sink nothing about its trigger, and a
@@ -14,7 +14,7 @@ import org.apache.spark.sql.SparkSession
   * protocol, which commits an epoch once, would lose or repeat rows. So the sink asks the
   * running query for its trigger (see [[ActiveQuery]]).
   */
-private[spark] object RealTimeQuery {
+private[sink] object RealTimeQuery {
 
   /** Whether the active query `queryId` has a real-time trigger. */
   def isRealTime(spark: SparkSession, queryId: String): Boolean =

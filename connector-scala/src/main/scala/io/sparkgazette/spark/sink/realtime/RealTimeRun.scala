@@ -3,10 +3,8 @@ package sink
 package realtime
 
 import java.security.SecureRandom
-import java.util.concurrent.{CompletableFuture, Executors, ThreadFactory}
 
-import scala.util.Try
-
+import io.sparkgazette.spark.clients.AskedAhead
 import io.sparkgazette.spark.sink.config.{SinkConfig, SinkTargets}
 import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
 
@@ -35,7 +33,7 @@ import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
   * configuration, broadcast once for the run, and the journals, listed as the batch before commits
   * (beside Spark's own logs) rather than as the next one is planned.
   */
-private[spark] final class RealTimeRun {
+private[sink] final class RealTimeRun {
 
   /** Drawn for the run: producers of other runs differ. */
   val run: Long = RealTimeRun.random.nextLong()
@@ -47,7 +45,7 @@ private[spark] final class RealTimeRun {
   @volatile var seed: Option[Long] = None
 
   private var config_ = Option.empty[SinkConfig]
-  private var listing = Option.empty[CompletableFuture[SinkTargets]]
+  private val listing = new AskedAhead[Unit, SinkTargets]()
 
   /** The run's configuration: its first batch's `make`. */
   def config(make: => SinkConfig): SinkConfig = synchronized {
@@ -56,17 +54,10 @@ private[spark] final class RealTimeRun {
   }
 
   /** Lists the journals for the next batch, in the background. */
-  def listAhead(list: () => SinkTargets): Unit = synchronized {
-    listing = Some(CompletableFuture.supplyAsync(() => list(), RealTimeRun.listings))
-  }
+  def listAhead(list: () => SinkTargets): Unit = listing.start(())(list())
 
-  /** The journals listed ahead for this batch, or, where there are none or the listing failed,
-    * `list()`'s: its failure is the batch's.
-    */
-  def targets(list: () => SinkTargets): SinkTargets = {
-    val ahead = synchronized { val l = listing; listing = None; l }
-    ahead.flatMap(f => Try(f.join()).toOption).getOrElse(list())
-  }
+  /** The journals listed ahead for this batch, or `list()`'s (see [[AskedAhead]]). */
+  def targets(list: () => SinkTargets): SinkTargets = listing.take(())(list())
 
   /** Whether the batch starting is the run's first. */
   def begin(): Boolean = synchronized {
@@ -90,15 +81,6 @@ private[spark] final class RealTimeRun {
 
 private object RealTimeRun {
   val random = new SecureRandom()
-
-  // One listing a batch, of every real-time sink in the JVM.
-  private val listings = Executors.newCachedThreadPool(new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "gazette-sink-listing")
-      t.setDaemon(true)
-      t
-    }
-  })
 }
 
 /** The [[RealTimeRun]]s of a sink table, by query and run. Spark gives each start of a query a

@@ -11,7 +11,7 @@ import io.sparkgazette.message.{CsvFraming, JournalBytes, MessageIterator}
   * readers (Go's encoding/csv) hold every later record to. Known once a journal holds a record;
   * kept per JVM, as every record of a journal has that width.
   */
-private[spark] object CsvWidths {
+private[sink] object CsvWidths {
   private val known = new ConcurrentHashMap[(String, String), Integer]()
 
   /** Fields of `journal`'s first record, its UUID column included; None while it is empty. */

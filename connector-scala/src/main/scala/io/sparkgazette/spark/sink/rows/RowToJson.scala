@@ -17,7 +17,7 @@ import org.apache.spark.sql.types._
   * date-times, dates as ISO dates, binary as base64, maps with their keys as strings (binary
   * keys in base64). The top-level column `skip` (the sink's `origin`) is left out.
   */
-private[spark] final class RowToJson(schema: StructType, skip: Int = -1) {
+private[sink] final class RowToJson(schema: StructType, skip: Int = -1) {
   private val factory = new JsonFactory()
 
   def apply(row: InternalRow): Array[Byte] = {

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.InternalRow
   * over the epoch's journals) and the payload written there (its `value`, or the row as JSON),
   * checked against the journal's framing.
   */
-private[spark] final class SinkRows(config: SinkConfig, targets: SinkTargets, partitionId: Int,
+private[sink] final class SinkRows(config: SinkConfig, targets: SinkTargets, partitionId: Int,
     realTime: Boolean = false) {
   private val cols = config.columns
   // Only real-time writes take `origin` as the rows' origin; other writes write it as any column.

@@ -5,6 +5,8 @@ package staging
 import scala.util.control.NonFatal
 
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.sink.config.StagingLocation
+import io.sparkgazette.spark.sink.intents.StagedRun
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
@@ -20,7 +22,7 @@ import org.apache.hadoop.fs.{FSDataOutputStream, LocalFileSystem, Path}
   *              name must outlive its host; one that only this job reads need not (the host's
   *              crash fails the job)
   */
-private[spark] final class StagedRunWriter(base: Path, token: String, location: StagingLocation, conf: Configuration,
+private[sink] final class StagedRunWriter(base: Path, token: String, location: StagingLocation, conf: Configuration,
     partBytes: Long = StagedRunWriter.PartBytes, sync: Boolean = true) {
   private val parts = scala.collection.mutable.ArrayBuffer[(Path, Long, Long)]() // path, bytes, last clock
   private var out: FSDataOutputStream = _
@@ -107,7 +109,7 @@ private[spark] final class StagedRunWriter(base: Path, token: String, location: 
   }
 }
 
-private[spark] object StagedRunWriter {
+private[sink] object StagedRunWriter {
   val PartBytes: Long = 256L << 20
   private val OwnerOnlyDirectory = new FsPermission("700")
   private val OwnerOnlyFile = new FsPermission("600")

@@ -6,9 +6,9 @@ package staging
   * the runs a task appends itself, all of an epoch's tasks together, must fit in half a reader's
   * ring, in messages (`readerRingSize`) and in bytes (the source's default ring of 64 MiB).
   */
-private[spark] final case class StagingThreshold(messages: Long, bytes: Long)
+private[sink] final case class StagingThreshold(messages: Long, bytes: Long)
 
-private[spark] object StagingThreshold {
+private[sink] object StagingThreshold {
   private val ReaderRingBytes = 64L << 20
 
   def apply(readerRingSize: Int, partitions: Int): StagingThreshold = {

@@ -15,7 +15,7 @@ import org.apache.spark.sql.connector.read.InputPartition
   * newest saved between `origin` and `start`, from which the state at `start` is rebuilt.
   * `piece`: a large range of ndjson is read by several tasks, each a [[Piece]].
   */
-private[spark] final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]],
+private[source] final case class JournalRange(journal: String, contentType: String, labels: Map[String, Seq[String]],
     start: Long, end: Long,
     origin: Long = -1L, revision: Long = 0L, lookAhead: Long = -1L, base: Option[StateRef] = None,
     piece: Option[Piece] = None,
@@ -39,10 +39,10 @@ private[spark] final case class JournalRange(journal: String, contentType: Strin
   * it is sequenced from the states at its first message, those at the range's start carried
   * through `before`.
   */
-private[spark] final case class Piece(from: Long, until: Long, before: Option[StateTransfer] = None)
+private[source] final case class Piece(from: Long, until: Long, before: Option[StateTransfer] = None)
 
 /** One task's work: its journals' ranges, read one after the other, and for a stream the file
   * (relative to the state directory) where it saves the state of each at the range's end.
   */
-private[spark] final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None)
+private[source] final case class JournalTask(ranges: Seq[JournalRange], statesFile: Option[String] = None)
     extends InputPartition

@@ -3,9 +3,9 @@ package source
 package offsets
 
 /** Where a read starts or ends in each journal. */
-private[spark] sealed trait OffsetSpec
+private[source] sealed trait OffsetSpec
 
-private[spark] object OffsetSpec {
+private[source] object OffsetSpec {
   case object Earliest extends OffsetSpec
   case object Latest extends OffsetSpec
 

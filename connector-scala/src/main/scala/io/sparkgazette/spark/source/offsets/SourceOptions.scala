@@ -35,8 +35,8 @@ private[spark] object JournalTarget {
 /** What a start by time does in a journal with no message at or after the time
   * (option `startingOffsetsByTimestampStrategy`, Kafka's name).
   */
-private[spark] sealed trait NoMessageAtTime
-private[spark] object NoMessageAtTime {
+private[source] sealed trait NoMessageAtTime
+private[source] object NoMessageAtTime {
 
   /** Fail, naming the journal and the time. */
   case object Error extends NoMessageAtTime

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory
   * long after it was published, can put earlier clocks there). Messages without a UUID have no
   * time: they are never the answer, and are read when they follow it.
   */
-private[spark] object OffsetsForTimes {
+private[source] object OffsetsForTimes {
   private val log = LoggerFactory.getLogger(getClass)
 
   /** How far producers' clocks may run ahead of the fragment store's, for a fragment to be skipped. */

@@ -2,41 +2,30 @@ package io.sparkgazette.spark
 package source
 package planning
 
-import java.util.concurrent.{CompletableFuture, Executors, ThreadFactory}
+import io.sparkgazette.spark.clients.AskedAhead
 
-import scala.util.Try
-
-/** What planning a real-time batch asks the brokers, asked as the batch before ends: the journals
-  * the target names, and the write heads of those the batch starts in. Between two real-time
-  * batches no task reads; Spark merges the ending batch's offsets, writes its offset and commit
-  * logs and commits the sink, and the answers come back meanwhile instead of after. They are a few
-  * milliseconds older than answers asked while planning, which the planning makes no difference
-  * for: a journal created meanwhile is found a batch later, a head asked earlier is judged as one.
+/** What planning a real-time batch asks the brokers, asked as the batch before ends (see
+  * [[AskedAhead]]): the journals the target names, and the write heads of those the batch starts
+  * in. The answers are a few milliseconds older than answers asked while planning, which makes no
+  * difference to the planning: a journal created meanwhile is found a batch later, a head asked
+  * earlier is judged as one.
   */
-private[source] final class PlanningAhead(directory: JournalDirectory) {
+private[source] final class PlanningAhead(directory: JournalDirectory) extends AutoCloseable {
   import PlanningAhead._
 
-  private var ahead = Option.empty[(Set[String], Long, CompletableFuture[Answers])]
+  private val ahead = new AskedAhead[Set[String], Answers](MaxAgeNanos)
 
   /** Asks, in the background, for a batch that starts in `journals`. */
-  def start(journals: Set[String]): Unit = synchronized {
-    ahead = Some((journals, System.nanoTime(), CompletableFuture.supplyAsync(() => ask(journals), pool)))
-  }
+  def start(journals: Set[String]): Unit = ahead.start(journals)(ask(journals))
+
+  /** The answers for a batch that starts in `journals`: asked ahead, or now. */
+  def answers(journals: Set[String]): Answers = ahead.take(journals)(ask(journals))
+
+  override def close(): Unit = ahead.close()
 
   private def ask(journals: Set[String]): Answers = {
     val listed = directory.journals()
     Answers(listed, directory.writeHeads(journals.filter(j => listed.get(j).exists(!_.suspended))))
-  }
-
-  /** The answers asked ahead for a batch that starts in `journals`, or asked now where none were (a
-    * run's first batch, a batch Spark plans again), they were for other journals or are stale (a
-    * batch that failed and runs again), or asking failed: asking again fails the planning.
-    */
-  def answers(journals: Set[String]): Answers = {
-    val taken = synchronized { val a = ahead; ahead = None; a }
-    taken.collect { case (`journals`, at, f) if System.nanoTime() - at < MaxAgeNanos => f }
-      .flatMap(f => Try(f.join()).toOption)
-      .getOrElse(ask(journals))
   }
 }
 
@@ -47,13 +36,6 @@ private[source] object PlanningAhead {
     */
   final case class Answers(journals: Map[String, JournalInfo], heads: Map[String, Long])
 
+  // Between two batches of a run, milliseconds pass: older answers are of a batch run again.
   private val MaxAgeNanos = 5000L * 1000 * 1000
-
-  private val pool = Executors.newCachedThreadPool(new ThreadFactory {
-    override def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, "gazette-planning-ahead")
-      t.setDaemon(true)
-      t
-    }
-  })
 }

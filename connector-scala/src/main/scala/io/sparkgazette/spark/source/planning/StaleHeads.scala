@@ -16,7 +16,7 @@ package planning
   * tells them apart ([[Grew]]). Appends that take a journal written again past the offset between
   * two looks at its head cannot be told from a hand-off by heads alone.
   */
-private[spark] final class StaleHeads(graceMs: String => Long) {
+private[source] final class StaleHeads(graceMs: String => Long) {
   import StaleHeads._
 
   private var episodes = Map.empty[String, Episode]
@@ -51,7 +51,7 @@ private[spark] final class StaleHeads(graceMs: String => Long) {
   def waiting: Int = episodes.count(!_._2.reported)
 }
 
-private[spark] object StaleHeads {
+private[source] object StaleHeads {
   private final case class Episode(since: Long, head: Long, lowest: Long, reported: Boolean)
 
   sealed trait Verdict { def offset: Long; def head: Long; def waitedMs: Long }

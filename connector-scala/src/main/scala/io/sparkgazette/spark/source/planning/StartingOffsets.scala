@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory
 /** Where a stream starts in each journal it finds at its start (`startingOffsets` and the
   * starting times): resolved once, for the checkpoint to keep across restarts.
   */
-private[spark] final class StartingOffsets(directory: JournalDirectory, options: SourceOptions) {
+private[source] final class StartingOffsets(directory: JournalDirectory, options: SourceOptions) {
   import StartingOffsets.log
 
   def apply(journals: Map[String, JournalInfo]): JournalOffsets = {

@@ -9,7 +9,7 @@ import org.apache.spark.util.AccumulatorV2
   * it to the driver with their results. Readers keep their greatest clock and add it once, when
   * a range or a batch ends, not once per row.
   */
-private[spark] final class NewestClock extends AccumulatorV2[Long, Long] {
+private[source] final class NewestClock extends AccumulatorV2[Long, Long] {
   private var clock = 0L
 
   override def isZero: Boolean = clock == 0L
@@ -20,7 +20,7 @@ private[spark] final class NewestClock extends AccumulatorV2[Long, Long] {
   override def value: Long = clock
 }
 
-private[spark] object NewestClock {
+private[source] object NewestClock {
   val NewestMessageAge = "newestMessageAgeMs"
 
   /** How old, at `nowMillis`, the newest message emitted is (by its clock, never below zero);

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory
   * most `budgetMs`: one that takes longer (a broker slow to answer) finishes in the background,
   * for the next trigger, and its journal's time is unknown until then.
   */
-private[spark] final class TimeBehindHeads(client: GazetteClient, framing: String => Option[Framing],
+private[source] final class TimeBehindHeads(client: GazetteClient, framing: String => Option[Framing],
     budgetMs: Long = TimeBehindHeads.BudgetMs, parallelism: Int = TimeBehindHeads.Parallelism)
     extends AutoCloseable {
   import TimeBehindHeads._
@@ -87,7 +87,7 @@ private[spark] final class TimeBehindHeads(client: GazetteClient, framing: Strin
   override def close(): Unit = pool.shutdownNow()
 }
 
-private[spark] object TimeBehindHeads {
+private[source] object TimeBehindHeads {
   private val log = LoggerFactory.getLogger(classOf[TimeBehindHeads])
 
   /** How long a trigger waits for the looks it started. */

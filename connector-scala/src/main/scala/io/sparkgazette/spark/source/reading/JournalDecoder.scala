@@ -15,7 +15,7 @@ import org.apache.spark.sql.catalyst.InternalRow
   * `rows` false (a first pass, which only finds producers' states) parses no payload and keeps no
   * message's bytes.
   */
-private[spark] final class JournalDecoder(range: JournalRange, config: ReaderConfig, rows: Boolean = true) {
+private[source] final class JournalDecoder(range: JournalRange, config: ReaderConfig, rows: Boolean = true) {
   import JournalDecoder._
 
   val journal: String = range.journal

@@ -7,8 +7,8 @@ import scala.concurrent.duration._
 
 import io.sparkgazette.client.{Backoff, Chunk, FragmentHoles, JournalReader}
 import io.sparkgazette.message._
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.ClientCache
 import io.sparkgazette.spark.source.offsets.JournalRange
 import io.sparkgazette.spark.source.rows.MessageToRow
 import io.sparkgazette.spark.source.state._
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory
   * for the next batch; the [[JournalTaskReader]] saves both. Memory is the Sequencer's ring
   * plus read buffers, whatever the range's length.
   */
-private[spark] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart,
+private[source] final class JournalRangeReader(val range: JournalRange, config: ReaderConfig, from: RangeStart,
     firstPass: Boolean = false)
     extends PartitionReader[InternalRow] {
   import JournalRangeReader._
@@ -398,8 +398,8 @@ private[spark] final class JournalRangeReader(val range: JournalRange, config: R
   * newest earlier state (its offset and the state), or from the journal's origin; or, for a
   * piece of a split range, at a line start.
   */
-private[spark] sealed trait RangeStart
-private[spark] object RangeStart {
+private[source] sealed trait RangeStart
+private[source] object RangeStart {
   final case class Saved(state: SequencerState) extends RangeStart
   final case class Rebuild(base: Option[(Long, SequencerState)]) extends RangeStart
 
@@ -413,7 +413,7 @@ private[spark] object RangeStart {
   final case class Within(start: RangeStart, before: StateTransfer, at: Long) extends RangeStart
 }
 
-private[spark] object JournalRangeReader {
+private[source] object JournalRangeReader {
   private val log = LoggerFactory.getLogger(classOf[JournalRangeReader])
 
   // How far past its end a piece of a split range reads at first: the message that crosses the end

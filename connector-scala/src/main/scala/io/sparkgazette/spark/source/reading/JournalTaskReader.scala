@@ -23,7 +23,7 @@ import org.apache.spark.sql.connector.read.PartitionReader
   * this attempt starts from the states that attempt rebuilt, and saves nothing, so every attempt
   * agrees with the first.
   */
-private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderConfig)
+private[source] final class JournalTaskReader(task: JournalTask, config: ReaderConfig)
     extends PartitionReader[InternalRow] {
   private val store = config.stateDir.map(new SequencerStateStore(_, config.hadoopConf.value))
   // The states an earlier attempt of this task saved at the starts of its ranges, by journal.
@@ -144,7 +144,7 @@ private[spark] final class JournalTaskReader(task: JournalTask, config: ReaderCo
   }
 }
 
-private[spark] object JournalTaskReader {
+private[source] object JournalTaskReader {
 
   /** At most this many ranges are read ahead of the current one, and their bytes at most: */
   val ReadAhead = 64

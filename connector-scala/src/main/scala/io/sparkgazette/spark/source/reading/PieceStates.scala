@@ -23,7 +23,7 @@ import org.apache.spark.sql.SparkSession
   * on the batch's offsets and the journal's bytes alone, so a batch planned again (after a restart)
   * reads the same states, however its bytes were cut.
   */
-private[spark] object PieceStates {
+private[source] object PieceStates {
 
   /** Above this many producers and moves in a piece's transfer, its range is read by one task. */
   val MaxTransferSize: Long = 1L << 18

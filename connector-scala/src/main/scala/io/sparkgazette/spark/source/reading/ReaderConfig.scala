@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import io.sparkgazette.client.ClientConfig
 import io.sparkgazette.message.{Framing, JsonFraming}
-import io.sparkgazette.spark.runtime.SerializableConfiguration
+import io.sparkgazette.spark.hadoop.SerializableConfiguration
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.source.progress.NewestClock
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
@@ -18,7 +18,7 @@ import org.apache.spark.sql.SparkSession
   * (columns it does not read are never built), and for streaming queries the accumulator of the
   * newest message emitted.
   */
-private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
+private[source] final case class ReaderConfig(options: SourceOptions, stateDir: Option[String],
     hadoopConfBroadcast: Broadcast[SerializableConfiguration], shape: RowShape, newest: Option[NewestClock]) {
   def hadoopConf: SerializableConfiguration = hadoopConfBroadcast.value
 
@@ -52,7 +52,7 @@ private[spark] final case class ReaderConfig(options: SourceOptions, stateDir: O
     )
 }
 
-private[spark] object ReaderConfig {
+private[source] object ReaderConfig {
   // Broadcast, so that an executor deserializes the session's Hadoop configuration once rather
   // than with every task (over a third of deserializing a small stream's task, by a profile).
   def apply(options: SourceOptions, stateDir: Option[String], hadoopConf: SerializableConfiguration,

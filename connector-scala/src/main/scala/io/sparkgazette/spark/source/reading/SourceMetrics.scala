@@ -6,7 +6,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import org.apache.spark.sql.connector.metric.{CustomMetric, CustomSumMetric, CustomTaskMetric}
 
 /** Task metrics of the source, summed over tasks and shown in the SQL UI. */
-private[spark] object SourceMetrics {
+private[source] object SourceMetrics {
   val BytesRead = "bytesRead"
   val MessagesEmitted = "messagesEmitted"
   val DuplicatesDropped = "duplicatesDropped"

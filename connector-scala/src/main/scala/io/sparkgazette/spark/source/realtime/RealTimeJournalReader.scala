@@ -11,8 +11,9 @@ import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailableException, JournalReader}
 import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
+import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
-import io.sparkgazette.spark.runtime.{ClientCache, RealTimeReads, SequencedMessages}
+import io.sparkgazette.spark.handoff.{RealTimeReads, SequencedMessages}
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
 import io.sparkgazette.spark.source.reading.{JournalDecoder, ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.rows.MessageToRow
@@ -38,7 +39,7 @@ import org.slf4j.LoggerFactory
   * Spark's real-time interface (4.1 and newer) reaches it through `RealTimePartitionReader`, in
   * the 4.x build's own sources, so this compiles on every Spark line.
   */
-private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: ReaderConfig)
+private[source] final class RealTimeJournalReader(task: RealTimeTask, config: ReaderConfig)
     extends PartitionReader[InternalRow] {
   import RealTimeJournalReader._
 
@@ -405,7 +406,7 @@ private[spark] final class RealTimeJournalReader(task: RealTimeTask, config: Rea
     catch { case _: Exception => }
 }
 
-private[spark] object RealTimeJournalReader {
+private[source] object RealTimeJournalReader {
   private val log = LoggerFactory.getLogger(classOf[RealTimeJournalReader])
 
   // Messages read ahead of the task, across its journals.

@@ -10,7 +10,7 @@ import io.sparkgazette.spark.source.state.{SequencerState, SequencerStateStore}
   * it (the previous real-time batch's end), none when not read committed, or else what the query's
   * saved states say at the range's start, rebuilt as a micro-batch's range would rebuild them.
   */
-private[spark] object RealTimeStart {
+private[realtime] object RealTimeStart {
   def apply(spec: RealTimeJournal, config: ReaderConfig): SequencerState = {
     val range = spec.range
     spec.producers match {

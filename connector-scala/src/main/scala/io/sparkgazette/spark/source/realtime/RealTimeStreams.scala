@@ -6,7 +6,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.source.offsets.SourceOptions
 
 /** The refusal of real-time options where Spark has no real-time mode. */
-private[spark] object RealTimeStreams {
+private[source] object RealTimeStreams {
 
   /** Fails a stream given real-time options where Spark (`sparkVersion`) has no real-time mode. */
   def refuseWithout(options: SourceOptions, available: Boolean, sparkVersion: String): Unit =

@@ -12,18 +12,18 @@ import org.apache.spark.sql.connector.read.streaming.PartitionOffset
   * None when they are to be found as a micro-batch's range finds them (`range.base`, a saved
   * state, or one rebuilt from an earlier state or from the journal's origin).
   */
-private[spark] final case class RealTimeJournal(range: JournalRange, producers: Option[Seq[ProducerState]])
+private[source] final case class RealTimeJournal(range: JournalRange, producers: Option[Seq[ProducerState]])
 
 /** One real-time task's journals, read at once for the whole batch. `carried`: positions (and
   * states) of journals no task reads this batch (suspended ones whose states would have to be
   * rebuilt from their bytes), which this task hands back unchanged so that the batch's end offset
   * still holds them.
   */
-private[spark] final case class RealTimeTask(journals: Seq[RealTimeJournal],
+private[source] final case class RealTimeTask(journals: Seq[RealTimeJournal],
     carried: JournalsReached = JournalsReached.Empty)
     extends InputPartition
 
-private[spark] object RealTimeTask {
+private[source] object RealTimeTask {
 
   /** `reads` dealt in turn to at most `partitions` tasks (at least one, which may read nothing);
     * the first carries `carried`.
@@ -41,7 +41,7 @@ private[spark] object RealTimeTask {
   * took from each, and the producers' states there (none read uncommitted); and the task's
   * metrics by name (see [[SourceMetrics]]), which the driver reports with the batch's progress.
   */
-private[spark] final case class JournalsReached(positions: Map[String, JournalPosition],
+private[source] final case class JournalsReached(positions: Map[String, JournalPosition],
     producers: Map[String, Seq[ProducerState]], metrics: Map[String, Long] = Map.empty)
     extends PartitionOffset {
   def ++(other: JournalsReached): JournalsReached =
@@ -54,6 +54,6 @@ private[spark] final case class JournalsReached(positions: Map[String, JournalPo
     )
 }
 
-private[spark] object JournalsReached {
+private[source] object JournalsReached {
   val Empty: JournalsReached = JournalsReached(Map.empty, Map.empty)
 }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.{StringType, StructField, StructType}
   * schema's fields are the columns after it, in order. Quoting is Gazette's (RFC 4180, quotes
   * doubled inside quoted fields), whatever the options say.
   */
-private[spark] object CsvPayloads {
+private[rows] object CsvPayloads {
 
   /** Gazette's quoting, over the user's options. */
   val Quoting: Map[String, String] = Map("sep" -> ",", "quote" -> "\"", "escape" -> "\"", "header" -> "false")

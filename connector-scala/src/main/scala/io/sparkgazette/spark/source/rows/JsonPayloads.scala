@@ -17,7 +17,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * use), with Spark's JSON options: the same values, time formats and malformed records. Jackson
   * reads the payload's bytes as they are; only a malformed one is ever made a string.
   */
-private[spark] object JsonPayloads {
+private[rows] object JsonPayloads {
 
   /** A parser of `required`'s fields, with Spark's JSON options `options` (`timeZone` and
     * `corruptColumn` where they name none).

@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.StructType
 /** Parses a message's payload into a row of the fields a query reads, in the task, straight from
   * the message's bytes. One per task: Spark's parsers keep state between records.
   */
-private[spark] trait PayloadParser {
+private[rows] trait PayloadParser {
 
   /** The payload as a row, or the reason it is malformed; with a corrupt-record column
     * (PERMISSIVE), a malformed payload is a row too, holding the payload's text there.
@@ -21,7 +21,7 @@ private[spark] trait PayloadParser {
   def apply(message: RawMessage): Either[String, InternalRow] = apply(message.bytes)
 }
 
-private[spark] object PayloadParser {
+private[rows] object PayloadParser {
 
   /** A parser over Spark's `raw` parser of payloads: a payload `raw` rejects is malformed, its
     * reason the parser's; PERMISSIVE (`corrupt` names the column, whether or not the query reads

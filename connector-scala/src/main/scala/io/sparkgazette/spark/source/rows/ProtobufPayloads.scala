@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * that does not parse is malformed; PERMISSIVE, the corrupt-record column holds it in hex, as
   * the payload's text.
   */
-private[spark] object ProtobufPayloads {
+private[rows] object ProtobufPayloads {
 
   def parser(message: ProtobufType, required: StructType, corrupt: Option[String]): PayloadParser = {
     val descriptor = message.descriptor

@@ -6,4 +6,4 @@ package rows
   * [[MessageToRow.schema]]: top-level, or inside [[TypedSchema.Meta]] when the rows are typed),
   * and, with a schema, the message fields it parses.
   */
-private[spark] final case class RowShape(columns: Seq[String], typed: Option[TypedRead] = None)
+private[source] final case class RowShape(columns: Seq[String], typed: Option[TypedRead] = None)

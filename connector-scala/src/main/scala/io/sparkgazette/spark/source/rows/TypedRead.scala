@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.StructType
 /** What the readers of a typed scan parse: the fields a query reads of `schema`, with Spark's
   * parsing options (`parseOptions`, as given to the source) in the session's time zone.
   */
-private[spark] final case class TypedRead(schema: TypedSchema, fields: StructType,
+private[source] final case class TypedRead(schema: TypedSchema, fields: StructType,
     parseOptions: Map[String, String], timeZone: String, protobuf: Option[ProtobufType] = None) {
 
   private def corrupt: Option[String] = if (schema.permissive) Some(schema.corruptColumn) else None

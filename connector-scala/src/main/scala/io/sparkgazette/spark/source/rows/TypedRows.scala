@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, JoinedRow}
 /** A typed scan's rows of one journal: the fields `parse` makes of each message's payload, then,
   * when the query reads any, the connector's columns in their struct, made by `meta`.
   */
-private[spark] final class TypedRows(parse: PayloadParser, meta: Option[MessageToRow.Converter]) {
+private[source] final class TypedRows(parse: PayloadParser, meta: Option[MessageToRow.Converter]) {
 
   /** The message's row, or why its payload is malformed. */
   def apply(env: Envelope[RawMessage]): Either[String, InternalRow] =

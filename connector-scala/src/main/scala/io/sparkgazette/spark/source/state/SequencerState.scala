@@ -10,5 +10,5 @@ import io.sparkgazette.message.ProducerState
   * earlier entry left behind, say by an attempt still running when the journal was read afresh,
   * is not this entry's.
   */
-private[spark] final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L,
+private[source] final case class SequencerState(resume: Long, producers: Seq[ProducerState], revision: Long = 0L,
     origin: Long = -1L)

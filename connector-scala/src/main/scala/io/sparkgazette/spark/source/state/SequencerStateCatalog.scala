@@ -21,7 +21,7 @@ import io.sparkgazette.spark.source.offsets.{JournalPosition, StateRef}
   * file that holds a state of the journal, and none of them is found again, by this catalog or
   * one a restarted driver builds. A record goes once none of its files is left.
   */
-private[spark] final class SequencerStateCatalog(store: SequencerStateStore) {
+private[source] final class SequencerStateCatalog(store: SequencerStateStore) {
   private val byJournal = mutable.Map[String, mutable.TreeMap[Long, List[StateRef]]]()
   private val filesRead = mutable.Set[String]()
   private val batchesRead = mutable.Set[String]()

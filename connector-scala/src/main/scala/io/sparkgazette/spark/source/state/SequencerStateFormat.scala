@@ -8,7 +8,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.source.offsets.StateRef
 
 /** The binary form of a task's file of Sequencer states, as [[SequencerStateStore]] writes it. */
-private[spark] object SequencerStateFormat {
+private[state] object SequencerStateFormat {
   val FormatVersion = 2
   private val Magic = 0x475a5351 // "GZSQ"
 

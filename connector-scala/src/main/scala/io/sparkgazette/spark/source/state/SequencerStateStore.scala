@@ -195,7 +195,7 @@ private[spark] final class SequencerStateStore(dir: String, conf: Configuration)
 }
 
 /** A file whose states of `journal` are forgotten. */
-private[spark] final case class ForgottenState(file: String, journal: String)
+private[state] final case class ForgottenState(file: String, journal: String)
 
 private[spark] object SequencerStateStore {
   private val DirName = "sequencer"

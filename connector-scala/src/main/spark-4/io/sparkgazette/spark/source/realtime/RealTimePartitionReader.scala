@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsR
 /** A [[RealTimeJournalReader]] as Spark's real-time engine (4.1 and newer) asks for rows: each
   * with its message's publish time, where its UUID tells, as the row's arrival time.
   */
-private[spark] final class RealTimePartitionReader(reader: RealTimeJournalReader)
+private[source] final class RealTimePartitionReader(reader: RealTimeJournalReader)
     extends SupportsRealTimeRead[InternalRow] {
 
   override def next(): Boolean = reader.next()

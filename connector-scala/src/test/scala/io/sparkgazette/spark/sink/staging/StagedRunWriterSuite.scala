@@ -6,6 +6,7 @@ import java.nio.file.Files
 
 import scala.jdk.CollectionConverters._
 
+import io.sparkgazette.spark.sink.config.StagingLocation
 import io.sparkgazette.testing.SyncRecordingFileSystem
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path

@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package sink
 package staging
 
-import io.sparkgazette.spark.sink.config.{IntentLogLocation, SinkOptions}
+import io.sparkgazette.spark.sink.config.{IntentLogLocation, SinkOptions, StagingLocation}
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.SparkConf
 import org.scalatest.funsuite.AnyFunSuite
