@@ -44,6 +44,9 @@ SPARK35_PYTHON_SUITES := tests/test_python_package.py tests/test_wheel.py $(MICR
 REAL_TIME_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_the_real_time_pipeline_is_exactly_once_across_network_faults
 # The store faults' short run (MinIO in a namespace, history reads), in `make chaos-network-short` only.
 STORE_NETWORK_CHAOS := tests/chaos/test_network_chaos.py::test_history_reads_are_whole_across_store_faults
+# The short run of tokens from a provider class, in `make test-tokens` (whose five-minute provider run
+# covers it); make test runs the token file's.
+TOKENS_PROVIDER := tests/tokens/test_tokens.py::test_a_stream_and_batch_outlive_tokens_from_a_provider_class
 
 # What every target but the demo's needs (suites, benchmarks, faults); setup-demo only what
 # `make demo` and `make quickstart` run, on SPARK's line.
@@ -73,7 +76,7 @@ test: setup
 	  stage python env GAZETTE_LOCAL_BINARIES=required GAZETTE_NETWORK_FAULTS=required CHAOS_NETWORK_SHORT_CYCLES=2 \
 	    CHAOS_SHORT_KINDS=2 BENCH_TINY_ONLY=source \
 	    $(PYTHON) -m pytest -q tests --ignore=tests/soak --deselect $(MICRO_BATCH_CHAOS) --deselect $(REAL_TIME_NETWORK_CHAOS) \
-	    --deselect $(STORE_NETWORK_CHAOS) \
+	    --deselect $(STORE_NETWORK_CHAOS) --deselect $(TOKENS_PROVIDER) \
 	    --durations=15 --junitxml=target/pytest/junit.xml; \
 	  stage python-3.5 env GAZETTE_LOCAL_BINARIES=required CHAOS_SHORT_KINDS=1 .venv-spark3.5/bin/python -m pytest -q \
 	    $(SPARK35_PYTHON_SUITES) --durations=10 --junitxml=target/pytest/junit-spark3.5.xml; \
@@ -162,6 +165,7 @@ test-idle-reads: setup
 # tokens living 30 s, the brokers' key rotated midway, then a batch write and read; judged by
 # Gazette's reader (make test runs tests/tokens/test_tokens.py: 30 s streams, no rotation).
 test-tokens: jar
+	GAZETTE_LOCAL_BINARIES=required $(LINE_PYTHON) -m pytest -q tests/tokens/test_tokens.py
 	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30
 	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30 --real-time
 	$(LINE_PYTHON) tests/tokens/tokens.py --minutes 5 --ttl 30 --provider
