@@ -142,7 +142,7 @@ def test_a_write_naming_no_journals_says_what_each_side_takes(spark):
     with pytest.raises(IllegalArgumentException) as e:
         df.write.format("gazette").option("broker", NOWHERE).mode("append").save()
     assert condition_of(e.value) == "GAZETTE_MISSING_OPTION"
-    assert "'journal' (or save(journal)) or 'selector' to write" in str(e.value)
+    assert "option 'journal' or 'selector' is required: which journals to write (save(journal)" in str(e.value)
 
 
 def test_a_source_takes_no_path(spark):
