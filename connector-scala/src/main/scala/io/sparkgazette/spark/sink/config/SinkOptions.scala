@@ -69,7 +69,8 @@ private[spark] object SinkOptions {
         Try(io.sparkgazette.client.Selector.parse(s)).failed.foreach(e =>
           throw GazetteErrors.invalidOption(Selector, s, e.getMessage))
         WriteTarget.BySelector(s)
-      case (None, None) => throw GazetteErrors.missingOneOf(Journal, Selector, "which journals to write (save(journal) names it too)")
+      case (None, None) =>
+        throw GazetteErrors.missingOneOf(Journal, Selector, "which journals to write (save(journal) names it too)")
     }
     val mapping = o.get(Mapping).map { m =>
       val name = m.trim.toLowerCase(Locale.ROOT)
