@@ -4,7 +4,6 @@ package options
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteIllegalArgumentException
-import io.sparkgazette.spark.options.OptionDoc
 import io.sparkgazette.spark.sink.config.SinkOptions
 import io.sparkgazette.spark.source.offsets.SourceOptions
 import io.sparkgazette.spark.testing.SparkThrowables.condition
