@@ -24,8 +24,8 @@
 #   - for the network faults (tests/harness/network.py): nftables (Debian's), and toxiproxy's
 #     server at the version pinned below, as $(go env GOPATH)/bin/toxiproxy-server,
 #   - every sbt project's dependencies, .venv with python/requirements-dev.txt and .venv-spark3.5.
-# The Go builds, the virtualenvs and sbt's resolution run side by side (compiling against
-# downloading), each logging to target/setup/; a failure prints the end of its log.
+# The Go builds, the virtualenvs and sbt's resolution (and, the first time, its compile) run side
+# by side, each logging to target/setup/; a failure prints the end of its log.
 # Downloads land in per-user caches, so a fresh clone on the same machine reuses them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -167,15 +167,24 @@ python_envs() {
 
 # sbt: build/sbt fetches its launcher on first use; `update` warms Coursier's cache, once per
 # clone and machine: every project's for the suites, the line's project only for the demo (a later
-# `make test` still resolves the others).
+# `make test` still resolves the others). The same first time, what the target builds next is built
+# too (the line's jar for the demo; both lines' jars and suites for the tests), while Go still
+# compiles beside it rather than after it: on two cores, a minute or more off a fresh clone's run.
+# A compile error is not setup's: the build that follows reports it.
 sbt_build() {
-  local project="connector" marker
+  local project="connector" marker compile
   [ "$spark" = 4 ] || project="connectorSpark35"
-  [ "$what" = demo ] || project=""
+  compile=("$project/assembly")
+  if [ "$what" != demo ]; then
+    project=""
+    compile=(connector/assembly connectorSpark35/assembly connector/Test/compile connectorSpark35/Test/compile)
+  fi
   marker="$logs/sbt-update${project:+-$project}.done"
   if [ ! -d "$HOME/.sbt/boot" ] || [ ! -f "$marker" ]; then
-    say "resolving the sbt build${project:+ ($project)}"
-    build/sbt -Dsbt.log.noformat=true "${project:+$project/}update"
+    say "resolving the sbt build${project:+ ($project)} and compiling it"
+    if ! build/sbt -Dsbt.log.noformat=true "${project:+$project/}update" "${compile[@]}"; then
+      build/sbt -Dsbt.log.noformat=true "${project:+$project/}update"
+    fi
     touch "$marker"
   fi
 }
