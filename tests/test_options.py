@@ -228,11 +228,12 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
     suggesting Spark's name."""
     rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
     sink = {"broker": NOWHERE, "journal": "a", "checkpoint_location": str(tmp_path)}
+    # Every one Spark hands a sink, as declared, with a value Spark takes.
+    values = {"boolean": False, "integer": 1000, "string": "copies"}
     spark_options = {
-        "asyncProgressTrackingEnabled": False,
-        "asyncProgressTrackingCheckpointIntervalMs": 1000,
-        "_asyncProgressTrackingOverrideSinkSupportCheck": False,
+        o["name"]: values[o["type"]] for o in reference() if o["side"] == "spark" and "sink" in o["givenTo"]
     }
+    assert "asyncProgressTrackingEnabled" in spark_options
     assert write_stream(rows, **sink, **spark_options) is not None
     assert (
         write_stream(
@@ -290,3 +291,8 @@ def test_each_keyword_is_typed_and_documented_as_the_connector_declares_its_opti
         assert params[k].default is None and (k == "broker" or params[k].kind is inspect.Parameter.KEYWORD_ONLY)
         entry = f"{k} : {ANNOTATIONS[o['type']].replace(' | ', ' or ')}, optional {o['doc']} Default: {o['default']}."
         assert " ".join(entry.split()) in doc, k
+    # Spark's own options get no keyword; the docstring names those Spark hands this side.
+    for o in reference():
+        if o["side"] == "spark":
+            assert snake_case(o["name"]) not in params
+            assert (f"`{o['name']}`" in doc) == (side in o["givenTo"] and mode in o["modes"]), o["name"]
