@@ -1,9 +1,10 @@
 package io.sparkgazette.spark
 package clients
 
-import java.util.concurrent.atomic.{AtomicInteger, AtomicReference}
+import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
+import io.sparkgazette.testing.Interrupts
 import org.scalatest.funsuite.AnyFunSuite
 
 /** What a call asked ahead gives the caller that takes it: its answer once, for its key only, while
@@ -73,19 +74,10 @@ class AskedAheadSuite extends AnyFunSuite {
     val ahead = new AskedAhead[String, String]()
     val never = new CountDownLatch(1)
     ahead.start("k") { never.await(); "late" }
-    val thrown = new AtomicReference[Throwable]()
-    val taking = new Thread(() =>
-      try ahead.take("k")("now")
-      catch { case t: Throwable => thrown.set(t) })
-    taking.start()
-    Thread.sleep(200)
-    val t0 = System.nanoTime()
-    taking.interrupt()
-    taking.join(10000)
-    val ms = (System.nanoTime() - t0) / 1000000
+    val (ms, ended) = Interrupts.interrupted(ahead.take("k")("now"))
     never.countDown()
-    assert(!taking.isAlive && ms < 1000, s"the wait ended $ms ms after its interrupt")
-    assert(thrown.get.isInstanceOf[InterruptedException], s"the wait ended with ${thrown.get}")
+    assert(ms < 1000, s"the wait ended $ms ms after its interrupt")
+    assert(ended.isInstanceOf[InterruptedException], s"the wait ended with $ended")
   }
 
   test("after close, nothing asked ahead is taken") {
