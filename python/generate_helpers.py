@@ -1,7 +1,8 @@
 """spark_gazette's option keywords, generated from the connector's declaration of its options
 (`options.json`, in the connector's resources) when the package is built (setup.py):
 
-- `spark_gazette/_declaration.py`: the keyword of each option (its name in snake_case), by side;
+- `spark_gazette/_declaration.py`: the keyword of each option (its name in snake_case), by side,
+  and the keywords whose options take times;
 - `spark_gazette/helpers.py`: `read_stream`, `read`, `write_stream` and `write`, each with a
   keyword for every option of its side and queries, typed by the option's declared type, and a
   docstring that documents each from its declaration. Spark's own options (side `spark`) get no
@@ -66,7 +67,7 @@ def declaration_module(declared: list[dict]) -> str:
     out = [
         '"""Generated from options.json by generate_helpers.py when the package was built: do not edit.',
         "",
-        "Each side's option keywords and the option each stands for.",
+        "Each side's option keywords and the option each stands for; the keywords that take times.",
         '"""',
         "",
     ]
@@ -74,6 +75,10 @@ def declaration_module(declared: list[dict]) -> str:
         out.append(f"{name} = {{")
         out += [f"    {k!r}: {v!r}," for k, v in table.items()]
         out.append("}")
+    times = sorted({keyword(o["name"]) for o in declared if o["type"] in ("timestamp", "timestamps")})
+    out.append("TIMES = frozenset({")
+    out += [f"    {k!r}," for k in times]
+    out.append("})")
     return "\n".join(out) + "\n"
 
 
@@ -134,8 +139,8 @@ Examples
 --------
 >>> events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...                      starting_offsets="earliest", max_bytes_per_trigger=64 << 20)  # doctest: +SKIP""",
-        'return _streams.load_stream(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
-        "options, schema, parse_options)",
+        'return _streams.load(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
+        "options, schema, parse_options, streaming=True)",
     ),
     Helper(
         "read",
@@ -162,8 +167,8 @@ Examples
 >>> from datetime import datetime, timezone
 >>> today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...              starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))  # doctest: +SKIP""",
-        'return _streams.load_batch(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
-        "options, schema, parse_options)",
+        'return _streams.load(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
+        "options, schema, parse_options, streaming=False)",
     ),
     Helper(
         "write_stream",

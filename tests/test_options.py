@@ -8,11 +8,13 @@ accepts ("EARLIEST", "Modulo", "LATEST") and sent what the connector refuses (en
 "earliest", rpc_timeout 0 as "0ms"). One test below for each."""
 
 import doctest
+import importlib.util
 import inspect
 import json
 import re
 import zipfile
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from pyspark.errors import PySparkException
@@ -73,6 +75,15 @@ def test_a_time_where_offsets_are_expected_is_a_type_error():
         options.wire("starting_offsets", {"a": at})
     with pytest.raises(TypeError, match="ending_offsets takes no times"):
         options.wire("ending_offsets", at)
+
+
+def test_a_time_for_an_option_of_another_type_is_a_type_error_whatever_its_name():
+    # The declaration says which options take times: the strategy's name holds "timestamp", and
+    # its values are earliest, latest or error.
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(TypeError, match="starting_offsets_by_timestamp_strategy takes no times"):
+        options.wire("starting_offsets_by_timestamp_strategy", at)
+    assert options.wire("ending_offsets_by_timestamp", {"a": at}) == '{"a": 1767225600000}'
 
 
 def test_a_naive_datetime_is_a_type_error_naming_the_keyword():
@@ -256,16 +267,18 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
     )
 
 
-ANNOTATIONS = {
-    "string": "str",
-    "boolean": "bool",
-    "integer": "int",
-    "duration": "Duration",
-    "offsets": "Offsets",
-    "timestamp": "Timestamp",
-    "timestamps": "Mapping[str, Timestamp]",
-    "journals": "str | Sequence[str]",
-}
+def _generator():
+    """The helpers' generator (python/generate_helpers.py, which the package's build runs), as a
+    module: not part of the package, so loaded from its file."""
+    path = Path(__file__).resolve().parents[1] / "python" / "generate_helpers.py"
+    spec = importlib.util.spec_from_file_location("generate_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The Python annotation of each declared type, as the generator gives it.
+ANNOTATIONS = _generator().ANNOTATIONS
 
 
 @pytest.mark.parametrize(
