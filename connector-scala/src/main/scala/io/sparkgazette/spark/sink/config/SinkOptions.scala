@@ -33,7 +33,8 @@ private[spark] final case class SinkOptions(
     batchId: Option[String] = None,
     connection: BrokerConnection = BrokerConnection(),
     readerRingSize: Int = 8192,
-    stagingLocation: Option[String] = None
+    stagingLocation: Option[String] = None,
+    appendNote: Option[String] = None
 ) {
   def clientConfig: ClientConfig = connection.config(broker)
 }
@@ -119,7 +120,8 @@ private[spark] object SinkOptions {
         if (l.trim.isEmpty)
           throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
         l.trim
-      }
+      },
+      o.get(AppendNote)
     )
   }
 }
