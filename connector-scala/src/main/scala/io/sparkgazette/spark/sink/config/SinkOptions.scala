@@ -33,8 +33,7 @@ private[spark] final case class SinkOptions(
     batchId: Option[String] = None,
     connection: BrokerConnection = BrokerConnection(),
     readerRingSize: Int = 8192,
-    stagingLocation: Option[String] = None,
-    appendNote: Option[String] = None
+    stagingLocation: Option[String] = None
 ) {
   def clientConfig: ClientConfig = connection.config(broker)
 }
@@ -120,8 +119,7 @@ private[spark] object SinkOptions {
         if (l.trim.isEmpty)
           throw GazetteErrors.invalidOption(GazetteOptions.StagingLocation, l, "a directory's path or URI")
         l.trim
-      },
-      o.get(AppendNote)
+      }
     )
   }
 }
