@@ -90,7 +90,8 @@ private[options] object OptionDoc {
       o.get("modes").elements().asScala.map(m => one[Mode](Modes, _.key, m.asText)).toSet,
       text("default"),
       text("doc"),
-      if (side == Spark) o.get("givenTo").elements().asScala.map(s => one[Side](Seq(Source, Sink), _.key, s.asText)).toSet
+      if (side == Spark)
+        o.get("givenTo").elements().asScala.map(s => one[Side](Seq(Source, Sink), _.key, s.asText)).toSet
       else Set.empty,
       side == Spark && o.get("exactCase").asBoolean()
     )

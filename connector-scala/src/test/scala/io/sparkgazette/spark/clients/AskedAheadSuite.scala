@@ -16,7 +16,10 @@ class AskedAheadSuite extends AnyFunSuite {
   /** Starts an ask for `key` that answers `answer`, and waits until it has. */
   private def answered[K](ahead: AskedAhead[K, String], key: K, answer: String): Unit = {
     val done = new CountDownLatch(1)
-    ahead.start(key) { try answer finally done.countDown() }
+    ahead.start(key) {
+      try answer
+      finally done.countDown()
+    }
     await(done)
     Thread.sleep(50) // the future completes just after the ask returns
   }

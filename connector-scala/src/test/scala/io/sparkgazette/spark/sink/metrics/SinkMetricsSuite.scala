@@ -17,7 +17,8 @@ class SinkMetricsSuite extends AnyFunSuite {
     reported.map(m => m.name() -> m.value()).toMap
 
   test("each metric Spark makes from its class name has the name and description the sink declares") {
-    val made = SinkMetrics.supported.map(m => m.getClass.getDeclaredConstructor().newInstance().asInstanceOf[CustomMetric])
+    val made =
+      SinkMetrics.supported.map(m => m.getClass.getDeclaredConstructor().newInstance().asInstanceOf[CustomMetric])
     assert(made.map(_.name()).toSeq == SinkMetrics.Names)
     made.foreach(m => assert(m.description() == SinkMetrics.describe(m.name()) && m.description().nonEmpty))
     assert(SinkMetrics.Names.distinct == SinkMetrics.Names)
@@ -46,17 +47,17 @@ class SinkMetricsSuite extends AnyFunSuite {
     w.rows = 10
     w.appended(100, 2500000L) // 2.5 ms
     assert(values(w.report()) == Map(SinkMetrics.RowsWritten -> 10L,
-        SinkMetrics.BytesAppended -> 100L, SinkMetrics.Appends -> 1L, SinkMetrics.AppendWaitMs -> 2L))
+      SinkMetrics.BytesAppended -> 100L, SinkMetrics.Appends -> 1L, SinkMetrics.AppendWaitMs -> 2L))
     w.rows += 5
     w.appended(300, 1000000L)
     w.bytesStaged = 40
     val committed = w.commit()
     assert(nonZero(committed.total) == Map(SinkMetrics.RowsWritten -> 15L,
-        SinkMetrics.BytesAppended -> 400L, SinkMetrics.Appends -> 2L, SinkMetrics.AppendWaitMs -> 3L,
-        SinkMetrics.BytesStaged -> 40L))
+      SinkMetrics.BytesAppended -> 400L, SinkMetrics.Appends -> 2L, SinkMetrics.AppendWaitMs -> 3L,
+      SinkMetrics.BytesStaged -> 40L))
     assert(nonZero(committed.unreported) == Map(SinkMetrics.RowsWritten -> 5L,
-        SinkMetrics.BytesAppended -> 300L, SinkMetrics.Appends -> 1L, SinkMetrics.AppendWaitMs -> 1L,
-        SinkMetrics.BytesStaged -> 40L))
+      SinkMetrics.BytesAppended -> 300L, SinkMetrics.Appends -> 1L, SinkMetrics.AppendWaitMs -> 1L,
+      SinkMetrics.BytesStaged -> 40L))
     // Spark looking again after the commit sees what it saw before: the rest is the driver's to report.
     assert(values(w.report())(SinkMetrics.RowsWritten) == 10L)
   }
