@@ -26,15 +26,17 @@ $(error SPARK=$(SPARK): the connector is built for SPARK=4 and SPARK=3.5)
 endif
 # What `make test` runs on Spark 3.5 / Scala 2.12, judged by Gazette's Go reader as on Spark 4: the
 # pure suites, the source's stores, typed rows and random schedules (fewer), the sink's exactly-once
-# writes and epochs; then the Python package and wheel suites and a short chaos run. What differs
-# between the lines is Spark's, not the connector's (a few shims): the source's edges and the faults
+# writes and epochs, and what the connector finds in Spark by name (ReflectionSuite, 15 s); then the
+# Python package and wheel suites and a short chaos run. What differs between the lines is Spark's,
+# not the connector's (a few shims): the source's edges and the faults
 # of brokers, etcd and stores, which the connector's client meets alike on both, run on Spark 3.5 in
 # `make test-spark35`.
 SPARK35_SUITES := io.sparkgazette.message.* io.sparkgazette.client.*Suite \
   io.sparkgazette.spark.*OptionsSuite io.sparkgazette.spark.errors.GazetteErrorsSuite \
   io.sparkgazette.spark.source.SourcePropertyIntegrationSuite \
   io.sparkgazette.spark.source.rows.TypedRowsIntegrationSuite io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
-  io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite
+  io.sparkgazette.spark.sink.SinkIntegrationSuite io.sparkgazette.spark.sink.SinkEpochsIntegrationSuite \
+  io.sparkgazette.spark.reflection.ReflectionSuite
 # The short micro-batch chaos run: make test runs it on Spark 3.5, killing one kind the seed draws
 # (the real-time one on Spark 4.3, two kinds), `make chaos` the long one on either. (Defined before the lists that name it: `:=` expands at once.)
 MICRO_BATCH_CHAOS := tests/chaos/test_chaos.py::test_the_pipeline_is_exactly_once_across_kills_of_drivers_executors_and_brokers

@@ -1,10 +1,12 @@
 """spark_gazette's option keywords, generated from the connector's declaration of its options
 (`options.json`, in the connector's resources) when the package is built (setup.py):
 
-- `spark_gazette/_declaration.py`: the keyword of each option (its name in snake_case), by side;
+- `spark_gazette/_declaration.py`: the keyword of each option (its name in snake_case), by side,
+  and the keywords whose options take times;
 - `spark_gazette/helpers.py`: `read_stream`, `read`, `write_stream` and `write`, each with a
   keyword for every option of its side and queries, typed by the option's declared type, and a
-  docstring that documents each from its declaration.
+  docstring that documents each from its declaration. Spark's own options (side `spark`) get no
+  keyword: the docstring names those Spark hands the helper's side, which go through `**options`.
 
 Generated at build time rather than read at import time so that the helpers' signatures are
 static source: type checkers and editors see every keyword and its type (the package ships
@@ -65,7 +67,7 @@ def declaration_module(declared: list[dict]) -> str:
     out = [
         '"""Generated from options.json by generate_helpers.py when the package was built: do not edit.',
         "",
-        "Each side's option keywords and the option each stands for.",
+        "Each side's option keywords and the option each stands for; the keywords that take times.",
         '"""',
         "",
     ]
@@ -73,6 +75,10 @@ def declaration_module(declared: list[dict]) -> str:
         out.append(f"{name} = {{")
         out += [f"    {k!r}: {v!r}," for k, v in table.items()]
         out.append("}")
+    times = sorted({keyword(o["name"]) for o in declared if o["type"] in ("timestamp", "timestamps")})
+    out.append("TIMES = frozenset({")
+    out += [f"    {k!r}," for k in times]
+    out.append("})")
     return "\n".join(out) + "\n"
 
 
@@ -133,8 +139,8 @@ Examples
 --------
 >>> events = read_stream(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...                      starting_offsets="earliest", max_bytes_per_trigger=64 << 20)  # doctest: +SKIP""",
-        'return _streams.load_stream(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
-        "options, schema, parse_options)",
+        'return _streams.load(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
+        "options, schema, parse_options, streaming=True)",
     ),
     Helper(
         "read",
@@ -161,8 +167,8 @@ Examples
 >>> from datetime import datetime, timezone
 >>> today = read(spark, broker="http://127.0.0.1:8080", selector="prefix=events/",
 ...              starting_timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc))  # doctest: +SKIP""",
-        'return _streams.load_batch(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
-        "options, schema, parse_options)",
+        'return _streams.load(spark, _streams.given(locals(), "spark", "schema", "parse_options"), '
+        "options, schema, parse_options, streaming=False)",
     ),
     Helper(
         "write_stream",
@@ -251,6 +257,18 @@ def _option_doc(option: dict) -> str:
     return f"{keyword(option['name'])} : {annotation}, optional\n{wrapped}"
 
 
+def _spark_options_doc(h: Helper, declared: list[dict]) -> str:
+    """What of Spark's own options Spark hands this helper's side, for `**options`' entry."""
+    names = [o["name"] for o in declared if o["side"] == "spark" and h.side in o["givenTo"] and h.mode in o["modes"]]
+    if not names:
+        return ""
+    text = "Spark's own options go through too, by Spark's name: " + ", ".join(f"`{n}`" for n in names) + "."
+    wrapped = textwrap.fill(
+        text, WIDTH - 8, initial_indent="    ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
+    )
+    return "\n" + wrapped
+
+
 def _helper(h: Helper, declared: list[dict]) -> str:
     options = [o for o in declared if o["side"] in (h.side, "connection") and h.mode in o["modes"]]
     broker = next(o for o in options if o["name"] == "broker")
@@ -259,7 +277,8 @@ def _helper(h: Helper, declared: list[dict]) -> str:
     params += [f"    {keyword(o['name'])}: {ANNOTATIONS[o['type']]} | None = None," for o in rest]
     params += [f"    {name}: {annotation}," for name, annotation in h.extra]
     params.append("    **options: object,")
-    parameters = [h.first_doc, _option_doc(broker), *(_option_doc(o) for o in rest), h.extra_doc]
+    parameters = [h.first_doc, _option_doc(broker), *(_option_doc(o) for o in rest)]
+    parameters.append(h.extra_doc + _spark_options_doc(h, declared))
     sections = [h.intro, OPTIONS_INTRO, "Parameters\n----------\n" + "\n".join(parameters), h.tail]
     doc = textwrap.indent("\n\n".join(sections), "    ")
     doc = "\n".join(line.rstrip() for line in doc.split("\n"))

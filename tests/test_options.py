@@ -8,11 +8,13 @@ accepts ("EARLIEST", "Modulo", "LATEST") and sent what the connector refuses (en
 "earliest", rpc_timeout 0 as "0ms"). One test below for each."""
 
 import doctest
+import importlib.util
 import inspect
 import json
 import re
 import zipfile
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from pyspark.errors import PySparkException
@@ -73,6 +75,15 @@ def test_a_time_where_offsets_are_expected_is_a_type_error():
         options.wire("starting_offsets", {"a": at})
     with pytest.raises(TypeError, match="ending_offsets takes no times"):
         options.wire("ending_offsets", at)
+
+
+def test_a_time_for_an_option_of_another_type_is_a_type_error_whatever_its_name():
+    # The declaration says which options take times: the strategy's name holds "timestamp", and
+    # its values are earliest, latest or error.
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(TypeError, match="starting_offsets_by_timestamp_strategy takes no times"):
+        options.wire("starting_offsets_by_timestamp_strategy", at)
+    assert options.wire("ending_offsets_by_timestamp", {"a": at}) == '{"a": 1767225600000}'
 
 
 def test_a_naive_datetime_is_a_type_error_naming_the_keyword():
@@ -228,11 +239,12 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
     suggesting Spark's name."""
     rows = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
     sink = {"broker": NOWHERE, "journal": "a", "checkpoint_location": str(tmp_path)}
+    # Every one Spark hands a sink, as declared, with a value Spark takes.
+    values = {"boolean": False, "integer": 1000, "string": "copies"}
     spark_options = {
-        "asyncProgressTrackingEnabled": False,
-        "asyncProgressTrackingCheckpointIntervalMs": 1000,
-        "_asyncProgressTrackingOverrideSinkSupportCheck": False,
+        o["name"]: values[o["type"]] for o in reference() if o["side"] == "spark" and "sink" in o["givenTo"]
     }
+    assert "asyncProgressTrackingEnabled" in spark_options
     assert write_stream(rows, **sink, **spark_options) is not None
     assert (
         write_stream(
@@ -255,16 +267,18 @@ def test_sparks_own_writer_options_pass_as_spark_spells_them_and_a_near_miss_is_
     )
 
 
-ANNOTATIONS = {
-    "string": "str",
-    "boolean": "bool",
-    "integer": "int",
-    "duration": "Duration",
-    "offsets": "Offsets",
-    "timestamp": "Timestamp",
-    "timestamps": "Mapping[str, Timestamp]",
-    "journals": "str | Sequence[str]",
-}
+def _generator():
+    """The helpers' generator (python/generate_helpers.py, which the package's build runs), as a
+    module: not part of the package, so loaded from its file."""
+    path = Path(__file__).resolve().parents[1] / "python" / "generate_helpers.py"
+    spec = importlib.util.spec_from_file_location("generate_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The Python annotation of each declared type, as the generator gives it.
+ANNOTATIONS = _generator().ANNOTATIONS
 
 
 @pytest.mark.parametrize(
@@ -290,3 +304,8 @@ def test_each_keyword_is_typed_and_documented_as_the_connector_declares_its_opti
         assert params[k].default is None and (k == "broker" or params[k].kind is inspect.Parameter.KEYWORD_ONLY)
         entry = f"{k} : {ANNOTATIONS[o['type']].replace(' | ', ' or ')}, optional {o['doc']} Default: {o['default']}."
         assert " ".join(entry.split()) in doc, k
+    # Spark's own options get no keyword; the docstring names those Spark hands this side.
+    for o in reference():
+        if o["side"] == "spark":
+            assert snake_case(o["name"]) not in params
+            assert (f"`{o['name']}`" in doc) == (side in o["givenTo"] and mode in o["modes"]), o["name"]

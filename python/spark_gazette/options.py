@@ -20,7 +20,7 @@ from typing import Union
 
 # Each side's option keywords (snake_case) and the options they stand for, generated from the
 # connector's declaration of its options (options.json) when the package is built.
-from spark_gazette._declaration import CONNECTION, SINK, SOURCE
+from spark_gazette._declaration import CONNECTION, SINK, SOURCE, TIMES
 
 __all__ = ["CONNECTION", "SINK", "SOURCE", "Duration", "Offsets", "Timestamp", "build", "wire"]
 
@@ -92,7 +92,7 @@ def _millis(keyword: str, value: datetime) -> int:
     """Milliseconds since 1970 of an aware datetime, for an option that takes times. A naive one
     names no instant: which time zone it meant is a question only the caller can answer, so it is
     refused here; and a time where offsets are expected would read as a byte offset."""
-    if "timestamp" not in keyword:
+    if keyword not in TIMES:
         raise TypeError(
             f"{keyword} takes no times ({value.isoformat()}); to start or end at a time, use "
             "starting_timestamp, starting_offsets_by_timestamp, ending_timestamp or ending_offsets_by_timestamp"

@@ -29,30 +29,19 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
-def load_stream(
+def load(
     spark: SparkSession,
     keywords: Mapping[str, object],
     options: Mapping[str, object],
     schema: str | StructType | None,
     parse_options: Mapping[str, object] | None,
+    streaming: bool,
 ) -> DataFrame:
     opts = _options.build(_options.SOURCE, keywords, options)
     parsing = _parsing(parse_options)
-    _check(spark, "source", {**opts, **parsing}, streaming=True)
-    return _loaded(_typed(spark.readStream.format("gazette").options(**opts), schema, parsing))
-
-
-def load_batch(
-    spark: SparkSession,
-    keywords: Mapping[str, object],
-    options: Mapping[str, object],
-    schema: str | StructType | None,
-    parse_options: Mapping[str, object] | None,
-) -> DataFrame:
-    opts = _options.build(_options.SOURCE, keywords, options)
-    parsing = _parsing(parse_options)
-    _check(spark, "source", {**opts, **parsing}, streaming=False)
-    return _loaded(_typed(spark.read.format("gazette").options(**opts), schema, parsing))
+    _check(spark, "source", {**opts, **parsing}, streaming=streaming)
+    reader = spark.readStream if streaming else spark.read
+    return _loaded(_typed(reader.format("gazette").options(**opts), schema, parsing))
 
 
 def stream_writer(df: DataFrame, keywords: Mapping[str, object], options: Mapping[str, object]) -> DataStreamWriter:

@@ -27,12 +27,13 @@ import json
 import os
 import random
 import ssl
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from security import RSA_KEY, certificate_authority, issue, openssl
 
 KINDS = ("gcs", "azure")
 BUCKET = "gazette"  # GCS's bucket, Azure's container
@@ -102,55 +103,10 @@ class CloudStore:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         d = str(self.dir)
-        _openssl(
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            f"{d}/ca.key",
-            "-out",
-            self.ca_file,
-            "-days",
-            "2",
-            "-subj",
-            "/CN=spark-gazette test store CA",
-        )
-        Path(d, "server.ext").write_text(
-            f"subjectAltName=DNS:{self.host},IP:{self.address}\nextendedKeyUsage=serverAuth\n"
-        )
-        _openssl(
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            f"{d}/server.key",
-            "-out",
-            f"{d}/server.csr",
-            "-subj",
-            f"/CN={self.host}",
-        )
-        _openssl(
-            "x509",
-            "-req",
-            "-in",
-            f"{d}/server.csr",
-            "-CA",
-            self.ca_file,
-            "-CAkey",
-            f"{d}/ca.key",
-            "-CAcreateserial",
-            "-out",
-            f"{d}/server.pem",
-            "-days",
-            "2",
-            "-extfile",
-            f"{d}/server.ext",
-        )
+        certificate_authority(d, self.ca_file, "/CN=spark-gazette test store CA", RSA_KEY)
+        issue(d, "server", self.ca_file, f"DNS:{self.host},IP:{self.address}", "serverAuth", RSA_KEY, self.host)
         if self.kind == "gcs":
-            _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", f"{d}/sa.key")
+            openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", f"{d}/sa.key")
             key = Path(d, "sa.key").read_text()
             Path(self.credentials_file).write_text(
                 json.dumps(
@@ -339,9 +295,3 @@ class CloudStore:
             self._request("DELETE", f"/storage/v1/b/{BUCKET}/o/{urllib.parse.quote(key, safe='')}").close()
         else:
             self._request("DELETE", f"/{BUCKET}/{urllib.parse.quote(key)}").close()
-
-
-def _openssl(*args: str) -> None:
-    out = subprocess.run(["openssl", *args], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"openssl {args[0]} failed: {out.stderr.strip()}")

@@ -83,31 +83,9 @@ class Security:
         return s
 
     def _certificates(self) -> None:
-        d = self.directory
-        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        _openssl(
-            "req", "-x509", *ec, "-keyout", f"{d}/ca.key", "-out", self.ca_file, "-days", "2", "-subj", "/CN=test-ca"
-        )
+        certificate_authority(self.directory, self.ca_file, "/CN=test-ca", EC_KEY)
         for name, usage in (("server", "serverAuth,clientAuth"), ("client", "clientAuth")):
-            Path(d, f"{name}.ext").write_text(f"subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage={usage}\n")
-            _openssl("req", *ec, "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr", "-subj", f"/CN={name}")
-            _openssl(
-                "x509",
-                "-req",
-                "-in",
-                f"{d}/{name}.csr",
-                "-CA",
-                self.ca_file,
-                "-CAkey",
-                f"{d}/ca.key",
-                "-CAcreateserial",
-                "-out",
-                f"{d}/{name}.pem",
-                "-days",
-                "2",
-                "-extfile",
-                f"{d}/{name}.ext",
-            )
+            issue(self.directory, name, self.ca_file, "IP:127.0.0.1,DNS:localhost", usage, EC_KEY)
 
     def broker_flags(self) -> list[str]:
         d, flags = self.directory, []
@@ -170,7 +148,45 @@ def _b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _openssl(*args: str) -> None:
+# How `openssl req` makes a new key, unencrypted: the brokers' and clients' (EC), and an RSA one.
+EC_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+RSA_KEY = ("-newkey", "rsa:2048", "-nodes")
+
+
+def certificate_authority(directory: str, ca_file: str, subject: str, key: tuple[str, ...]) -> None:
+    """A test CA for two days: its certificate at `ca_file`, its key at `directory`/ca.key."""
+    openssl("req", "-x509", *key, "-keyout", f"{directory}/ca.key", "-out", ca_file, "-days", "2", "-subj", subject)
+
+
+def issue(
+    directory: str, name: str, ca_file: str, alt_names: str, usage: str, key: tuple[str, ...], common_name: str = ""
+) -> None:
+    """`name`.pem and `name`.key in `directory`: a certificate for two days, signed by the CA of
+    `certificate_authority`, for `alt_names` (`DNS:host,IP:address`) and `usage` (`serverAuth`, ...),
+    whose subject's common name is `common_name` (default: `name`)."""
+    d = directory
+    Path(d, f"{name}.ext").write_text(f"subjectAltName={alt_names}\nextendedKeyUsage={usage}\n")
+    openssl("req", *key, "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.csr", "-subj", f"/CN={common_name or name}")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        f"{d}/{name}.csr",
+        "-CA",
+        ca_file,
+        "-CAkey",
+        f"{d}/ca.key",
+        "-CAcreateserial",
+        "-out",
+        f"{d}/{name}.pem",
+        "-days",
+        "2",
+        "-extfile",
+        f"{d}/{name}.ext",
+    )
+
+
+def openssl(*args: str) -> None:
     out = subprocess.run(["openssl", *args], capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"openssl {args[0]} failed: {out.stderr.strip()}")

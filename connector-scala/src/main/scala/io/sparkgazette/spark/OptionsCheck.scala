@@ -22,7 +22,7 @@ private[spark] object OptionsCheck {
     */
   def names(options: java.util.Map[String, String]): Unit =
     new GazetteOptions.Reader(options.asScala.toMap.filterNot(_._1.equalsIgnoreCase("path")), GazetteOptions.allNames,
-      GazetteOptions.SparkOptions)
+      GazetteOptions.sparkAllNames)
 
   /** For the Python helpers (through py4j, on a classic session): `optionsJson`, with the
     * session's defaults (`spark.datasource.gazette.<option>`, as Spark adds them to a query's),

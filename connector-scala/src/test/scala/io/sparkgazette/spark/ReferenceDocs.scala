@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path, Paths}
 
 import io.sparkgazette.spark.errors.GazetteErrors
+import io.sparkgazette.spark.options.OptionsPage
 
 /** The pages generated from the code: `docs/options.md` whole, and the table of error conditions
   * in `docs/operations.md` (between its `<!-- conditions -->` markers). `make options-doc` writes

@@ -26,8 +26,8 @@ trait ClusterSuite extends BeforeAndAfterAll { this: Suite =>
     } finally super.afterAll()
 }
 
-/** A [[ClusterSuite]] with a local SparkSession, stopped before the cluster. */
-trait SparkClusterSuite extends ClusterSuite { this: Suite =>
+/** A suite with a local SparkSession, stopped after the suite. */
+trait SparkSuite extends BeforeAndAfterAll { this: Suite =>
 
   /** Spark's master; `local[2,2]` gives each task a second attempt. */
   protected def sparkMaster: String = "local[2]"
@@ -43,6 +43,9 @@ trait SparkClusterSuite extends ClusterSuite { this: Suite =>
     try { if (spark != null) spark.stop() }
     finally super.afterAll()
 }
+
+/** A [[ClusterSuite]] with a local SparkSession, started after the cluster and stopped before it. */
+trait SparkClusterSuite extends ClusterSuite with SparkSuite { this: Suite => }
 
 /** A [[SparkClusterSuite]] for real-time mode: three task slots (real-time tasks hold theirs for
   * the whole batch), batches as short as a second, and the sink allowed (Spark's allowlist, and

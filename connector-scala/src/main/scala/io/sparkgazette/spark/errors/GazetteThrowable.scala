@@ -67,7 +67,7 @@ final class GazetteUnsupportedOperationException private[errors] (
     cause: Throwable
 ) extends UnsupportedOperationException(s"[$condition] $message", cause) with GazetteThrowable
 
-private[spark] object GazetteUnsupportedOperationException {
+private[errors] object GazetteUnsupportedOperationException {
 
   /** The error worded by `key` (a condition, or `CONDITION.VARIANT`) in `error-conditions.json`. */
   def apply(key: String, parameters: Map[String, String], cause: Throwable = null)

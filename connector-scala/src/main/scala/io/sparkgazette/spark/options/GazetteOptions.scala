@@ -17,7 +17,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * `options.json`: name, side, type, default and doc, from which the constants of [[OptionNames]],
   * the Python helpers' keywords and `docs/options.md` are generated), and the parsing shared by the
   * source (`SourceOptions`) and the sink (`SinkOptions`). A name the declaration does not list is
-  * refused, so an option cannot exist undocumented.
+  * refused, so an option cannot exist undocumented; Spark's own options are declared there too,
+  * and pass on the sides Spark hands them to.
   */
 private[spark] object GazetteOptions extends OptionNames {
 
@@ -29,63 +30,8 @@ private[spark] object GazetteOptions extends OptionNames {
   /** Options under this prefix are the tests' hooks (faults injected at chosen points of a
     * protocol): accepted, never documented, never listed to users.
     */
-  private[spark] val TestPrefix = "test."
+  private[options] val TestPrefix = "test."
   private[spark] val TestSinkFault = "test.sinkFault"
-
-  /** An option Spark itself reads from what a query was given, and hands the connector as it is:
-    * not the connector's to check, but let through on the `sides` Spark reads it from. `exactCase`:
-    * Spark looks it up in the query's options as given, so only this spelling works. The connector
-    * still takes it in any capitals: what it is handed may have lost them (Spark Connect hands a
-    * load its option names in lower case).
-    */
-  private[options] final case class SparkOption(name: String, sides: Set[OptionDoc.Side], exactCase: Boolean,
-      readBy: String)
-
-  /** Spark's own options, each with where Spark (3.5 to 4.3) reads it. A writer's options are the
-    * query's options (`extraOptions`) and also the sink's; a reader's are the source's only, and
-    * Spark reads none of them. `path`, which `load(path)`, `start(path)` and `save(path)` set
-    * (`paths` for `load(a, b)`), names the sink's journal and is no option of the source (it has
-    * no path), so a read refuses it; `checkpointLocation` is a sink option of the connector's too.
-    * The real-time mode takes no option of a query: its trigger and session settings
-    * (`spark.sql.streaming.realTimeMode.*`) only.
-    */
-  private[spark] val SparkOptions: Seq[SparkOption] = Seq(
-    SparkOption(
-      "queryName",
-      Set(OptionDoc.Source, OptionDoc.Sink),
-      exactCase = false,
-      "`DataStreamWriter.start`: the query's name, which `queryName(...)` sets. Spark ignores it on a reader, " +
-        "where it passes too."
-    ),
-    SparkOption(
-      "asyncProgressTrackingEnabled",
-      Set(OptionDoc.Sink),
-      exactCase = true,
-      "`StreamingQueryManager.createQuery`: `true` runs the query with asynchronous progress tracking " +
-        "(`AsyncProgressTrackingMicroBatchExecution`), which Spark allows its own sinks only. Default `false`; " +
-        "Spark 4.3 makes it `true` for a stateless real-time query unless the session sets " +
-        "`spark.sql.streaming.realTimeMode.asyncProgressTrackingByDefault.enabled=false`. Set on the query, it " +
-        "wins: `false` is how a real-time query through this sink turns it off for itself."
-    ),
-    SparkOption(
-      "asyncProgressTrackingCheckpointIntervalMs",
-      Set(OptionDoc.Sink),
-      exactCase = true,
-      "`AsyncProgressTrackingMicroBatchExecution`: with asynchronous progress tracking, how often offsets and " +
-        "commits are persisted (default 1000 ms; in real-time mode 0, and Spark refuses any other)."
-    ),
-    SparkOption(
-      "_asyncProgressTrackingOverrideSinkSupportCheck",
-      Set(OptionDoc.Sink),
-      exactCase = true,
-      "`AsyncProgressTrackingMicroBatchExecution`: `true` skips Spark's check that the sink is one of its own " +
-        "(console, memory, noop, Kafka); meant for Spark's own tests. The sink refuses `true`: after a restart, " +
-        "asynchronous progress tracking runs a batch the sink committed again over another range."
-    )
-  )
-
-  private[spark] val sparkSourceOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Source))
-  private[spark] val sparkSinkOptions: Seq[SparkOption] = SparkOptions.filter(_.sides(OptionDoc.Sink))
 
   val DefaultBytesPerPartition: Long = 16L << 20
 
@@ -93,7 +39,7 @@ private[spark] object GazetteOptions extends OptionNames {
   val MaxEpochMillis: Long = 45426782430342L
 
   /** The options reference: each option of each side once, as `docs/options.md` shows it. */
-  private[spark] def reference: Seq[OptionDoc] = OptionDoc.all
+  private[options] def reference: Seq[OptionDoc] = OptionDoc.all
 
   private def names(side: OptionDoc.Side): Seq[String] =
     reference.filter(d => d.side == side || d.side == OptionDoc.Connection && side != OptionDoc.Connection)
@@ -104,6 +50,17 @@ private[spark] object GazetteOptions extends OptionNames {
   private[spark] val sinkNames: Seq[String] = names(OptionDoc.Sink)
   private[options] val connectionNames: Seq[String] = reference.filter(_.side == OptionDoc.Connection).map(_.name)
 
+  /** Spark's own options that Spark hands the source, the sink, or either. A writer's options are
+    * the query's options and also the sink's; a reader's are the source's only, and Spark reads none
+    * of them. `path`, which `load(path)`, `start(path)` and `save(path)` set, names the sink's journal
+    * and is no option of the source, which refuses it.
+    */
+  private def sparkNames(side: OptionDoc.Side => Boolean): Seq[String] =
+    reference.filter(d => d.side == OptionDoc.Spark && d.givenTo.exists(side)).map(_.name)
+  private[spark] val sparkSourceNames: Seq[String] = sparkNames(_ == OptionDoc.Source)
+  private[spark] val sparkSinkNames: Seq[String] = sparkNames(_ == OptionDoc.Sink)
+  private[spark] val sparkAllNames: Seq[String] = sparkNames(_ => true)
+
   /** The parsing options among `options`, for Spark's JSON and CSV parsers. */
   private[spark] def parsing(options: CaseInsensitiveStringMap): Map[String, String] = {
     val wanted = parsingNames.map(_.toLowerCase(Locale.ROOT)).toSet
@@ -112,7 +69,7 @@ private[spark] object GazetteOptions extends OptionNames {
 
   /** A client's config from `broker` and the connection options alone (the admin helpers'). */
   def connectionConfig(options: Map[String, String]): ClientConfig = {
-    val o = new Reader(options, Broker +: connectionNames, spark = Nil)
+    val o = new Reader(options, Broker +: connectionNames, sparks = Nil)
     connection(o).config(broker(o))
   }
 
@@ -223,10 +180,10 @@ private[spark] object GazetteOptions extends OptionNames {
   }
 
   /** Option values by case-insensitive name, refusing names outside `known`. Spark's own options
-    * of this side (`spark`) are not the connector's to check, and the tests' hooks pass as they
-    * are. A name refused is likely a misspelling of one of either.
+    * that Spark hands this side (`sparks`) are not the connector's to check, and the tests' hooks
+    * pass as they are. A name refused is likely a misspelling of one of either.
     */
-  private[spark] final class Reader(options: Map[String, String], known: Seq[String], spark: Seq[SparkOption]) {
+  private[spark] final class Reader(options: Map[String, String], known: Seq[String], sparks: Seq[String]) {
     private val byLower = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
     private val values: Map[String, String] = options.flatMap { case (k, v) =>
       val lower = k.toLowerCase(Locale.ROOT)
@@ -237,14 +194,14 @@ private[spark] object GazetteOptions extends OptionNames {
           Some(ProviderPrefix + k.substring(ProviderPrefix.length) -> v)
         // Spark reads its own options from a query's options only: a session default of one would
         // do nothing.
-        case None if spark.exists(_.name.equalsIgnoreCase(k)) && SessionDefaults().contains(lower) =>
+        case None if sparks.exists(_.equalsIgnoreCase(k)) && SessionDefaults().contains(lower) =>
           throw GazetteErrors.unknownSessionOption(k, SessionDefaults.Prefix + k, known)
-        case None if spark.exists(_.name.equalsIgnoreCase(k)) => None
+        case None if sparks.exists(_.equalsIgnoreCase(k)) => None
         // A session-wide default for the other side (a sink's option while reading) is not this query's.
         case None if allNames.exists(_.equalsIgnoreCase(k)) && SessionDefaults().get(lower).contains(v) => None
         case None if SessionDefaults().contains(lower) =>
           throw GazetteErrors.unknownSessionOption(k, SessionDefaults.Prefix + k, known)
-        case None => throw GazetteErrors.unknownOption(k, known, spark.map(_.name))
+        case None => throw GazetteErrors.unknownOption(k, known, sparks)
       }
     }
 

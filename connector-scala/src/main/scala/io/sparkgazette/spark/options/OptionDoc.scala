@@ -6,12 +6,15 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
 /** One option as `options.json` declares it: its name, the side that takes it, the type of its
-  * values, whether streams, batch queries or both take it, its default and what it does.
+  * values, whether streams, batch queries or both take it, its default and what it does. Spark's
+  * own options (side [[OptionDoc.Spark]]) say too which sides Spark hands them to (`givenTo`), and
+  * whether Spark reads them in this spelling only (`exactCase`).
   */
-private[spark] final case class OptionDoc(name: String, side: OptionDoc.Side, valueType: OptionDoc.ValueType,
-    modes: Set[OptionDoc.Mode], default: String, doc: String)
+private[options] final case class OptionDoc(name: String, side: OptionDoc.Side, valueType: OptionDoc.ValueType,
+    modes: Set[OptionDoc.Mode], default: String, doc: String, givenTo: Set[OptionDoc.Side] = Set.empty,
+    exactCase: Boolean = false)
 
-private[spark] object OptionDoc {
+private[options] object OptionDoc {
   sealed abstract class Side(val key: String)
   case object Source extends Side("source")
   case object Sink extends Side("sink")
@@ -21,6 +24,13 @@ private[spark] object OptionDoc {
 
   /** Spark's parsing options, which the source takes with a schema. */
   case object Parsing extends Side("parsing")
+
+  /** Spark's own options, which Spark reads from what a query was given and hands the connector
+    * with its own: not the connector's to check, but let through on the sides Spark hands them to.
+    * The connector takes them in any capitals: what it is handed may have lost them (Spark Connect
+    * hands a load its option names in lower case).
+    */
+  case object Spark extends Side("spark")
 
   /** What an option's value is; the Python helpers' keywords take the matching Python types. */
   sealed abstract class ValueType(val key: String)
@@ -47,7 +57,7 @@ private[spark] object OptionDoc {
   case object Stream extends Mode("stream")
   case object Batch extends Mode("batch")
 
-  private val Sides = Seq(Source, Sink, Connection, Parsing)
+  private val Sides = Seq(Source, Sink, Connection, Parsing, Spark)
   private val Modes = Seq(Stream, Batch)
 
   /** Where the reference lives: data in the jar, so that the Python package's tests and the
@@ -69,13 +79,21 @@ private[spark] object OptionDoc {
         .getOrElse(throw new IllegalStateException(s"$Resource: an option without '$field': $o"))
     def one[T](keys: Seq[T], key: T => String, value: String): T =
       keys.find(key(_) == value).getOrElse(throw new IllegalStateException(s"$Resource: '$value' in $o"))
+    val side = one[Side](Sides, _.key, text("side"))
+    val sparks = Seq("givenTo", "exactCase").filter(o.has)
+    if (side == Spark && sparks.size < 2 || side != Spark && sparks.nonEmpty)
+      throw new IllegalStateException(s"$Resource: givenTo and exactCase are for Spark's own options, and theirs: $o")
     OptionDoc(
       text("name"),
-      one[Side](Sides, _.key, text("side")),
+      side,
       one[ValueType](ValueTypes, _.key, text("type")),
       o.get("modes").elements().asScala.map(m => one[Mode](Modes, _.key, m.asText)).toSet,
       text("default"),
-      text("doc")
+      text("doc"),
+      if (side == Spark)
+        o.get("givenTo").elements().asScala.map(s => one[Side](Seq(Source, Sink), _.key, s.asText)).toSet
+      else Set.empty,
+      side == Spark && o.get("exactCase").asBoolean()
     )
   }
 }

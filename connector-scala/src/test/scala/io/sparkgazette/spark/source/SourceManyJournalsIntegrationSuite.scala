@@ -8,8 +8,9 @@ import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.message.Framing
 import io.sparkgazette.spark.source.state.SequencerStateStore
+import io.sparkgazette.spark.source.state.SequencerStates
 import io.sparkgazette.spark.testing.BatchPolicy.{Limit, ReadAll, Skip}
-import io.sparkgazette.spark.testing.{BatchPolicy, MessageKey, SequencerStates}
+import io.sparkgazette.spark.testing.{BatchPolicy, MessageKey}
 import io.sparkgazette.testing.{Journals, Judge, JudgeScript, SparkClusterSuite}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}

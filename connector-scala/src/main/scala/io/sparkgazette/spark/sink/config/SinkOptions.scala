@@ -40,13 +40,13 @@ private[spark] final case class SinkOptions(
 
 private[spark] object SinkOptions {
 
-  /** Parses the sink's options; streaming writes need `checkpointLocation`. */
-  private val OverrideAsyncCheck = "_asyncProgressTrackingOverrideSinkSupportCheck"
+  private val OverrideAsyncCheck = SparkOptions.AsyncProgressTrackingOverrideSinkSupportCheck
 
+  /** Parses the sink's options; streaming writes need `checkpointLocation`. */
   def parse(options: Map[String, String], streaming: Boolean): SinkOptions = {
     // Spark adds `path` for save(path); a journal name there is the same as option `journal`.
     val path = options.collectFirst { case (k, v) if k.equalsIgnoreCase("path") => v }
-    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames, sparkSinkOptions)
+    val o = new Reader(options.filterNot(_._1.equalsIgnoreCase("path")), sinkNames, sparkSinkNames)
     // Spark's switch past its check that a sink can take asynchronous progress tracking: that mode
     // persists a batch's offsets only now and then, and after a restart plans a batch id again over
     // another range than the one this sink committed under it, whose new rows would then be lost.

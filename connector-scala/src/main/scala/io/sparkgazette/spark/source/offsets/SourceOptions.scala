@@ -84,7 +84,7 @@ private[spark] object SourceOptions {
 
   /** Parses the source's options; `streaming` picks the default starting offsets. */
   def parse(options: CaseInsensitiveStringMap, streaming: Boolean): SourceOptions = {
-    val o = new Reader(options.asCaseSensitiveMap().asScala.toMap, sourceNames, sparkSourceOptions)
+    val o = new Reader(options.asCaseSensitiveMap().asScala.toMap, sourceNames, sparkSourceNames)
     val target = (o.get(Selector), o.get(Journals)) match {
       case (Some(_), Some(_)) => throw GazetteErrors.conflictingOptions(Selector, Journals)
       case (Some(s), None) =>

@@ -6,6 +6,6 @@ package offsets
   * `(journal, offset, revision, origin)`, with what its file's index says of it (`resume`, and
   * where its `producers` lie in the file), so that a task reads that state alone.
   */
-private[spark] final case class StateRef(file: String, journal: String, offset: Long, revision: Long, origin: Long,
+private[source] final case class StateRef(file: String, journal: String, offset: Long, revision: Long, origin: Long,
     resume: Long,
     position: Long, producers: Int)

@@ -3,12 +3,12 @@ package sink
 package realtime
 
 import java.nio.file.Files
-import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.{CountDownLatch, TimeUnit}
 
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.handoff.SequencedMessages
 import io.sparkgazette.spark.sink.config.SinkTargets
+import io.sparkgazette.testing.Interrupts
 import org.apache.hadoop.conf.Configuration
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -163,20 +163,9 @@ class RealTimeSinkSuite extends AnyFunSuite {
     val release = new CountDownLatch(1)
     // A listing that takes long: a broker that does not answer is retried up to retryTimeout.
     run.listAhead { () => release.await(10, TimeUnit.SECONDS); targets("a") }
-    val ended = new AtomicReference[Any]()
-    val planning = new Thread(() =>
-      ended.set(
-        try run.targets(() => targets("b"))
-        catch { case t: Throwable => t }))
-    planning.start()
-    Thread.sleep(300)
-    val t0 = System.nanoTime()
-    planning.interrupt()
-    planning.join(5000)
-    val ms = (System.nanoTime() - t0) / 1000000
+    val (ms, ended) = Interrupts.interrupted(run.targets(() => targets("b")), waitMs = 5000)
     release.countDown()
-    planning.join()
-    assert(ms < 1000, s"planning ended $ms ms after its interrupt, with ${ended.get}")
-    assert(ended.get.isInstanceOf[InterruptedException], ended.get)
+    assert(ms < 1000, s"planning ended $ms ms after its interrupt, with $ended")
+    assert(ended.isInstanceOf[InterruptedException], ended)
   }
 }

@@ -6,10 +6,8 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.errors.GazetteUnsupportedOperationException
-import io.sparkgazette.spark.reflection.RealTimeMode
 import io.sparkgazette.spark.source.realtime.RealTimeStreams
 import io.sparkgazette.spark.testing.SparkThrowables.condition
-import io.sparkgazette.spark.testing.ThisSpark
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -135,7 +133,6 @@ class SourceOptionsSuite extends AnyFunSuite {
       intercept[GazetteUnsupportedOperationException](RealTimeStreams.refuseWithout(o, available = false, "4.0.1"))
     assert(e.getMessage.contains("'realTimePartitions'") && e.getMessage.contains("Spark 4.0.1 has no real-time mode"))
     assert(condition(e) == "GAZETTE_UNSUPPORTED_TRIGGER")
-    assert(RealTimeMode.available == ThisSpark.hasRealTimeMode)
   }
 
   test("real-time offsets carry each journal's producers' states through JSON; others write none") {

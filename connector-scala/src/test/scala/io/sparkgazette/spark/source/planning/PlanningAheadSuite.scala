@@ -2,12 +2,11 @@ package io.sparkgazette.spark
 package source
 package planning
 
-import java.util.concurrent.atomic.AtomicReference
-
 import scala.concurrent.duration._
 
 import io.sparkgazette.client.{ClientConfig, GazetteClient}
 import io.sparkgazette.spark.source.offsets.JournalTarget
+import io.sparkgazette.testing.Interrupts
 import org.scalatest.funsuite.AnyFunSuite
 
 /** Planning a real-time batch from answers asked ahead, where the brokers do not answer: nothing
@@ -35,19 +34,10 @@ class PlanningAheadSuite extends AnyFunSuite {
 
   test("planning waiting for the answers asked ahead stops at once when interrupted, as Spark stops a query") {
     withAhead { ahead =>
-      val thrown = new AtomicReference[Throwable]()
       ahead.start(Set("a"))
-      val planning = new Thread(() =>
-        try ahead.answers(Set("a"))
-        catch { case t: Throwable => thrown.set(t) })
-      planning.start()
-      Thread.sleep(300)
-      val t0 = System.nanoTime()
-      planning.interrupt()
-      planning.join(retry.toMillis * 3)
-      val ms = (System.nanoTime() - t0) / 1000000
+      val (ms, ended) = Interrupts.interrupted(ahead.answers(Set("a")), waitMs = retry.toMillis * 3)
       assert(ms < 1000, s"planning ended $ms ms after its interrupt")
-      assert(thrown.get.isInstanceOf[InterruptedException], s"planning ended with ${thrown.get}")
+      assert(ended.isInstanceOf[InterruptedException], s"planning ended with $ended")
     }
   }
 }

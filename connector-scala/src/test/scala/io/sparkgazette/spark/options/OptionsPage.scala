@@ -1,6 +1,5 @@
 package io.sparkgazette.spark
-
-import io.sparkgazette.spark.options.{GazetteOptions, OptionDoc}
+package options
 
 /** `docs/options.md`: the connector's options reference (its `options.json`) as a page. */
 object OptionsPage {
@@ -57,11 +56,12 @@ object OptionsPage {
         |and the session's `spark.sql.streaming.realTimeMode.*` settings (see the sink's user guide,
         |docs/sink.md).""".stripMargin
     val sparkTable =
-      ("| option | given to | where Spark reads it |" +: "| --- | --- | --- |" +:
-        GazetteOptions.SparkOptions.map { o =>
+      ("| option | type | default | given to | where Spark reads it |" +: "| --- | --- | --- | --- | --- |" +:
+        OptionDoc.all.filter(_.side == OptionDoc.Spark).map { d =>
           val sides =
-            Seq(OptionDoc.Source -> "source", OptionDoc.Sink -> "sink").collect { case (s, n) if o.sides(s) => n }
-          s"| `${o.name}`${if (o.exactCase) " (exact)" else ""} | ${sides.mkString(", ")} | ${o.readBy} |"
+            Seq(OptionDoc.Source -> "source", OptionDoc.Sink -> "sink").collect { case (s, n) if d.givenTo(s) => n }
+          s"| `${d.name}`${if (d.exactCase) " (exact)" else ""} | ${d.valueType.key} | ${d.default} | " +
+            s"${sides.mkString(", ")} | ${d.doc} |"
         }).mkString("\n")
     val tls = """Files named by the TLS options are read where the clients run, the driver and every executor: on a
       |cluster, put them at the same path on every node (or distribute them with `--files`).""".stripMargin

@@ -1,11 +1,12 @@
-package io.sparkgazette.spark.testing
+package io.sparkgazette.spark
+package source
+package state
 
 import java.nio.file.Files
 
 import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.spark.source.offsets.StateRef
-import io.sparkgazette.spark.source.state.SequencerStateStore
 
 /** The Sequencer states a stream's checkpoint holds. */
 object SequencerStates {
