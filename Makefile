@@ -151,7 +151,7 @@ test-sink-long: setup
 # failing and refusing stores, judged by Gazette's reader. `make test` runs their short versions.
 STORE_SUITES := io.sparkgazette.spark.source.SourceStoreIntegrationSuite \
   io.sparkgazette.spark.source.SourceGcsStoreIntegrationSuite io.sparkgazette.spark.source.SourceAzureStoreIntegrationSuite
-test-stores: setup
+test-stores: jar
 	SPARKGAZETTE_STORES=whole $(SBT) "connector/testOnly $(STORE_SUITES)"
 	GAZETTE_LOCAL_BINARIES=required $(PYTHON) -m pytest -q tests/harness/test_store.py
 
