@@ -143,6 +143,22 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     assert(metrics("storeFallbacks") >= 1, metrics)
   }
 
+  test(s"a $kind store down for longer than the retry budget fails the read naming the journal and the store") {
+    assume(whole, WholeOnly)
+    val journal = s"$kind/outage/part-000"
+    val store = cluster.storeUrl("outage/")
+    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
+    persisted(journal, 3)
+    cluster.stopStore()
+    val failure =
+      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "3s"))), 2.minutes))
+      finally cluster.startStore()
+    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
+    val named = messages.find(m => m != null && m.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+      .getOrElse(fail(s"no error names the store's outage: ${messages.mkString("\n")}"))
+    assert(named.contains(journal) && named.contains(store) && named.contains("retryTimeout"), named)
+  }
+
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
     assume(whole, WholeOnly)
     val journal = s"$kind/removed/part-000"
