@@ -38,3 +38,20 @@ def test_the_demo_and_the_quick_start_install_only_their_part():
     assert prerequisites("setup-demo") == []
     assert "build/setup.sh demo $(SPARK)" in (ROOT / "Makefile").read_text()
     assert "setup" in prerequisites("test")
+
+
+def test_every_target_that_runs_pytest_installs_the_package_first():
+    """The suites' conftest imports `spark_gazette`: a target running pytest on a fresh clone must
+    install it (the `jar` prerequisite, or the jar and package built in its own recipe)."""
+    text = (ROOT / "Makefile").read_text()
+    rules = re.finditer(r"^([a-z0-9-]+):([^=\n]*)\n((?:\t.*\n|#.*\n|\n)*)", text, re.M)
+    checked = []
+    for rule in rules:
+        target, recipe = rule[1], rule[3]
+        if "-m pytest" not in recipe:
+            continue
+        checked.append(target)
+        before = recipe[: recipe.index("-m pytest")]
+        installs = "jar" in rule[2].split() or "$(build_jar)" in before or "python-package" in before
+        assert installs, f"make {target} runs pytest without installing spark_gazette first"
+    assert "test-stores" in checked and "test-tokens" in checked, checked

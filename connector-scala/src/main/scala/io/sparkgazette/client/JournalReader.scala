@@ -383,21 +383,26 @@ final class JournalReader private[client] (
 
   /** The store to blame, and how, when reading stopped in one of its persisted fragments: a
     * broker that answers, but with an error, while this JVM saw the store fail lately or could not
-    * read it directly. A broker that cannot be reached, or refuses the caller, is the broker's.
+    * read it directly; or a broker that went silent serving a fragment of a store this JVM saw
+    * failing (GCS's and Azure's SDKs retry a store that is down for minutes, answering nothing
+    * meanwhile). A broker that cannot be reached, or refuses the caller, is the broker's.
     */
   private def storeTrouble(cause: Throwable): Option[(String, String)] = {
-    val brokerFailedRead = cause match {
-      case e: StatusRuntimeException =>
-        !GrpcFailures.connectionLost(e) &&
-        (e.getStatus.getCode == io.grpc.Status.Code.UNKNOWN ||
-          e.getStatus.getCode == io.grpc.Status.Code.INTERNAL)
-      case _ => false
+    val (brokerFailedRead, brokerSilent) = cause match {
+      case e: StatusRuntimeException if !GrpcFailures.connectionLost(e) =>
+        val code = e.getStatus.getCode
+        (code == io.grpc.Status.Code.UNKNOWN || code == io.grpc.Status.Code.INTERNAL,
+          code == io.grpc.Status.Code.DEADLINE_EXCEEDED)
+      case _ => (false, false)
     }
+    def outageOf(m: ReadResponse) =
+      Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
     persistedAt
-      .filter(m => brokerFailedRead && m.getFragment.begin <= next_ && next_ < m.getFragment.end)
+      .filter(m => m.getFragment.begin <= next_ && next_ < m.getFragment.end)
+      .filter(m => brokerFailedRead || brokerSilent && outageOf(m).nonEmpty)
       .filter(m => m.getFragment.modTime > 0 || m.fragmentUrl.nonEmpty)
       .map { m =>
-        val failing = Option(m.fragmentUrl).filter(_.nonEmpty).flatMap(u => health.outage(StoreHealth.storeOf(u)))
+        val failing = outageOf(m)
         val range = s"[${m.getFragment.begin}, ${m.getFragment.end})"
         m.getFragment.backingStore ->
           (refused.filter(_._1 == m.getFragment) match {

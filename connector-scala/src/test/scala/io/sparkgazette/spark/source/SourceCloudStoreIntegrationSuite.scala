@@ -7,11 +7,13 @@ import java.nio.file.{Files, Paths}
 import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.concurrent.{Await, Future}
+import scala.jdk.CollectionConverters._
 
 import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite}
+import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite, StoreProxy}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.apache.spark.sql.functions.{col, udf}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The source over journals persisted in a cloud fragment store, as brokers sign for it in
@@ -33,7 +35,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   /** The codecs the short version reads (the other cases read NONE); the whole one reads them all. */
   protected def shortCodecs: Seq[CompressionCodec]
 
-  private type Row5 = (String, Long, Long, String, String)
+  protected type Row5 = (String, Long, Long, String, String)
 
   protected def batch(journal: String, extra: (String, String)*): DataFrame =
     spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
@@ -46,7 +48,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     (rows.sortBy(_._2), metrics.map { case (k, m) => k -> m.value }.toMap)
   }
 
-  private def judged(journal: String): Seq[Row5] =
+  protected def judged(journal: String): Seq[Row5] =
     Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
 
   /** Random transactions by Gazette's Publisher (or `events` purchase events at a time) until the
@@ -141,6 +143,22 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     assert(metrics("storeFallbacks") >= 1, metrics)
   }
 
+  test(s"a $kind store down for longer than the retry budget fails the read naming the journal and the store") {
+    assume(whole, WholeOnly)
+    val journal = s"$kind/outage/part-000"
+    val store = cluster.storeUrl("outage/")
+    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
+    persisted(journal, 3)
+    cluster.stopStore()
+    val failure =
+      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "3s"))), 2.minutes))
+      finally cluster.startStore()
+    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
+    val named = messages.find(m => m != null && m.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+      .getOrElse(fail(s"no error names the store's outage: ${messages.mkString("\n")}"))
+    assert(named.contains(journal) && named.contains(store) && named.contains("retryTimeout"), named)
+  }
+
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
     assume(whole, WholeOnly)
     val journal = s"$kind/removed/part-000"
@@ -159,6 +177,46 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     val (_, metrics) =
       Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s", "failOnDataLoss" -> "false"))), 2.minutes)
     assert(metrics("lostBytes") == victim.end - victim.begin, metrics)
+  }
+
+  test(s"a $kind store answering 429 or 503 has a broker serve the fragment, and is read from again after a backoff") {
+    assume(whole, WholeOnly)
+    val journal = s"$kind/throttled/part-000"
+    Journals.create(client,
+      Journals.spec(
+        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("throttled/")))
+    val fragments = persisted(journal, 4)
+    val expected = judged(journal)
+    val storeBytes = fragments.map(f => f.end - f.begin).sum
+    // The store's first backoff (1 s, doubling while it keeps failing), and a margin.
+    val backoff = 1500L
+    val proxy = StoreProxy.inFrontOf(cluster.cloudStore.get)
+    try {
+      for ((status, n) <- Seq(429, 503).zipWithIndex) {
+        proxy.refuseNext(1, status)
+        val (rows, metrics) = collect(batch(journal))
+        assert(rows == expected, s"HTTP $status")
+        assert(proxy.refused.get == n + 1, s"HTTP $status was not answered")
+        assert(metrics("storeFallbacks") >= 1, s"HTTP $status: $metrics")
+        Thread.sleep(backoff)
+        val (again, after) = collect(batch(journal))
+        assert(again == expected, s"after HTTP $status")
+        assert(after("storeFallbacks") == 0 && after("bytesReadFromStore") >= storeBytes / 2,
+          s"the store was not read again after HTTP $status: $after")
+      }
+      // A store that keeps answering 503 is asked once per backoff, not once per fragment, and the
+      // read ends, every fragment from a broker.
+      proxy.refuseNext(Int.MaxValue, 503)
+      val gets = proxy.signedGets.get
+      val (rows, metrics) = Await.result(Future(collect(batch(journal))), 2.minutes)
+      assert(rows == expected, "a store answering 503 throughout")
+      assert(metrics("bytesReadFromStore") == 0 && metrics("storeFallbacks") >= fragments.size, metrics)
+      assert(proxy.signedGets.get - gets <= 2, s"${proxy.signedGets.get - gets} GETs of ${fragments.size} fragments")
+      proxy.refuseNext(0)
+      Thread.sleep(2 * backoff)
+      val (_, healthy) = collect(batch(journal))
+      assert(healthy("bytesReadFromStore") >= storeBytes / 2, s"the store was not read again: $healthy")
+    } finally proxy.close()
   }
 
   test(s"the broker's CPU for a read from the $kind store, against one it proxies") {
@@ -198,9 +256,53 @@ class SourceGcsStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("g
   override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION)
 }
 
-/** Azure Blob Storage: Azurite checks the SAS signature of every URL the tasks fetch. */
+/** Azure Blob Storage: Azurite checks the SAS signature of every URL the tasks fetch, and its expiry. */
 class SourceAzureStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite("azure") {
   override protected def shortCodecs: Seq[CompressionCodec] = Seq(CompressionCodec.ZSTANDARD)
+
+  test("a URL that expired while its task was busy is minted again by a new Read and read from the store") {
+    assume(whole, "run by make test-stores (SPARKGAZETTE_STORES=whole): it waits out a signature's minute")
+    // One task reads both: the larger range first, while the other's Read, sent ahead, holds the
+    // URL a broker signed for its first fragment, valid for a minute (Gazette's, fixed).
+    val busy = "azure/expiry/busy"
+    val late = "azure/expiry/late"
+    Journals.create(client,
+      Journals.spec(late, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("expiry/")))
+    val fragments = persisted(late, 3)
+    val lateBytes = Judge.read(cluster.broker, late, committed = false).last.end
+    Journals.create(client, Journals.spec(busy, codec = CompressionCodec.NONE, store = cluster.storeUrl("expiry/")))
+    var seed = 1L
+    while (Judge.read(cluster.broker, busy, committed = false).lastOption.forall(_.end < 2 * lateBytes)) {
+      Judge.publishEvents(cluster.broker, busy, 200, seed)
+      seed += 1
+    }
+    val expected = (judged(busy) ++ judged(late)).sortBy(r => (r._2, r._1))
+    // The task's first message keeps it busy past the URL's expiry (SAS expiries are to the second).
+    val stall = udf { (journal: String, begin: Long) =>
+      if (journal == busy && begin == 0) Thread.sleep(65000)
+      true
+    }
+    val fetched = new java.util.concurrent.ConcurrentLinkedQueue[(java.net.URI, java.time.Instant)]()
+    java.net.ResponseCache.setDefault(new java.net.ResponseCache {
+      override def get(uri: java.net.URI, method: String, headers: java.util.Map[String, java.util.List[String]])
+          : java.net.CacheResponse = {
+        fetched.add(uri -> java.time.Instant.now())
+        null
+      }
+      override def put(uri: java.net.URI, conn: java.net.URLConnection): java.net.CacheRequest = null
+    })
+    val (rows, metrics) =
+      try collect(batch(s"$busy,$late", "minPartitions" -> "1").where(stall(col("journal"), col("begin"))))
+      finally java.net.ResponseCache.setDefault(null)
+    assert(rows.sortBy(r => (r._2, r._1)) == expected)
+    def expiry(uri: java.net.URI): java.time.Instant = java.time.Instant.parse(
+      uri.getQuery.split('&').collectFirst { case p if p.startsWith("se=") => p.drop(3) }.get)
+    val ofLate = fetched.asScala.toSeq.filter(_._1.getPath.contains(s"/$late/"))
+    val expired = ofLate.filter { case (uri, at) => expiry(uri).isBefore(at) }
+    assert(expired.nonEmpty, s"no URL had expired when it was fetched: ${ofLate.map(_._1.getPath)}")
+    assert(metrics("storeFallbacks") == 0, metrics)
+    assert(metrics("bytesReadFromStore") >= fragments.map(f => f.end - f.begin).sum, metrics)
+  }
 
   test(
     "a store that refuses the brokers' signatures (HTTP 403) fails the read naming the store, the journal and the refusal") {
