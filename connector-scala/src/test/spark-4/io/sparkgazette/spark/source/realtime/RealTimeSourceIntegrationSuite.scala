@@ -563,7 +563,8 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
       new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
       RowShape(MessageToRow.schema(false).fieldNames.toSeq)
     )
-    def journals(tasks: Array[InputPartition]) = tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.journal).toSet
+    def journals(tasks: Array[InputPartition]) =
+      tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.journal).toSet
     try {
       val start = JournalOffsets(Map(a -> JournalPosition(0L, client.list(s"name=$a").head.createRevision, 0L)))
       val first = stream.planRealTime(start)
