@@ -154,6 +154,7 @@ def connectorSettings(module: String, scalaV: String, shims: String, jvmRelease:
       Seq(s"-Djdk.net.hosts.file=$hosts", "-Dsun.net.inetaddr.ttl=0")
     },
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    Test / testListeners += new CanceledTests(target.value / "test-reports"),
     Test / parallelExecution := false,
     assembly / assemblyJarName := s"${name.value}-assembly-${version.value}.jar",
     // What `publishM2` publishes is the shaded assembly, with a POM that lists no dependencies:

@@ -32,6 +32,12 @@ def stages(path: Path) -> str:
     return "stages: " + (", ".join(parts) if parts else "none recorded")
 
 
+def canceled(d: Path) -> int:
+    """Tests named canceled in `d` (each once, however often a run appended it)."""
+    path = d / "canceled.txt"
+    return len({line for line in path.read_text().splitlines() if line.strip()}) if path.exists() else 0
+
+
 def main(dirs: list[str], stages_file: Path | None = None) -> None:
     tests = failed = skipped = 0
     failures: list[str] = []
@@ -40,6 +46,7 @@ def main(dirs: list[str], stages_file: Path | None = None) -> None:
             t, f, s, names = counts(report)
             tests, failed, skipped = tests + t, failed + f, skipped + s
             failures += names
+        skipped += canceled(Path(d))
     passed = tests - failed - skipped
     # The closing line is what a truncated CI log keeps, so the failures' names go just above it.
     for name in failures:
