@@ -42,4 +42,69 @@ class AckIntentLogSuite extends AnyFunSuite {
     AckIntentLog.batches(dir, new Configuration()).record("7", IntentRecord(intents("batch")))
     assert(!AckIntentLog.epochs(dir, new Configuration()).contains("7"))
   }
+
+  // Hadoop's local file system gives a new file the permissions fs.permissions.umask-mode leaves, as
+  // it does Spark's own offset and commit logs in the same checkpoint; the sink's records and marks
+  // are made with java.nio, under the process's umask instead.
+  test("review48c: a real-time record and its mark take the permissions the Hadoop configuration sets") {
+    import java.nio.file.attribute.PosixFilePermissions
+    val conf = new Configuration()
+    conf.set("fs.permissions.umask-mode", "077")
+    conf.setBoolean("fs.file.impl.disable.cache", true)
+    val root = Files.createTempDirectory("intents")
+    val log = AckIntentLog.realTimeBatches("file://" + root, conf)
+    log.record("3", IntentRecord(intents("first")))
+    log.mark("3", "again")
+    val dir = root.resolve("gazette-sink/real-time")
+    def perms(name: String) = PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(name)))
+    // What Hadoop gives a file it creates under the same configuration, beside them:
+    val fs = new org.apache.hadoop.fs.Path("file://" + dir).getFileSystem(conf)
+    fs.create(new org.apache.hadoop.fs.Path("file://" + dir.resolve("hadoop-made")), true).close()
+    assert(perms("hadoop-made") == "rw-------")
+    assert(perms("3.json") == perms("hadoop-made"), "the record")
+    assert(perms("3.again") == perms("hadoop-made"), "the mark")
+  }
+
+  // A record cut short (a crash before the file system wrote its bytes: neither way of writing
+  // syncs the file before linking it into place) is never replaced: reading it must name it.
+  test("review48c: an empty or cut-short record is refused with an error naming its file") {
+    val root = Files.createTempDirectory("intents")
+    val log = AckIntentLog.realTimeBatches(root.toString, new Configuration())
+    log.record("4", IntentRecord(intents("first")))
+    val dir = root.resolve("gazette-sink/real-time")
+    for ((name, bytes) <- Seq("5" -> Array.emptyByteArray, "6" -> Files.readAllBytes(dir.resolve("4.json")).take(20))) {
+      Files.write(dir.resolve(s"$name.json"), bytes)
+      val e = intercept[Throwable](log.read(name))
+      assert(e.isInstanceOf[io.sparkgazette.spark.errors.GazetteThrowable], s"$name.json: $e")
+      assert(e.getMessage.contains(dir.resolve(s"$name.json").toString), e.getMessage)
+    }
+  }
+
+  // Checkpoints cross versions: a record Hadoop's checksummed local file system wrote (with its
+  // .crc, as a version writing through Hadoop leaves it) is read and kept by a java.nio writer, and
+  // one java.nio wrote (no .crc) is read through Hadoop's checksummed file system.
+  test("review48c: records written through Hadoop (with .crc) and through java.nio read either way") {
+    val conf = new Configuration()
+    conf.setBoolean("fs.file.impl.disable.cache", true)
+    val root = Files.createTempDirectory("intents")
+    val log = AckIntentLog.realTimeBatches("file://" + root, conf)
+    log.record("1", IntentRecord(intents("nio")))
+    val dir = root.resolve("gazette-sink/real-time")
+    val fs = new org.apache.hadoop.fs.Path("file://" + dir).getFileSystem(conf)
+    assert(fs.isInstanceOf[org.apache.hadoop.fs.LocalFileSystem])
+    val out = fs.create(new org.apache.hadoop.fs.Path("file://" + dir.resolve("2.json")), false)
+    try out.write(Files.readAllBytes(dir.resolve("1.json")))
+    finally out.close()
+    assert(Files.exists(dir.resolve(".2.json.crc")) && !Files.exists(dir.resolve(".1.json.crc")))
+    assert(texts(log.record("2", IntentRecord(intents("other"))).intents) == texts(intents("nio")))
+    assert(texts(log.read("2").get.intents) == texts(intents("nio")))
+    assert(texts(log.read("1").get.intents) == texts(intents("nio")))
+    assert(log.latest().map(r => texts(r.intents)).contains(texts(intents("nio"))))
+    // A .crc left beside a record that is written again is what Hadoop would refuse to read: retire
+    // (Hadoop's rename) carries it with the record, and prune (Hadoop's delete) removes it.
+    log.retire("2")
+    assert(!Files.exists(dir.resolve(".2.json.crc")))
+    log.record("2", IntentRecord(intents("again")))
+    assert(texts(log.read("2").get.intents) == texts(intents("again")))
+  }
 }
