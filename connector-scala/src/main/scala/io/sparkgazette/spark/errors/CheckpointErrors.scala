@@ -34,6 +34,11 @@ private[errors] trait CheckpointErrors {
     GazetteIllegalStateException("GAZETTE_CHECKPOINT_CORRUPT.OFFSET_LOG_UNREADABLE",
       Map("path" -> path, "problem" -> problem))
 
+  /** A record of the sink's ACK intents is not as the sink writes them (empty, cut short). */
+  private[spark] def intentRecordUnreadable(path: String, problem: String): GazetteIllegalStateException =
+    GazetteIllegalStateException("GAZETTE_CHECKPOINT_CORRUPT.INTENT_RECORD_UNREADABLE",
+      Map("path" -> path, "problem" -> problem))
+
   /** A staged run is missing (`length` negative) or not as long as it was when it was committed. */
   private[spark] def stagedRunDamaged(journal: String, path: String, length: Long, expected: Long)
       : GazetteIllegalStateException = {

@@ -71,6 +71,10 @@ class GazetteErrorsSuite extends AnyFunSuite {
     "offsetLogUnreadable" ->
       (() =>
         GazetteErrors.offsetLogUnreadable("file:/ckpt/offsets/3", "not an offset log file (fewer than two lines)")),
+    "intentRecordUnreadable" ->
+      (() =>
+        GazetteErrors.intentRecordUnreadable("file:/ckpt/gazette-sink/real-time/5.json",
+          "it is empty or cut short, not a whole record")),
     "stagedRunDamaged" -> (() => GazetteErrors.stagedRunDamaged("a/b", "/ckpt/run", -1, 100)),
     "checkpointNotVisible" -> (() => GazetteErrors.checkpointNotVisible("a/b", "/ckpt", "host-2")),
     "stagedRunNotVisible" ->

@@ -2,6 +2,7 @@ package io.sparkgazette.spark
 package sink
 package intents
 
+import java.nio.file.attribute.{PosixFilePermission, PosixFilePermissions}
 import java.nio.file.{FileAlreadyExistsException, Files, StandardOpenOption}
 import java.util.{Base64, UUID}
 
@@ -12,6 +13,7 @@ import io.sparkgazette.spark.errors.GazetteErrors
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import io.sparkgazette.message.{AckIntent, ProducerId}
 import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.permission.FsPermission
 import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path, RawLocalFileSystem}
 
 /** The sink's durable record of each write's ACK intents, under the checkpoint location: a
@@ -32,7 +34,15 @@ private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) 
     if (!contains(key)) None
     else {
       val in = fs.open(file(key))
-      try Some(parse(mapper.readTree(in)))
+      // A record cut short (a machine lost before its bytes reached the disk) is never written
+      // again: it must say which file it is, not fail somewhere in the parse.
+      def unreadable(problem: String) = GazetteErrors.intentRecordUnreadable(file(key).toString, problem)
+      try {
+        val node = mapper.readTree(in)
+        if (node == null || !node.isObject || !node.path("intents").isArray)
+          throw unreadable("it is empty or cut short, not a whole record")
+        Some(parse(node))
+      } catch { case e: java.io.IOException => throw unreadable(e.getMessage) }
       finally in.close()
     }
 
@@ -88,11 +98,16 @@ private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) 
     val at = new Path(dir, s"$key.$name")
     localFile(at) match { // as record writes, without chmod
       case Some(f) =>
-        try Files.createFile(f.toPath)
+        try Files.setPosixFilePermissions(Files.createFile(f.toPath), filePermissions)
         catch { case _: FileAlreadyExistsException => }
       case None => fs.create(at, true).close()
     }
   }
+
+  // What Hadoop gives a file it creates (fs.permissions.umask-mode, as Spark's own logs in the
+  // same checkpoint get), set by a system call rather than the chmod process Hadoop forks.
+  private lazy val filePermissions: java.util.Set[PosixFilePermission] =
+    PosixFilePermissions.fromString(FsPermission.getFileDefault.applyUMask(FsPermission.getUMask(conf)).toString)
 
   /** Records `intents` under `key` unless something is recorded there already, and returns
     * what is recorded: a record, once made, is never replaced (a zombie driver may race the
@@ -138,10 +153,12 @@ private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) 
       // running chmod, twice with its checksum file, which a real-time batch's record would pay
       // at every batch boundary, while no task reads. Reads need no checksum file.
       case Some(to) =>
-        val parent = Files.createDirectories(to.toPath.getParent)
+        val parent = to.toPath.getParent
+        if (!Files.isDirectory(parent)) fs.mkdirs(dir) // with Hadoop's permissions; once a run
         val tmp = parent.resolve(s".$key.${UUID.randomUUID()}.tmp")
         try {
           Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+          Files.setPosixFilePermissions(tmp, filePermissions)
           try { Files.createLink(to.toPath, tmp); true }
           catch { case _: FileAlreadyExistsException => false }
         } finally Files.deleteIfExists(tmp)

@@ -44,9 +44,9 @@ class AckIntentLogSuite extends AnyFunSuite {
   }
 
   // Hadoop's local file system gives a new file the permissions fs.permissions.umask-mode leaves, as
-  // it does Spark's own offset and commit logs in the same checkpoint; the sink's records and marks
-  // are made with java.nio, under the process's umask instead.
-  test("review48c: a real-time record and its mark take the permissions the Hadoop configuration sets") {
+  // it does Spark's own offset and commit logs in the same checkpoint; the sink's records and marks,
+  // made with java.nio, must take the same, not the process's umask.
+  test("a real-time record and its mark take the permissions the Hadoop configuration sets") {
     import java.nio.file.attribute.PosixFilePermissions
     val conf = new Configuration()
     conf.set("fs.permissions.umask-mode", "077")
@@ -67,7 +67,7 @@ class AckIntentLogSuite extends AnyFunSuite {
 
   // A record cut short (a crash before the file system wrote its bytes: neither way of writing
   // syncs the file before linking it into place) is never replaced: reading it must name it.
-  test("review48c: an empty or cut-short record is refused with an error naming its file") {
+  test("an empty or cut-short record is refused with an error naming its file") {
     val root = Files.createTempDirectory("intents")
     val log = AckIntentLog.realTimeBatches(root.toString, new Configuration())
     log.record("4", IntentRecord(intents("first")))
@@ -83,7 +83,7 @@ class AckIntentLogSuite extends AnyFunSuite {
   // Checkpoints cross versions: a record Hadoop's checksummed local file system wrote (with its
   // .crc, as a version writing through Hadoop leaves it) is read and kept by a java.nio writer, and
   // one java.nio wrote (no .crc) is read through Hadoop's checksummed file system.
-  test("review48c: records written through Hadoop (with .crc) and through java.nio read either way") {
+  test("records written through Hadoop (with .crc) and through java.nio read either way") {
     val conf = new Configuration()
     conf.setBoolean("fs.file.impl.disable.cache", true)
     val root = Files.createTempDirectory("intents")
