@@ -69,6 +69,15 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
   /** The next `n` signed GETs announce the whole fragment and send only its first `bytes`. */
   def cutNext(n: Int, bytes: Int): Unit = { cutAfter = bytes; cuts.set(n) }
 
+  /** GETs still to be answered with [[alterNext]]'s body. */
+  val alterations = new AtomicInteger()
+  @volatile private var alteration: Array[Byte] => Array[Byte] = identity
+
+  /** The next `n` signed GETs answered 2xx send `alter` of the object's bytes instead, with its
+    * length: a store or a hop that answers 200 with a body other than the object's.
+    */
+  def alterNext(n: Int)(alter: Array[Byte] => Array[Byte]): Unit = { alteration = alter; alterations.set(n) }
+
   /** From now on signed GETs are accepted and never answered, as by a store whose network drops
     * them, until the proxy is closed.
     */
@@ -117,7 +126,8 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
         x.sendResponseHeaders(refusalStatus, body.length)
         x.getResponseBody.write(body)
       } else {
-        val (status, headers, body) = forward(x)
+        val (status, headers, answered) = forward(x)
+        val body = if (signed && status / 100 == 2 && take(alterations)) alteration(answered) else answered
         headers.foreach { case (k, v) => if (!StoreProxy.Restricted(k.toLowerCase)) x.getResponseHeaders.add(k, v) }
         closing(x)
         val length = if (x.getRequestMethod == "HEAD" || body.isEmpty) -1 else body.length.toLong
