@@ -185,7 +185,8 @@ class FragmentUrlSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(chunks.isEmpty, s"${chunks.size} chunks of another object were delivered")
   }
 
-  test("a GZIP fragment answered gzip-encoded (as its request's Accept-Encoding: gzip allows) delivers no wrong bytes") {
+  test(
+    "a GZIP fragment answered gzip-encoded (as its request's Accept-Encoding: gzip allows) delivers no wrong bytes") {
     // The reader asks for gzip, so a store or a hop in between may encode the answer with gzip:
     // the body is then the fragment's gzip bytes gzipped again, and Content-Encoding says so.
     val r = new scala.util.Random(49)

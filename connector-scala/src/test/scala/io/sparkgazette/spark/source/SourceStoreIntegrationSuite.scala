@@ -195,8 +195,10 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       val (rows, metrics) = collect(batch("store/stray-bytes/part-000"))
       assert(rows == expected)
       assert(metrics("storeFallbacks") == 1, metrics)
-      assert(metrics("bytesReadFromStore") >= stored.sum - stored.max,
-        s"the fragments after the one with stray bytes went to a broker: $metrics of ${stored.sum} stored bytes")
+      assert(
+        metrics("bytesReadFromStore") >= stored.sum - stored.max,
+        s"the fragments after the one with stray bytes went to a broker: $metrics of ${stored.sum} stored bytes"
+      )
     }
   }
 
