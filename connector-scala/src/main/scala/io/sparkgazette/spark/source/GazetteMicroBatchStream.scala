@@ -305,7 +305,20 @@ private[source] class GazetteMicroBatchStream(options: SourceOptions, checkpoint
     * that vanished or were created again, and write heads behind the offsets, are treated as a
     * micro-batch treats them.
     */
-  private[source] def planRealTime(startOffset: Offset): Array[InputPartition] = {
+  private[source] def planRealTime(startOffset: Offset): Array[InputPartition] = synchronized {
+    // Spark's planner asks each copy of the batch's scan for its partitions (two or three a
+    // batch), while no task reads: the first plan answers them all, until the batch ends.
+    realTimePlan.collect { case (s, tasks) if s eq startOffset => tasks }.getOrElse {
+      val tasks = planRealTimeAnew(startOffset)
+      realTimePlan = Some((startOffset, tasks))
+      tasks
+    }
+  }
+
+  // The current real-time batch's start and its tasks, planned once (see planRealTime).
+  private var realTimePlan = Option.empty[(Offset, Array[InputPartition])]
+
+  private def planRealTimeAnew(startOffset: Offset): Array[InputPartition] = {
     val t0 = System.nanoTime()
     try GazetteErrors.brokerCalls {
         val start = startOffset.asInstanceOf[JournalOffsets]
@@ -374,6 +387,7 @@ private[source] class GazetteMicroBatchStream(options: SourceOptions, checkpoint
 
   /** A real-time batch's end: where each task's journals stand, and their producers' states. */
   private[source] def mergeReached(reached: Seq[JournalsReached]): Offset = {
+    synchronized { realTimePlan = None }
     val all = reached.foldLeft(JournalsReached.Empty)(_ ++ _)
     realTimeTaskMetrics = all.metrics
     ahead.start(all.positions.keySet)

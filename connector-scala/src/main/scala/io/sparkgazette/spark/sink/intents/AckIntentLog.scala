@@ -2,7 +2,7 @@ package io.sparkgazette.spark
 package sink
 package intents
 
-import java.nio.file.{FileAlreadyExistsException, Files}
+import java.nio.file.{FileAlreadyExistsException, Files, StandardOpenOption}
 import java.util.{Base64, UUID}
 
 import scala.jdk.CollectionConverters._
@@ -84,7 +84,15 @@ private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) 
   /** Whether `key` has the mark `name` (an empty file beside its record). */
   def marked(key: String, name: String): Boolean = fs.exists(new Path(dir, s"$key.$name"))
 
-  def mark(key: String, name: String): Unit = fs.create(new Path(dir, s"$key.$name"), true).close()
+  def mark(key: String, name: String): Unit = {
+    val at = new Path(dir, s"$key.$name")
+    localFile(at) match { // as record writes, without chmod
+      case Some(f) =>
+        try Files.createFile(f.toPath)
+        catch { case _: FileAlreadyExistsException => }
+      case None => fs.create(at, true).close()
+    }
+  }
 
   /** Records `intents` under `key` unless something is recorded there already, and returns
     * what is recorded: a record, once made, is never replaced (a zombie driver may race the
@@ -124,19 +132,28 @@ private[sink] final class AckIntentLog private (dir: Path, conf: Configuration) 
         acks.addObject().put("producer", producer.toString).put("journal", journal).put("clock", clock)
       }
     }
-    fs.mkdirs(dir)
-    val tmp = new Path(dir, s".$key.${UUID.randomUUID()}.tmp")
-    val out = fs.create(tmp, true)
-    try out.write(mapper.writeValueAsBytes(node))
-    finally out.close()
-    val placed =
-      try localFile(tmp) match {
-          case Some(from) =>
-            try { Files.createLink(localFile(file(key)).get.toPath, from.toPath); true }
-            catch { case _: FileAlreadyExistsException => false }
-          case None => fs.rename(tmp, file(key))
-        }
-      finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    val bytes = mapper.writeValueAsBytes(node)
+    val placed = localFile(file(key)) match {
+      // Written with Java's own calls: Hadoop's local file system sets a new file's permissions by
+      // running chmod, twice with its checksum file, which a real-time batch's record would pay
+      // at every batch boundary, while no task reads. Reads need no checksum file.
+      case Some(to) =>
+        val parent = Files.createDirectories(to.toPath.getParent)
+        val tmp = parent.resolve(s".$key.${UUID.randomUUID()}.tmp")
+        try {
+          Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+          try { Files.createLink(to.toPath, tmp); true }
+          catch { case _: FileAlreadyExistsException => false }
+        } finally Files.deleteIfExists(tmp)
+      case None =>
+        fs.mkdirs(dir)
+        val tmp = new Path(dir, s".$key.${UUID.randomUUID()}.tmp")
+        val out = fs.create(tmp, true)
+        try out.write(bytes)
+        finally out.close()
+        try fs.rename(tmp, file(key))
+        finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    }
     if (placed) record
     else read(key).getOrElse(throw GazetteErrors.checkpointWriteFailed(s"the ACK intents of $key", file(key).toString))
   }

@@ -17,6 +17,7 @@ import io.sparkgazette.spark.source.planning.{JournalDirectory, PlanningAhead}
 import io.sparkgazette.spark.source.reading.{ReaderConfig, SourceMetrics}
 import io.sparkgazette.spark.source.rows.{MessageToRow, RowShape}
 import io.sparkgazette.testing.{Journals, Judge, RealTimeClusterSuite}
+import org.apache.spark.sql.connector.read.InputPartition
 import org.apache.spark.sql.streaming.{StreamingQuery, Trigger}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 import org.apache.spark.sql.{ForeachWriter, Row}
@@ -526,6 +527,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
       val waiting = failing.planRealTime(start)
       assert(waiting.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.start).toSeq == Seq(head + 1000))
       Thread.sleep(2000)
+      failing.mergeReached(Nil) // the next batch, from the same start
       val e = intercept[Exception](failing.planRealTime(start))
       assert(e.getMessage.contains(s"Data loss in journal $journal"), e.getMessage)
     } finally failing.stop()
@@ -533,6 +535,7 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
     try {
       restarting.planRealTime(start)
       Thread.sleep(2000)
+      restarting.mergeReached(Nil)
       val tasks = restarting.planRealTime(start)
       val ranges = tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range).toSeq
       assert(ranges.map(r => (r.start, r.origin)) == Seq((head, head)))
@@ -541,11 +544,38 @@ class RealTimeSourceIntegrationSuite extends AnyFunSuite with RealTimeClusterSui
       client.apply(Seq(ApplyRequest.Change(expectModRevision = -1, delete = journal)))
       Files.createDirectories(java.nio.file.Paths.get(cluster.fragmentRoot, "again"))
       Journals.create(client, Journals.spec(journal, store = "file:///again/"))
+      restarting.mergeReached(Nil)
       val again = restarting.planRealTime(start).flatMap(_.asInstanceOf[RealTimeTask].journals).toSeq
       assert(again.map(j => (j.range.start, j.range.revision)) ==
         Seq((0L, client.list(s"name=$journal").head.createRevision)))
       assert(restarting.metrics(java.util.Optional.empty()).get("journalsRestarted") == "2")
     } finally restarting.stop()
+  }
+
+  test("a real-time batch is planned once however often Spark asks for its partitions, and anew once it ends") {
+    val (a, b) = ("source/planned-once/part-000", "source/planned-once/part-001")
+    Journals.create(client, Journals.spec(a, labels = Seq("app" -> "planned-once")))
+    val stream = new GazetteMicroBatchStream(
+      SourceOptions.parse(new CaseInsensitiveStringMap(Map("broker" -> cluster.broker, "selector" -> "app=planned-once",
+            "realTimePartitions" -> "2").asJava),
+        streaming = true),
+      Files.createTempDirectory("gazette-rtm-planned-once").toString,
+      new SerializableConfiguration(spark.sparkContext.hadoopConfiguration),
+      RowShape(MessageToRow.schema(false).fieldNames.toSeq)
+    )
+    def journals(tasks: Array[InputPartition]) =
+      tasks.flatMap(_.asInstanceOf[RealTimeTask].journals).map(_.range.journal).toSet
+    try {
+      val start = JournalOffsets(Map(a -> JournalPosition(0L, client.list(s"name=$a").head.createRevision, 0L)))
+      val first = stream.planRealTime(start)
+      Journals.create(client, Journals.spec(b, labels = Seq("app" -> "planned-once")))
+      // Spark's planner asks each copy of the scan: the batch's tasks stay the ones first planned,
+      // whatever was created meanwhile (the brokers are not asked again while no task reads).
+      assert(stream.planRealTime(start) eq first)
+      assert(journals(stream.planRealTime(start)) == Set(a))
+      stream.mergeReached(Nil)
+      assert(journals(stream.planRealTime(start)) == Set(a, b))
+    } finally stream.stop()
   }
 
   test("a real-time batch is planned from the journals and heads asked as the batch before ended, unless they " +
