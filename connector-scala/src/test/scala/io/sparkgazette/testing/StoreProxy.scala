@@ -83,7 +83,7 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
     */
   def blackHole(): Unit = holding = true
 
-  /** From now on signed GETs are answered 200 with the fragment's length, and then nothing more,
+  /** From now on signed GETs are answered 200 (a chunked body), and then nothing more,
     * as by a store whose disks or backend hang, until the proxy is closed.
     */
   def stallBodies(): Unit = stalling = true
@@ -114,7 +114,8 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
         held.await()
       } else if (signed && stalling) {
         heldGets.incrementAndGet()
-        x.sendResponseHeaders(200, 4096)
+        // Chunked: a length other than the object's would be refused before any byte is awaited.
+        x.sendResponseHeaders(200, 0)
         x.getResponseBody.flush()
         held.await()
       } else if (signed && take(refusals)) {
