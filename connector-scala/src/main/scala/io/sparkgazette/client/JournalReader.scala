@@ -341,8 +341,10 @@ final class JournalReader private[client] (
   private def fallBack(e: Throwable): Unit = {
     fallbacks += 1
     minted = 0
-    proxyNext = true
+    // A failure found once the fragment's every byte was delivered (bytes past its end) leaves a
+    // broker nothing of it to serve: the next fragment is asked of the store again.
     proxyUntil = lastMetadata.flatMap(_.fragment).fold(0L)(_.end)
+    proxyNext = proxyUntil == 0 || proxyUntil > next_
     val store = lastMetadata.map(m => FragmentUrl.redacted(m.fragmentUrl)).getOrElse("")
     val host = scala.util.Try(new java.net.URI(store).getHost).toOption.flatMap(Option(_)).getOrElse(store)
     val message = s"reading journal $journal at offset $next_ from its fragment store failed; a broker serves " +
