@@ -178,12 +178,15 @@ final class JournalReader private[client] (
   private def open(): Unit = {
     endpoint = client.routes.endpoint(journal)
     streamToken = client.token("Read", journal, s" at offset $next_", endpoint)
-    val until =
-      if (proxyNext && proxyUntil > next_ && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
+    val persisted = proxyNext && proxyUntil > next_
+    val until = if (persisted && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
+    // A Read of a persisted fragment's bytes has them all at hand: it needs no waiting for
+    // appends, and silence on it is a broker stuck on the store, bounded as any non-blocking Read.
+    val blocking = block && !persisted
     val request = ReadRequest(
       journal = journal,
       offset = next_,
-      block = block,
+      block = blocking,
       doNotProxy = askDirect && !proxyNext,
       endOffset = until
     )
@@ -194,7 +197,7 @@ final class JournalReader private[client] (
     contentSinceMetadata = false
     lastMetadata = None
     // A Read that does not block is answered at once, so silence is a dead connection.
-    val idle = if (block) 0L else config.rpcTimeout.toMillis
+    val idle = if (blocking) 0L else config.rpcTimeout.toMillis
     stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead, idle)
   }
 
