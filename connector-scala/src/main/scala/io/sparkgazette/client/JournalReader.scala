@@ -348,11 +348,10 @@ final class JournalReader private[client] (
     // broker nothing of it to serve: the next fragment is asked of the store again.
     proxyUntil = lastMetadata.flatMap(_.fragment).fold(0L)(_.end)
     proxyNext = proxyUntil == 0 || proxyUntil > next_
-    val store = lastMetadata.map(m => FragmentUrl.redacted(m.fragmentUrl)).getOrElse("")
-    val host = scala.util.Try(new java.net.URI(store).getHost).toOption.flatMap(Option(_)).getOrElse(store)
+    val store = lastMetadata.map(m => StoreHealth.storeOf(m.fragmentUrl)).getOrElse("")
     val message = s"reading journal $journal at offset $next_ from its fragment store failed; a broker serves " +
-      s"the fragment instead (further failures of store $host are logged at DEBUG): ${e.getMessage}"
-    if (warnedStores.add(host)) log.warn(message) else log.debug(message)
+      s"the fragment instead (further failures of store $store are logged at DEBUG): ${e.getMessage}"
+    if (warnedStores.add(store)) log.warn(message) else log.debug(message)
   }
 
   private def retry(cause: Throwable): Unit = {

@@ -67,10 +67,14 @@ class StoreHealthSuite extends AnyFunSuite {
     assert(health.admit("https://other.example.com").isDefined, "stores are apart")
   }
 
-  test("stores are keyed by where their signed URLs point") {
+  test("stores are keyed by where their signed URLs point and by bucket or container") {
     assert(StoreHealth.storeOf("https://b.s3.amazonaws.com/j/0-1-abc.gz?X-Amz-Signature=x") ==
       "https://b.s3.amazonaws.com")
-    assert(StoreHealth.storeOf("http://127.0.0.1:9000/gazette/j/x.raw?sig") == "http://127.0.0.1:9000")
+    assert(StoreHealth.storeOf("http://127.0.0.1:9000/gazette/j/x.raw?sig") == "http://127.0.0.1:9000/gazette")
+    assert(StoreHealth.storeOf("https://storage.googleapis.com/bkt/j/0-1-abc.raw?X-Goog-Signature=x") ==
+      "https://storage.googleapis.com/bkt")
+    assert(StoreHealth.storeOf("https://acct.blob.core.windows.net/ctr/j/0-1-abc.raw?sig=x") ==
+      "https://acct.blob.core.windows.net/ctr")
   }
 
   test("a GCS bucket that throttles leaves other buckets' fragments to be read from their own stores") {
