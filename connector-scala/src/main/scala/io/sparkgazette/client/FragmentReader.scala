@@ -56,7 +56,7 @@ private[client] object FragmentReader {
     * a network the next member's bytes may not have arrived yet, and a fragment would look cut
     * short at a member's end.
     */
-  private final class Peeking(in: InputStream) extends BufferedInputStream(in, ChunkSize) {
+  private[client] final class Peeking(in: InputStream) extends BufferedInputStream(in, ChunkSize) {
     override def available(): Int = {
       val n = super.available()
       if (n > 0) n

@@ -3,6 +3,7 @@ package io.sparkgazette.client
 import java.io.InputStream
 import java.net.{HttpURLConnection, URI}
 import java.nio.charset.StandardCharsets.UTF_8
+import java.util.zip.GZIPInputStream
 
 import scala.util.Try
 
@@ -68,24 +69,50 @@ private[client] object FragmentUrl {
       }
     status match {
       case HttpURLConnection.HTTP_OK | HttpURLConnection.HTTP_PARTIAL =>
-        val at =
-          if (status != HttpURLConnection.HTTP_PARTIAL) fragment.begin
-          else if (rangeStart(conn).contains(skip)) from
-          else {
-            drain(conn)
-            throw new GazetteException(s"the fragment store answered ${redacted(url)} with a range other than " +
-              s"bytes=$skip-: ${Option(conn.getHeaderField("Content-Range")).getOrElse("no Content-Range")}")
-          }
-        val served = codec match {
-          case CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION =>
-            // Stores that do not transcode (S3, and most that speak its protocol) serve the
-            // gzip bytes as they were written.
-            if (Option(conn.getContentEncoding).exists(_.equalsIgnoreCase("gzip"))) CompressionCodec.GZIP
-            else CompressionCodec.NONE
-          case c => c
+        val encoding =
+          Option(conn.getContentEncoding).map(_.trim.toLowerCase).filterNot(e => e.isEmpty || e == "identity")
+        val length = fragment.end - fragment.begin
+        def notTheFragment(what: String): Nothing = {
+          drain(conn)
+          throw new GazetteException(s"the fragment store answered ${redacted(url)} with $what, which is not " +
+            s"fragment [${fragment.begin}, ${fragment.end}) of ${fragment.journal} ($length bytes)")
         }
+        val at =
+          if (status != HttpURLConnection.HTTP_PARTIAL) {
+            // Only bytes stored as they are have a length to hold against the fragment's; a body
+            // of another length is another object, and none of it may be taken for the journal's.
+            val declared = conn.getContentLengthLong
+            if (codec == CompressionCodec.NONE && encoding.isEmpty && declared >= 0 && declared != length)
+              notTheFragment(s"a body that ended at journal offset ${fragment.begin + declared} ($declared bytes)")
+            fragment.begin
+          } else {
+            val range = Option(conn.getHeaderField("Content-Range"))
+            val answered = range.flatMap(contentRange)
+            if (encoding.nonEmpty) notTheFragment(s"an encoded (${encoding.get}) range")
+            else if (!answered.exists { case (start, end, total) =>
+                start == skip && end == length - 1 && total.forall(_ == length)
+              })
+              notTheFragment(s"a range other than bytes=$skip- of it: ${range.getOrElse("no Content-Range")}")
+            from
+          }
+        // The encoding the store (or a hop) gave its answer comes off first: what is left is the
+        // fragment's bytes as stored, and GZIP_OFFLOAD_DECOMPRESSION ones are then plain.
+        val body =
+          try encoding match {
+              case None => conn.getInputStream
+              case Some("gzip" | "x-gzip") =>
+                new GZIPInputStream(new FragmentReader.Peeking(conn.getInputStream), FragmentReader.ChunkSize)
+              case Some(other) => notTheFragment(s"Content-Encoding $other, which the reader does not decode")
+            }
+          catch {
+            case e: GazetteException => throw e
+            case e: java.io.IOException =>
+              conn.disconnect()
+              throw new GazetteException(s"the fragment store's answer to ${redacted(url)} does not decode: $e", e)
+          }
+        val served = if (codec == CompressionCodec.GZIP_OFFLOAD_DECOMPRESSION) CompressionCodec.NONE else codec
         // Closing the body returns the connection to the JDK's keep-alive cache.
-        (conn.getInputStream, at, served)
+        (body, at, served)
       case 400 | HttpURLConnection.HTTP_FORBIDDEN =>
         drain(conn)
         throw new Expired(url, status)
@@ -101,10 +128,15 @@ private[client] object FragmentUrl {
   /** The URL without its query, which holds the signature. */
   def redacted(url: String): String = url.takeWhile(_ != '?')
 
-  private def rangeStart(conn: HttpURLConnection): Option[Long] =
-    Option(conn.getHeaderField("Content-Range")).collect {
-      case s if s.startsWith("bytes ") => Try(s.drop(6).takeWhile(_ != '-').trim.toLong).toOption
-    }.flatten
+  /** A Content-Range's first and last byte and total length (None when the total is `*`). */
+  private def contentRange(header: String): Option[(Long, Long, Option[Long])] =
+    header.trim match {
+      case ContentRange(start, end, total) =>
+        Try((start.toLong, end.toLong, Option(total).filter(_ != "*").map(_.toLong))).toOption
+      case _ => None
+    }
+
+  private val ContentRange = """bytes\s+(\d+)-(\d+)/(\d+|\*)""".r
 
   private def drain(conn: HttpURLConnection): String =
     try {

@@ -178,12 +178,15 @@ final class JournalReader private[client] (
   private def open(): Unit = {
     endpoint = client.routes.endpoint(journal)
     streamToken = client.token("Read", journal, s" at offset $next_", endpoint)
-    val until =
-      if (proxyNext && proxyUntil > next_ && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
+    val persisted = proxyNext && proxyUntil > next_
+    val until = if (persisted && (endOffset <= 0 || proxyUntil < endOffset)) proxyUntil else endOffset
+    // A Read of a persisted fragment's bytes has them all at hand: it needs no waiting for
+    // appends, and silence on it is a broker stuck on the store, bounded as any non-blocking Read.
+    val blocking = block && !persisted
     val request = ReadRequest(
       journal = journal,
       offset = next_,
-      block = block,
+      block = blocking,
       doNotProxy = askDirect && !proxyNext,
       endOffset = until
     )
@@ -194,7 +197,7 @@ final class JournalReader private[client] (
     contentSinceMetadata = false
     lastMetadata = None
     // A Read that does not block is answered at once, so silence is a dead connection.
-    val idle = if (block) 0L else config.rpcTimeout.toMillis
+    val idle = if (blocking) 0L else config.rpcTimeout.toMillis
     stream = new ReadStream(client.channels(endpoint), request, ReadStream.Ahead, idle)
   }
 
@@ -341,13 +344,14 @@ final class JournalReader private[client] (
   private def fallBack(e: Throwable): Unit = {
     fallbacks += 1
     minted = 0
-    proxyNext = true
+    // A failure found once the fragment's every byte was delivered (bytes past its end) leaves a
+    // broker nothing of it to serve: the next fragment is asked of the store again.
     proxyUntil = lastMetadata.flatMap(_.fragment).fold(0L)(_.end)
-    val store = lastMetadata.map(m => FragmentUrl.redacted(m.fragmentUrl)).getOrElse("")
-    val host = scala.util.Try(new java.net.URI(store).getHost).toOption.flatMap(Option(_)).getOrElse(store)
+    proxyNext = proxyUntil == 0 || proxyUntil > next_
+    val store = lastMetadata.map(m => StoreHealth.storeOf(m.fragmentUrl)).getOrElse("")
     val message = s"reading journal $journal at offset $next_ from its fragment store failed; a broker serves " +
-      s"the fragment instead (further failures of store $host are logged at DEBUG): ${e.getMessage}"
-    if (warnedStores.add(host)) log.warn(message) else log.debug(message)
+      s"the fragment instead (further failures of store $store are logged at DEBUG): ${e.getMessage}"
+    if (warnedStores.add(store)) log.warn(message) else log.debug(message)
   }
 
   private def retry(cause: Throwable): Unit = {

@@ -9,8 +9,8 @@ import scala.concurrent.duration._
   * alone for a backoff (1 s, doubling to [[StoreHealth.MaxBackoff]]) while brokers serve its
   * fragments, and then one reader at a time tries it again. A success makes it healthy at once.
   *
-  * Stores are keyed by where their signed URLs point (scheme, host and port), which is what
-  * fails when a store's network or servers do.
+  * Stores are keyed by where their signed URLs point (scheme, host and port) and the bucket or
+  * container, as stores throttle a bucket at a time ([[StoreHealth.storeOf]]).
   */
 private[client] final class StoreHealth(nanoTime: () => Long = () => System.nanoTime()) {
   import StoreHealth._
@@ -83,10 +83,22 @@ private[client] object StoreHealth {
   /** The stores of every reader in this JVM: executors' tasks share what each one learns. */
   val shared = new StoreHealth()
 
-  /** The key of the store a signed URL points into. */
+  /** The key of the store a signed URL points into: where it points (scheme, host and port) and,
+    * where the host is shared by many stores, the bucket or container named by the path's first
+    * segment (GCS's `storage.googleapis.com/<bucket>`, path-style S3 `<endpoint>/<bucket>`,
+    * Azure's `<account>.blob.core.windows.net/<container>`). A virtual-hosted S3 or GCS URL names
+    * its bucket in its host.
+    */
   def storeOf(url: String): String =
     scala.util.Try {
       val u = new java.net.URI(url)
-      s"${u.getScheme}://${u.getRawAuthority}"
+      val where = s"${u.getScheme}://${Option(u.getRawAuthority).getOrElse("")}"
+      val host = Option(u.getHost).getOrElse("").toLowerCase
+      val bucket = Option(u.getRawPath).getOrElse("").stripPrefix("/").takeWhile(_ != '/')
+      if (bucket.isEmpty || virtualHosted(host)) where else s"$where/$bucket"
     }.getOrElse(FragmentUrl.redacted(url))
+
+  private def virtualHosted(host: String): Boolean =
+    (host.endsWith(".amazonaws.com") && !host.startsWith("s3.") && !host.startsWith("s3-")) ||
+      (host.endsWith(".storage.googleapis.com"))
 }

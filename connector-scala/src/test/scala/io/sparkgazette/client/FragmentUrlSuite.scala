@@ -172,4 +172,32 @@ class FragmentUrlSuite extends AnyFunSuite with BeforeAndAfterAll {
     val (_, failure) = delivered("/long", fragment(CompressionCodec.NONE), content, begin)
     assert(failure.nonEmpty, "a body with bytes past the fragment's end was read as the fragment")
   }
+
+  test("an object longer than its fragment, whose bytes are not the fragment's, delivers none of them") {
+    // A 200 whose body is some other object (a hop's error page, an object of another name): the
+    // reader finds bytes past the fragment's end, which says the object is not the fragment, but
+    // only once it has delivered the fragment's length of them.
+    val other = (0 until 2500).map(i => s"<p>not the fragment $i</p>").mkString.getBytes(UTF_8)
+    assert(other.length > content.length)
+    answers.synchronized(answers("/other-object") = Answer(200, Map.empty, other, ranges = false))
+    val (chunks, failure) = delivered("/other-object", fragment(CompressionCodec.NONE), content, begin)
+    assert(failure.nonEmpty, "another object was read as the fragment")
+    assert(chunks.isEmpty, s"${chunks.size} chunks of another object were delivered")
+  }
+
+  test(
+    "a GZIP fragment answered gzip-encoded (as its request's Accept-Encoding: gzip allows) delivers no wrong bytes") {
+    // The reader asks for gzip, so a store or a hop in between may encode the answer with gzip:
+    // the body is then the fragment's gzip bytes gzipped again, and Content-Encoding says so.
+    val r = new scala.util.Random(49)
+    val big = (0 until 20000).map(_ => f"${r.nextLong()}%016x\n").mkString.getBytes(UTF_8)
+    val stored = gzip(big)
+    assert(stored.length > FragmentReader.ChunkSize, "the stored fragment must exceed a chunk")
+    answers.synchronized(
+      answers("/gzip-encoded") = Answer(200, Map("Content-Encoding" -> "gzip"), gzip(stored), ranges = false))
+    val f =
+      Fragment(journal = "a/journal", begin = begin, end = begin + big.length, compressionCodec = CompressionCodec.GZIP)
+    val (chunks, failure) = delivered("/gzip-encoded", f, big, begin)
+    assert(failure.isEmpty || chunks.isEmpty, s"${chunks.size} chunks delivered before: $failure")
+  }
 }

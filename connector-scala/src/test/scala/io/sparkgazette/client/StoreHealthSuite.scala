@@ -67,9 +67,25 @@ class StoreHealthSuite extends AnyFunSuite {
     assert(health.admit("https://other.example.com").isDefined, "stores are apart")
   }
 
-  test("stores are keyed by where their signed URLs point") {
+  test("stores are keyed by where their signed URLs point and by bucket or container") {
     assert(StoreHealth.storeOf("https://b.s3.amazonaws.com/j/0-1-abc.gz?X-Amz-Signature=x") ==
       "https://b.s3.amazonaws.com")
-    assert(StoreHealth.storeOf("http://127.0.0.1:9000/gazette/j/x.raw?sig") == "http://127.0.0.1:9000")
+    assert(StoreHealth.storeOf("http://127.0.0.1:9000/gazette/j/x.raw?sig") == "http://127.0.0.1:9000/gazette")
+    assert(StoreHealth.storeOf("https://storage.googleapis.com/bkt/j/0-1-abc.raw?X-Goog-Signature=x") ==
+      "https://storage.googleapis.com/bkt")
+    assert(StoreHealth.storeOf("https://acct.blob.core.windows.net/ctr/j/0-1-abc.raw?sig=x") ==
+      "https://acct.blob.core.windows.net/ctr")
+  }
+
+  test("a GCS bucket that throttles leaves other buckets' fragments to be read from their own stores") {
+    // Every GCS bucket's URLs point at storage.googleapis.com, and GCS throttles (429) per bucket
+    // and object: one bucket's 429 must not send the fragments of every other bucket, of any
+    // project, to the brokers, nor lend its error to an outage reported for another store.
+    val health = new StoreHealth(() => 0L)
+    val a = StoreHealth.storeOf("https://storage.googleapis.com/bucket-a/j/0-1-abc.raw?X-Goog-Signature=x")
+    val b = StoreHealth.storeOf("https://storage.googleapis.com/bucket-b/j/0-1-abc.raw?X-Goog-Signature=x")
+    health.failed(a, "the fragment store answered HTTP 429 to https://storage.googleapis.com/bucket-a/j/0-1-abc.raw")
+    assert(health.admit(b).contains(0L), "bucket-b is left alone because bucket-a throttled")
+    assert(health.outage(b).isEmpty, s"bucket-b reported failing: ${health.outage(b)}")
   }
 }

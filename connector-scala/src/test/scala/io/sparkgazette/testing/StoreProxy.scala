@@ -69,12 +69,21 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
   /** The next `n` signed GETs announce the whole fragment and send only its first `bytes`. */
   def cutNext(n: Int, bytes: Int): Unit = { cutAfter = bytes; cuts.set(n) }
 
+  /** GETs still to be answered with [[alterNext]]'s body. */
+  val alterations = new AtomicInteger()
+  @volatile private var alteration: Array[Byte] => Array[Byte] = identity
+
+  /** The next `n` signed GETs answered 2xx send `alter` of the object's bytes instead, with its
+    * length: a store or a hop that answers 200 with a body other than the object's.
+    */
+  def alterNext(n: Int)(alter: Array[Byte] => Array[Byte]): Unit = { alteration = alter; alterations.set(n) }
+
   /** From now on signed GETs are accepted and never answered, as by a store whose network drops
     * them, until the proxy is closed.
     */
   def blackHole(): Unit = holding = true
 
-  /** From now on signed GETs are answered 200 with the fragment's length, and then nothing more,
+  /** From now on signed GETs are answered 200 (a chunked body), and then nothing more,
     * as by a store whose disks or backend hang, until the proxy is closed.
     */
   def stallBodies(): Unit = stalling = true
@@ -105,7 +114,8 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
         held.await()
       } else if (signed && stalling) {
         heldGets.incrementAndGet()
-        x.sendResponseHeaders(200, 4096)
+        // Chunked: a length other than the object's would be refused before any byte is awaited.
+        x.sendResponseHeaders(200, 0)
         x.getResponseBody.flush()
         held.await()
       } else if (signed && take(refusals)) {
@@ -117,7 +127,8 @@ final class StoreProxy private (upstream: URI, cloud: Option[CloudStoreAccess.Em
         x.sendResponseHeaders(refusalStatus, body.length)
         x.getResponseBody.write(body)
       } else {
-        val (status, headers, body) = forward(x)
+        val (status, headers, answered) = forward(x)
+        val body = if (signed && status / 100 == 2 && take(alterations)) alteration(answered) else answered
         headers.foreach { case (k, v) => if (!StoreProxy.Restricted(k.toLowerCase)) x.getResponseHeaders.add(k, v) }
         closing(x)
         val length = if (x.getRequestMethod == "HEAD" || body.isEmpty) -1 else body.length.toLong

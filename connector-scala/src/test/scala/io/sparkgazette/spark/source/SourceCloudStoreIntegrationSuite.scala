@@ -159,6 +159,37 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     assert(named.contains(journal) && named.contains(store) && named.contains("retryTimeout"), named)
   }
 
+  test(s"a blocking read (real-time mode's) of the $kind store's history, the store down, fails naming the store") {
+    // Real-time tasks read with block = true, which has no idle timeout: a broker waiting on a
+    // store its SDK retries answers nothing, and the read must still end after retryTimeout.
+    assume(whole, WholeOnly)
+    val journal = s"$kind/blocking/part-000"
+    val store = cluster.storeUrl("blocking/")
+    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
+    persisted(journal, 3)
+    val reading = new io.sparkgazette.client.GazetteClient(
+      io.sparkgazette.client.ClientConfig(Seq(cluster.broker), retryTimeout = 3.seconds, rpcTimeout = 5.seconds))
+    cluster.stopStore()
+    try {
+      val reader = reading.read(journal, 0L, 0L, block = true)
+      val outcome = Future(scala.util.Try(reader.hasNext))
+      val waited = 120.seconds
+      val ended =
+        try Await.result(outcome, waited)
+        catch {
+          case _: java.util.concurrent.TimeoutException =>
+            reader.close()
+            fail(s"a blocking read of $journal, its store down, still waited after $waited with no error " +
+              s"(retryTimeout 3 s; ${reader.storeFallbacks} fallbacks, offset ${reader.offset})")
+        }
+      val failure = ended.failed.getOrElse(fail(s"the read went on while the store was down: $ended"))
+      assert(failure.getMessage.contains(store) && failure.getMessage.contains(journal), failure.getMessage)
+    } finally {
+      cluster.startStore()
+      reading.close()
+    }
+  }
+
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
     assume(whole, WholeOnly)
     val journal = s"$kind/removed/part-000"

@@ -174,6 +174,34 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
     }
   }
 
+  test("a 200 whose body runs past its fragment's end has none of its bytes taken for the journal's") {
+    // Another object than the fragment, as framed as the fragment (each '1' a '2') and longer: the
+    // reader finds bytes past the fragment's end, which says the object is not the fragment.
+    proxied("store/other-object/part-000", 3, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged("store/other-object/part-000")
+      proxy.alterNext(1)(body => body.map(b => if (b == '1') '2'.toByte else b) ++ Array.fill(64)('\n'.toByte))
+      val (rows, metrics) = collect(batch("store/other-object/part-000"))
+      assert(proxy.alterations.get == 0, "no GET was answered with another object")
+      assert(rows == expected, s"rows differ from Gazette's reader's ($metrics)")
+    }
+  }
+
+  test("a fragment whose object has stray bytes past its end costs the store only that fragment") {
+    proxied("store/stray-bytes/part-000", 4, codec = CompressionCodec.NONE) { proxy =>
+      val expected = judged("store/stray-bytes/part-000")
+      val stored = client.listFragments("store/stray-bytes/part-000").flatMap(_.spec)
+        .filter(f => f.backingStore.nonEmpty && f.modTime > 0).map(f => f.end - f.begin)
+      proxy.alterNext(1)(_ ++ Array.fill(64)('\n'.toByte))
+      val (rows, metrics) = collect(batch("store/stray-bytes/part-000"))
+      assert(rows == expected)
+      assert(metrics("storeFallbacks") == 1, metrics)
+      assert(
+        metrics("bytesReadFromStore") >= stored.sum - stored.max,
+        s"the fragments after the one with stray bytes went to a broker: $metrics of ${stored.sum} stored bytes"
+      )
+    }
+  }
+
   /** `journal`'s 6 fragments read while its store is silenced by `silence`: one GET finds the
     * store silent, the fragments after it go to a broker, with at most one more GET to see
     * whether the store is back.
