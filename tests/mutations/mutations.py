@@ -311,7 +311,7 @@ MUTATIONS = (
     Mutation(
         "unknown-option-ignored",
         "spark/options/GazetteOptions.scala",
-        "case None => throw GazetteErrors.unknownOption(k, known, spark.map(_.name))",
+        "case None => throw GazetteErrors.unknownOption(k, known, sparks)",
         "case None => None",
         "a misspelled option is ignored instead of refused",
         (suite("GazetteOptionsSuite"), suite("SourceOptionsSuite")),
