@@ -32,11 +32,13 @@ end to end p99 <= 250 ms. Numbers are printed, never asserted: the machine decid
 
     python tests/bench/bench_latency.py [--journals 100] [--rate 70] [--seconds 60] [--warm-up 10]
     python tests/bench/bench_latency.py --real-time --journals 10,100 [--batch "30 seconds"] [--partitions 2]
+        [--warm-up-run 60]
 """
 
 import argparse
 import bisect
 import contextlib
+import io
 import json
 import statistics
 import sys
@@ -162,6 +164,12 @@ def main() -> None:
     parser.add_argument("--only-kafka", action="store_true", help="the real-time runs of Spark's Kafka connector alone")
     parser.add_argument("--no-foreach", action="store_true", help="real-time runs without the foreach writer")
     parser.add_argument(
+        "--warm-up-run",
+        type=float,
+        default=60.0,
+        help="seconds each real-time pipeline first runs unmeasured, at the first batch duration (0: none)",
+    )
+    parser.add_argument(
         "--jfr", metavar="DIR", help="a Flight Recorder profile of Spark's JVM for each end-to-end run, into DIR"
     )
     args = parser.parse_args()
@@ -273,8 +281,10 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
     master = f"local[{slots + 1}]"
     spark = session(master, real_time=True, jars=spark_kafka_jars() if kafka is not None else None)
     rows, pairs = [], []
+    batches = [b.strip() for b in args.batch.split(",")]
     try:
-        for batch in [b.strip() for b in args.batch.split(",")]:
+        warm_up(spark, cluster, journals, args, tmp, kafka, batches[0])
+        for batch in batches:
             print(
                 f"real-time mode, {journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s, "
                 f"batches of {batch}, {args.partitions} partitions, master {master}, pyspark {pyspark.__version__}"
@@ -312,6 +322,27 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
     finally:
         spark.stop()
     return rows, pairs
+
+
+def warm_up(spark, cluster, journals: int, args, tmp: Path, kafka, batch: str) -> None:
+    """Runs each measured end-to-end pipeline once, unmeasured, in the session the measured runs
+    share. A batch's end runs Spark's and the pipeline's code a few times a minute, so the JVM
+    compiles it only over many batches: without this, whichever pipeline runs first is measured
+    on code the JVM still interprets, and the one after it on code the first warmed."""
+    if args.warm_up_run <= 0:
+        return
+    from kafka_pipeline import kafka_end_to_end
+
+    short = argparse.Namespace(**{**vars(args), "seconds": args.warm_up_run})
+    print(
+        f"warm-up: each pipeline {args.warm_up_run:.0f} s at batches of {batch}, in the same session, not measured",
+        flush=True,
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        if not args.only_kafka:
+            real_time_end_to_end(spark, cluster, journals, short, tmp, batch, name="-warm-up")
+        if kafka is not None:
+            kafka_end_to_end(spark, kafka, journals, short, batch, tmp, percentile, lambda *_: None)
 
 
 def against_kafka(pairs: list) -> None:
@@ -432,7 +463,9 @@ def real_time_foreach(spark, cluster, journals: int, args, tmp: Path, batch: str
     return foreach_lat, python_lat
 
 
-def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path, batch: str) -> tuple[list, list] | None:
+def real_time_end_to_end(
+    spark, cluster, journals: int, args, tmp: Path, batch: str, name: str = ""
+) -> tuple[list, list] | None:
     """Gazette -> Spark -> Gazette: each input's row, with its `origin`, to the output journal of
     the same name; latency from the input's append to the output row read committed. Beside it,
     Gazette's own append -> read: the inputs read committed by the same kind of reader. Returns
@@ -442,7 +475,7 @@ def real_time_end_to_end(spark, cluster, journals: int, args, tmp: Path, batch: 
     from spark_gazette import origin, read_stream, write_stream
 
     names = [f"j{i:04d}" for i in range(journals)]
-    run = f"{journals}-{runs(batch)}"
+    run = f"{journals}-{runs(batch)}{name}"
     inputs, outputs = f"{PREFIX}e2e-{run}/in/", f"{PREFIX}e2e-{run}/out/"
     cluster.apply(journal_specs(inputs, names, labels={"app": f"bench-e2e-in-{run}"}))
     cluster.apply(journal_specs(outputs, names, labels={"app": f"bench-e2e-out-{run}"}))
