@@ -38,6 +38,7 @@ end to end p99 <= 250 ms. Numbers are printed, never asserted: the machine decid
 import argparse
 import bisect
 import contextlib
+import http.client
 import io
 import json
 import statistics
@@ -45,7 +46,7 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -85,10 +86,12 @@ def session(master: str, real_time: bool = False, jars: str | None = None):
 
 
 class Traffic:
-    """RATE messages a second spread over `journals` in turn, each `{"t": its append time}`, sent
-    at a steady rate whatever each append takes, until stopped. Lanes of one thread each send
-    them, a journal's always by the same lane: each journal's clocks grow in the order they are
-    appended (a message appended after a later clock of its producer would read as a duplicate)."""
+    """RATE messages a second spread over `journals` in turn, each `{"t": the time it is due}`,
+    sent at a steady rate whatever each append takes, until stopped. Lanes of one thread each send
+    them over a connection each kept open (as Kafka's producer keeps its own), a journal's always
+    by the same lane: each journal's clocks grow in the order they are appended (a message appended
+    after a later clock of its producer would read as a duplicate). A message waiting for its lane
+    counts in its latency, as one waiting in a Kafka producer's queue does."""
 
     LANES = 8
 
@@ -96,15 +99,35 @@ class Traffic:
         self.broker, self.journals, self.rate, self.producer = broker, journals, rate, producer
         self.sent, self.failed, self._stop = 0, [], threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._lane = threading.local()
 
-    def _append(self, i: int) -> None:
+    def _put(self, journal: str, line: bytes) -> None:
+        conn = getattr(self._lane, "conn", None)
+        if conn is None:
+            url = urllib.parse.urlsplit(self.broker)
+            conn = self._lane.conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        try:
+            conn.request("PUT", f"/{journal}", body=line)
+            response = conn.getresponse()
+            response.read()
+        except Exception:
+            conn.close()
+            self._lane.conn = None
+            raise
+        if response.status >= 300:
+            raise RuntimeError(f"HTTP {response.status} {response.reason}")
+
+    def _append(self, i: int, due: float) -> None:
         journal = self.journals[i % len(self.journals)]
         uuid = gazette_uuid(self.producer + i % len(self.journals), 0x1EF0000000000000 + (i + 1) * 16, 0)
-        line = f'{{"_meta":{{"uuid":"{uuid}"}},"t":{time.time():.6f}}}\n'.encode()
+        line = f'{{"_meta":{{"uuid":"{uuid}"}},"t":{due:.6f}}}\n'.encode()
         try:
-            urllib.request.urlopen(
-                urllib.request.Request(f"{self.broker}/{journal}", data=line, method="PUT"), timeout=30
-            ).read()
+            try:
+                self._put(journal, line)
+            except (ConnectionError, http.client.HTTPException):
+                # A connection the broker closed: sent again on a new one. Should the first have
+                # landed, the copy has its UUID and clock, and readers drop it.
+                self._put(journal, line)
         except Exception as e:  # noqa: BLE001 - counted, and reported
             self.failed.append(f"{journal}: {e}")
 
@@ -115,7 +138,7 @@ class Traffic:
             wait = begin + self.sent / self.rate - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            lanes[(self.sent % len(self.journals)) % self.LANES].submit(self._append, self.sent)
+            lanes[(self.sent % len(self.journals)) % self.LANES].submit(self._append, self.sent, time.time())
             self.sent += 1
         for lane in lanes:
             lane.shutdown(wait=True)
@@ -270,12 +293,13 @@ def micro_batch(cluster, journals: int, args, tmp: Path) -> list:
 
 def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list, list]:
     """Real-time mode, at each batch duration: append -> foreach, then Gazette -> Spark -> Gazette
-    end to end, then (with `kafka`) Kafka -> Spark -> Kafka with as many partitions as journals,
-    in the same Spark session. Spark's Kafka source runs a task per partition, all at once, so
+    end to end, and (with `kafka`) Kafka -> Spark -> Kafka with as many partitions as journals,
+    in the same Spark session, after a warm-up of each; ours first at the first duration, Kafka's
+    at the second, and so on. Spark's Kafka source runs a task per partition, all at once, so
     the master has a slot for each."""
     import pyspark
 
-    from kafka_pipeline import kafka_end_to_end, spark_kafka_jars
+    from kafka_pipeline import spark_kafka_jars
 
     slots = max(args.partitions, journals if kafka is not None else 0)
     master = f"local[{slots + 1}]"
@@ -283,45 +307,69 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
     rows, pairs = [], []
     batches = [b.strip() for b in args.batch.split(",")]
     try:
-        warm_up(spark, cluster, journals, args, tmp, kafka, batches[0])
-        for batch in batches:
+        warm_up(spark, cluster, journals, args, tmp, kafka, min(batches, key=millis))
+        for i, batch in enumerate(batches):
             print(
                 f"real-time mode, {journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s, "
-                f"batches of {batch}, {args.partitions} partitions, master {master}, pyspark {pyspark.__version__}"
+                f"batches of {batch}, master {master}, pyspark {pyspark.__version__}: ours in {args.partitions} "
+                f"tasks{f', Kafka in {journals} (a task per partition)' if kafka is not None else ''}"
             )
-            tag = f"real-time {batch}"
-            ours, gazette = None, None
-            if not args.only_kafka:
-                if not args.no_foreach:
-                    foreach_lat, python_lat = real_time_foreach(spark, cluster, journals, args, tmp, batch)
-                    rows += [
-                        (journals, f"{tag}: append -> foreach", foreach_lat),
-                        (journals, f"{tag}: Python foreach sees it", python_lat),
-                    ]
-                measured = profiled(spark._jvm, args.jfr, f"gazette-{journals}-{runs(batch)}", real_time_end_to_end)(
-                    spark, cluster, journals, args, tmp, batch
-                )
-                if measured is not None:
-                    ours, gazette = measured
-                    rows += [(journals, f"{tag}: end to end", ours)]
-                    rows += [(journals, f"{tag}: Gazette append -> read", gazette)]
+            # Each goes first at every other batch duration: what drifts along a run (the JIT, the
+            # heap, the machine) is not always on the same side.
+            order = [who for who, on in (("ours", not args.only_kafka), ("kafka", kafka is not None)) if on]
+            measured = {}
+            for who in order if i % 2 == 0 else order[::-1]:
+                if who == "ours":
+                    measured[who] = ours_real_time(spark, cluster, journals, args, tmp, batch, rows)
+                else:
+                    measured[who] = kafka_real_time(spark, kafka, journals, args, tmp, batch, rows)
             if kafka is not None:
-
-                def report(progress, appended, batch=batch):
-                    between(progress, batch)
-                    by_batch(appended, progress)
-
-                theirs, direct = profiled(spark._jvm, args.jfr, f"kafka-{journals}-{runs(batch)}", kafka_end_to_end)(
-                    spark, kafka, journals, args, batch, tmp, percentile, report
-                )
-                rows += [
-                    (journals, f"{tag}: Kafka end to end", theirs),
-                    (journals, f"{tag}: Kafka produce -> consume", direct),
-                ]
-                pairs.append((journals, batch, ours, theirs, gazette, direct))
+                (o, g), (k, d) = measured.get("ours") or (None, None), measured["kafka"]
+                pairs.append((journals, batch, o, k, g, d))
     finally:
         spark.stop()
     return rows, pairs
+
+
+def ours_real_time(spark, cluster, journals: int, args, tmp: Path, batch: str, rows: list):
+    """Ours at one batch duration: append -> foreach (unless --no-foreach), then end to end; adds
+    their rows to `rows` and returns (end to end, Gazette's append -> read), or None."""
+    tag = f"real-time {batch}"
+    if not args.no_foreach:
+        foreach_lat, python_lat = real_time_foreach(spark, cluster, journals, args, tmp, batch)
+        rows += [
+            (journals, f"{tag}: append -> foreach", foreach_lat),
+            (journals, f"{tag}: Python foreach sees it", python_lat),
+        ]
+    measured = profiled(spark._jvm, args.jfr, f"gazette-{journals}-{runs(batch)}", real_time_end_to_end)(
+        spark, cluster, journals, args, tmp, batch
+    )
+    if measured is not None:
+        rows += [
+            (journals, f"{tag}: end to end", measured[0]),
+            (journals, f"{tag}: Gazette append -> read", measured[1]),
+        ]
+    return measured
+
+
+def kafka_real_time(spark, kafka, journals: int, args, tmp: Path, batch: str, rows: list):
+    """Kafka -> Spark -> Kafka at one batch duration; adds its rows to `rows` and returns (end to
+    end, Kafka's produce -> consume)."""
+    from kafka_pipeline import kafka_end_to_end
+
+    def report(progress, appended):
+        between(progress, batch)
+        by_batch(appended, progress)
+
+    tag = f"real-time {batch}"
+    measured = profiled(spark._jvm, args.jfr, f"kafka-{journals}-{runs(batch)}", kafka_end_to_end)(
+        spark, kafka, journals, args, batch, tmp, percentile, report
+    )
+    rows += [
+        (journals, f"{tag}: Kafka end to end", measured[0]),
+        (journals, f"{tag}: Kafka produce -> consume", measured[1]),
+    ]
+    return measured
 
 
 def warm_up(spark, cluster, journals: int, args, tmp: Path, kafka, batch: str) -> None:
@@ -338,11 +386,15 @@ def warm_up(spark, cluster, journals: int, args, tmp: Path, kafka, batch: str) -
         f"warm-up: each pipeline {args.warm_up_run:.0f} s at batches of {batch}, in the same session, not measured",
         flush=True,
     )
-    with contextlib.redirect_stdout(io.StringIO()):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
         if not args.only_kafka:
             real_time_end_to_end(spark, cluster, journals, short, tmp, batch, name="-warm-up")
         if kafka is not None:
             kafka_end_to_end(spark, kafka, journals, short, batch, tmp, percentile, lambda *_: None)
+    for line in out.getvalue().splitlines():
+        if "failed" in line or "not measured" in line:
+            print(f"  warm-up: {line.strip()}")
 
 
 def against_kafka(pairs: list) -> None:

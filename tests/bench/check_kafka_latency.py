@@ -14,7 +14,7 @@ KAFKA_PYTHON = HERE.parents[1] / ".venv-bench-kafka" / "bin" / "python"
 
 def test_the_kafka_pipeline_starts_and_times_every_message():
     assert KAFKA_PYTHON.exists(), f"{KAFKA_PYTHON} is missing: run `make setup-bench-kafka`"
-    args = ["--only-kafka", "--journals", "2", "--rate", "20", "--seconds", "5", "--warm-up", "1"]
+    args = ["--only-kafka", "--journals", "2", "--rate", "20", "--seconds", "5", "--warm-up", "1", "--warm-up-run", "0"]
     run = subprocess.run(
         [str(KAFKA_PYTHON), str(HERE / "bench_latency.py"), *args, "--batch", "5 seconds"],
         capture_output=True,
