@@ -180,7 +180,11 @@ def main() -> None:
         default="30 seconds",
         help='real-time batch duration (a checkpoint interval); a list runs each: "10 seconds,60 seconds"',
     )
-    parser.add_argument("--partitions", type=int, default=2, help="real_time_partitions")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        help="real_time_partitions: ours' tasks (default: as many as Kafka's beside it, one a journal; 2 without)",
+    )
     parser.add_argument(
         "--no-kafka", action="store_true", help="real-time runs without Spark's Kafka connector beside them"
     )
@@ -301,6 +305,8 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
 
     from kafka_pipeline import spark_kafka_jars
 
+    # As many tasks as Kafka's, unless told: a batch's end stops and starts each of them.
+    args = argparse.Namespace(**{**vars(args), "partitions": args.partitions or (journals if kafka is not None else 2)})
     slots = max(args.partitions, journals if kafka is not None else 0)
     master = f"local[{slots + 1}]"
     spark = session(master, real_time=True, jars=spark_kafka_jars() if kafka is not None else None)
