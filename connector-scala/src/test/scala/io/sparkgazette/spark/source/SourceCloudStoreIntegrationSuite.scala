@@ -9,10 +9,8 @@ import scala.concurrent.duration._
 import scala.concurrent.{Await, Future}
 import scala.jdk.CollectionConverters._
 
-import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite, StoreProxy}
-import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import io.sparkgazette.client.protocol.CompressionCodec
+import io.sparkgazette.testing.{FragmentStoreSuite, Journals, Judge, StoreProxy}
 import org.apache.spark.sql.functions.{col, udf}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -24,7 +22,7 @@ import org.scalatest.funsuite.AnyFunSuite
   * the store fails. `SPARKGAZETTE_STORES=whole` (`make test-stores`) runs every codec and the long
   * cases; by default (`make test`) a short version runs.
   */
-abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuite with SparkClusterSuite {
+abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuite with FragmentStoreSuite {
   override protected def store: String = kind
 
   protected val whole: Boolean = sys.env.get("SPARKGAZETTE_STORES").contains("whole")
@@ -35,39 +33,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   /** The codecs the short version reads (the other cases read NONE); the whole one reads them all. */
   protected def shortCodecs: Seq[CompressionCodec]
 
-  protected type Row5 = (String, Long, Long, String, String)
-
-  protected def batch(journal: String, extra: (String, String)*): DataFrame =
-    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
-      .load().selectExpr("journal", "begin", "end", "uuid", "cast(value as string)")
-
-  protected def collect(df: DataFrame): (Seq[Row5], Map[String, Long]) = {
-    val rows = df.collect().toSeq.map(r =>
-      (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""), r.getString(4)))
-    val metrics = df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.metrics }.get
-    (rows.sortBy(_._2), metrics.map { case (k, m) => k -> m.value }.toMap)
-  }
-
-  protected def judged(journal: String): Seq[Row5] =
-    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
-
-  /** Random transactions by Gazette's Publisher (or `events` purchase events at a time) until the
-    * journal has at least `fragments` fragments in the store.
-    */
-  protected def persisted(journal: String, fragments: Int, events: Int = 0): Seq[Fragment] = {
-    var seed = (journal.hashCode & 0xffff).toLong
-    val deadline = System.currentTimeMillis() + 90000
-    def stored = client.listFragments(journal).flatMap(_.spec).filter(f => f.backingStore.nonEmpty && f.modTime > 0)
-    while (stored.size < fragments) {
-      assert(System.currentTimeMillis() < deadline, s"$journal: fragments were not persisted")
-      if (client.listFragments(journal).flatMap(_.spec).size <= fragments) {
-        if (events > 0) Judge.publishEvents(cluster.broker, journal, events, seed)
-        else Judge.publishRandom(cluster.broker, journal, seed)
-        seed += 1
-      } else Thread.sleep(200)
-    }
-    stored
-  }
+  override protected def persistenceDeadline: FiniteDuration = 90.seconds
 
   /** The broker's CPU time so far, in clock ticks (user + system). */
   private def brokerTicks(): Long = {
@@ -85,23 +51,9 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
       val journal = s"$kind/codecs/${codec.name.toLowerCase}"
       val postfix = if (codec == CompressionCodec.GZIP) """utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}"""
       else ""
-      Journals.create(client,
-        Journals.spec(journal, fragmentLength = 4096, codec = codec, store = cluster.storeUrl("source/"),
-          pathPostfixTemplate = postfix))
-      val fragments = persisted(journal, 3)
+      val fragments = createPersisted(journal, cluster.storeUrl("source/"), 3, codec, postfix)
       assert(fragments.forall(f => f.compressionCodec == codec && f.backingStore == cluster.storeUrl("source/")))
-      val expected = judged(journal)
-      assert(expected.nonEmpty)
-
-      val (direct, metrics) = collect(batch(journal))
-      assert(direct == expected, s"$codec: the source read from the $kind store differs from Gazette's reader")
-      val storeBytes = fragments.map(f => f.end - f.begin).sum
-      assert(metrics("bytesReadFromStore") >= storeBytes / 2, s"$codec: $metrics; persisted $storeBytes bytes")
-      assert(metrics("storeFallbacks") == 0, s"$codec: $metrics")
-
-      val (proxied, brokerMetrics) = collect(batch(journal, "directFragmentReads" -> "false"))
-      assert(proxied == expected, s"$codec: through the broker")
-      assert(brokerMetrics("bytesReadFromStore") == 0 && brokerMetrics("bytesReadFromBrokers") > 0, brokerMetrics)
+      assertReadAsJudged(journal, fragments, codec)
     }
   }
 
@@ -125,20 +77,10 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   test(s"a $kind store that is down has the broker serve its fragments once it is back, nothing lost or repeated") {
     assume(whole, WholeOnly)
     val journal = s"$kind/down/part-000"
-    Journals.create(client,
-      Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("down/")))
-    persisted(journal, 4)
+    createPersisted(journal, cluster.storeUrl("down/"), 4)
     val expected = judged(journal)
-    cluster.stopStore()
-    val read =
-      try {
-        val running = Future(collect(batch(journal)))
-        // Down long enough for the task to reach the store under a loaded machine's scheduling.
-        Thread.sleep(10000)
-        assert(!running.isCompleted, "the read ended while the store was down")
-        running
-      } finally cluster.startStore()
-    val (rows, metrics) = Await.result(read, 3.minutes)
+    // Down long enough for the task to reach the store under a loaded machine's scheduling.
+    val (rows, metrics) = readAcrossOutage(journal, down = 10.seconds)
     assert(rows == expected)
     assert(metrics("storeFallbacks") >= 1, metrics)
   }
@@ -147,14 +89,9 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     assume(whole, WholeOnly)
     val journal = s"$kind/outage/part-000"
     val store = cluster.storeUrl("outage/")
-    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
-    persisted(journal, 3)
-    cluster.stopStore()
-    val failure =
-      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "3s"))), 2.minutes))
-      finally cluster.startStore()
-    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
-    val named = messages.find(m => m != null && m.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+    createPersisted(journal, store, 3)
+    val messages = failedRead(journal, retryTimeout = "3s")(cluster.stopStore(), cluster.startStore())
+    val named = messages.find(_.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
       .getOrElse(fail(s"no error names the store's outage: ${messages.mkString("\n")}"))
     assert(named.contains(journal) && named.contains(store) && named.contains("retryTimeout"), named)
   }
@@ -165,8 +102,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
     assume(whole, WholeOnly)
     val journal = s"$kind/blocking/part-000"
     val store = cluster.storeUrl("blocking/")
-    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
-    persisted(journal, 3)
+    createPersisted(journal, store, 3)
     val reading = new io.sparkgazette.client.GazetteClient(
       io.sparkgazette.client.ClientConfig(Seq(cluster.broker), retryTimeout = 3.seconds, rpcTimeout = 5.seconds))
     cluster.stopStore()
@@ -193,17 +129,13 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   test(s"a fragment removed from the $kind store after the broker listed it is a data-loss decision") {
     assume(whole, WholeOnly)
     val journal = s"$kind/removed/part-000"
-    Journals.create(client,
-      Journals.spec(
-        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
-    val victim = persisted(journal, 4).sortBy(_.begin).apply(1)
+    val victim = createPersisted(journal, cluster.storeUrl("removed/"), 4).sortBy(_.begin).apply(1)
     val name = f"${victim.begin}%016x-${victim.end}%016x"
     val listing = cluster.storeKeys(s"removed/$journal/")
     cluster.deleteStoreObject(listing.find(_.contains(name)).getOrElse(fail(s"no object for $name in $listing")))
 
     val failure = intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s"))), 2.minutes))
-    assert(Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).exists(
-        _.getMessage.contains("Data loss")), failure)
+    assert(causeMessages(failure).exists(_.contains("Data loss")), failure)
 
     val (_, metrics) =
       Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s", "failOnDataLoss" -> "false"))), 2.minutes)
@@ -213,10 +145,7 @@ abstract class SourceCloudStoreIntegrationSuite(kind: String) extends AnyFunSuit
   test(s"a $kind store answering 429 or 503 has a broker serve the fragment, and is read from again after a backoff") {
     assume(whole, WholeOnly)
     val journal = s"$kind/throttled/part-000"
-    Journals.create(client,
-      Journals.spec(
-        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("throttled/")))
-    val fragments = persisted(journal, 4)
+    val fragments = createPersisted(journal, cluster.storeUrl("throttled/"), 4)
     val expected = judged(journal)
     val storeBytes = fragments.map(f => f.end - f.begin).sum
     // The store's first backoff (1 s, doubling while it keeps failing), and a margin.
@@ -297,9 +226,7 @@ class SourceAzureStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite(
     // URL a broker signed for its first fragment, valid for a minute (Gazette's, fixed).
     val busy = "azure/expiry/busy"
     val late = "azure/expiry/late"
-    Journals.create(client,
-      Journals.spec(late, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("expiry/")))
-    val fragments = persisted(late, 3)
+    val fragments = createPersisted(late, cluster.storeUrl("expiry/"), 3)
     val lateBytes = Judge.read(cluster.broker, late, committed = false).last.end
     Journals.create(client, Journals.spec(busy, codec = CompressionCodec.NONE, store = cluster.storeUrl("expiry/")))
     var seed = 1L
@@ -339,15 +266,10 @@ class SourceAzureStoreIntegrationSuite extends SourceCloudStoreIntegrationSuite(
     "a store that refuses the brokers' signatures (HTTP 403) fails the read naming the store, the journal and the refusal") {
     val journal = "azure/refused/part-000"
     val store = cluster.storeUrl("refused/")
-    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
-    persisted(journal, 3)
-    cluster.revokeStoreKey()
-    val failure =
-      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "5s"))), 2.minutes))
-      finally cluster.restoreStoreKey()
-    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
+    createPersisted(journal, store, 3)
+    val messages = failedRead(journal, retryTimeout = "5s")(cluster.revokeStoreKey(), cluster.restoreStoreKey())
     // The line that names them says what the store answered, ahead of whatever the broker adds.
-    val named = messages.filter(_ != null).flatMap(_.linesIterator).find(l => l.contains(journal) && l.contains(store))
+    val named = messages.flatMap(_.linesIterator).find(l => l.contains(journal) && l.contains(store))
       .getOrElse(fail(s"no error names the journal and the store: ${messages.mkString("\n")}"))
     assert(named.contains("refused") && named.contains("HTTP 403"), named)
   }

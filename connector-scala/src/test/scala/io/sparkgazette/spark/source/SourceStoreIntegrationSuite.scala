@@ -8,10 +8,8 @@ import scala.concurrent.ExecutionContext.Implicits.global
 import scala.concurrent.duration._
 import scala.concurrent.{Await, Future}
 
-import io.sparkgazette.client.protocol.{CompressionCodec, Fragment}
-import io.sparkgazette.testing.{Journals, Judge, SparkClusterSuite, StoreProxy}
-import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import io.sparkgazette.client.protocol.CompressionCodec
+import io.sparkgazette.testing.{FragmentStoreSuite, Journals, StoreProxy}
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The source over journals whose fragments are persisted in an S3 store (the harness's MinIO,
@@ -19,47 +17,8 @@ import org.scalatest.funsuite.AnyFunSuite
   * brokers hand out, as signed, and what they emit is what Gazette's reader reads, message by
   * message and byte by byte, whatever the codec and however the store fails.
   */
-class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
+class SourceStoreIntegrationSuite extends AnyFunSuite with FragmentStoreSuite {
   override protected def store: String = "s3"
-
-  private type Row5 = (String, Long, Long, String, String)
-
-  private def batch(journal: String, extra: (String, String)*): DataFrame =
-    spark.read.format("gazette").option("broker", cluster.broker).option("journals", journal).options(extra.toMap)
-      .load().selectExpr("journal", "begin", "end", "uuid", "cast(value as string)")
-
-  // Collects `df` itself, so that its plan holds the scan's metrics.
-  private def collect(df: DataFrame): (Seq[Row5], Map[String, Long]) = {
-    val rows = df.collect().toSeq.map(r =>
-      (r.getString(0), r.getLong(1), r.getLong(2), Option(r.getString(3)).getOrElse(""), r.getString(4)))
-    val metrics = df.queryExecution.executedPlan.collectFirst { case s: BatchScanExec => s.metrics }.get
-    (rows.sortBy(_._2), metrics.map { case (k, m) => k -> m.value }.toMap)
-  }
-
-  private def judged(journal: String): Seq[Row5] =
-    Judge.read(cluster.broker, journal).map(r => (r.journal, r.begin, r.end, r.uuid, r.payload)).sortBy(_._2)
-
-  /** Random transactions (duplicates and rollbacks among them; or `events` purchase events at a
-    * time) by Gazette's Publisher, until
-    * the journal has rolled at least `fragments` fragments into the store and the broker serves
-    * them from there.
-    */
-  private def persisted(journal: String, fragments: Int, events: Int = 0): Seq[Fragment] = {
-    var seed = (journal.hashCode & 0xffff).toLong
-    val deadline = System.currentTimeMillis() + 60000
-    def stored = client.listFragments(journal).flatMap(_.spec).filter(f => f.backingStore.nonEmpty && f.modTime > 0)
-    while (stored.size < fragments) {
-      assert(System.currentTimeMillis() < deadline,
-        s"$journal: fragments were not persisted: ${client.listFragments(
-            journal)}")
-      if (client.listFragments(journal).flatMap(_.spec).size <= fragments) {
-        if (events > 0) Judge.publishEvents(cluster.broker, journal, events, seed)
-        else Judge.publishRandom(cluster.broker, journal, seed)
-        seed += 1
-      } else Thread.sleep(200)
-    }
-    stored
-  }
 
   test("every codec: persisted fragments are read from the S3 store, exactly as Gazette's reader reads them") {
     for (codec <- Seq(CompressionCodec.NONE, CompressionCodec.GZIP, CompressionCodec.SNAPPY,
@@ -68,44 +27,18 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
       // One journal's fragments under a path postfix: the signed URL carries it, not the name.
       val postfix = if (codec == CompressionCodec.GZIP) """utc_date={{.Spool.FirstAppendTime.Format "2006-01-02"}}"""
       else ""
-      Journals.create(client,
-        Journals.spec(journal, fragmentLength = 4096, codec = codec,
-          store = cluster.storeUrl("source/"), pathPostfixTemplate = postfix))
-      val fragments = persisted(journal, 3)
+      val fragments = createPersisted(journal, cluster.storeUrl("source/"), 3, codec, postfix)
       assert(fragments.forall(_.compressionCodec == codec))
       if (postfix.nonEmpty) assert(fragments.forall(_.pathPostfix.startsWith("utc_date=")), fragments)
-      val expected = judged(journal)
-      assert(expected.nonEmpty)
-
-      val (direct, metrics) = collect(batch(journal))
-      assert(direct == expected, s"$codec: the source read from the store differs from Gazette's reader")
-      val storeBytes = fragments.map(f => f.end - f.begin).sum
-      assert(metrics("bytesReadFromStore") >= storeBytes / 2, s"$codec: $metrics; persisted $storeBytes bytes")
-      assert(metrics("storeFallbacks") == 0, s"$codec: $metrics")
-
-      val (proxied, brokerMetrics) = collect(batch(journal, "directFragmentReads" -> "false"))
-      assert(proxied == expected, s"$codec: through the broker")
-      assert(brokerMetrics("bytesReadFromStore") == 0 && brokerMetrics("bytesReadFromBrokers") > 0, brokerMetrics)
+      assertReadAsJudged(journal, fragments, codec)
     }
   }
 
   test("a store that is down has the broker serve its fragments once it is back, and nothing is lost or repeated") {
     val journal = "store/down/part-000"
-    Journals.create(
-      client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl()))
-    persisted(journal, 4)
+    createPersisted(journal, cluster.storeUrl(), 4)
     val expected = judged(journal)
-    cluster.stopStore()
-    val read =
-      try {
-        val running = Future(collect(batch(journal)))
-        // The store stays down while the task fails to fetch the fragment and the broker fails to
-        // proxy it: the task retries the broker until the store is back.
-        Thread.sleep(3000)
-        assert(!running.isCompleted, "the read ended while the store was down")
-        running
-      } finally cluster.startStore()
-    val (rows, metrics) = Await.result(read, 3.minutes)
+    val (rows, metrics) = readAcrossOutage(journal, down = 3.seconds)
     assert(rows == expected)
     assert(metrics("storeFallbacks") >= 1, metrics)
   }
@@ -113,14 +46,9 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
   test("a store down for longer than the retry budget fails the read naming the journal and the store") {
     val journal = "store/outage/part-000"
     val store = cluster.storeUrl("outage/")
-    Journals.create(client, Journals.spec(journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = store))
-    persisted(journal, 3)
-    cluster.stopStore()
-    val failure =
-      try intercept[Exception](Await.result(Future(collect(batch(journal, "retryTimeout" -> "3s"))), 2.minutes))
-      finally cluster.startStore()
-    val messages = Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).map(_.getMessage).toList
-    val named = messages.find(m => m != null && m.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
+    createPersisted(journal, store, 3)
+    val messages = failedRead(journal, retryTimeout = "3s")(cluster.stopStore(), cluster.startStore())
+    val named = messages.find(_.contains("GAZETTE_FRAGMENT_STORE_UNAVAILABLE"))
       .getOrElse(fail(s"no error names the store's outage: ${messages.mkString("\n")}"))
     assert(named.contains(journal) && named.contains(store.takeWhile(_ != '?')) && named.contains("retryTimeout"),
       named)
@@ -227,18 +155,14 @@ class SourceStoreIntegrationSuite extends AnyFunSuite with SparkClusterSuite {
 
   test("a fragment removed from the store after the broker listed it is a data-loss decision") {
     val journal = "store/removed/part-000"
-    Journals.create(client,
-      Journals.spec(
-        journal, fragmentLength = 4096, codec = CompressionCodec.NONE, store = cluster.storeUrl("removed/")))
-    val victim = persisted(journal, 4).sortBy(_.begin).apply(1)
+    val victim = createPersisted(journal, cluster.storeUrl("removed/"), 4).sortBy(_.begin).apply(1)
     val name = f"${victim.begin}%016x-${victim.end}%016x"
     val listing = cluster.s3Keys("removed/")
     cluster.deleteS3Object(listing.find(_.contains(name)).getOrElse(fail(s"no object for $name in $listing")))
 
     val lost = Future(collect(batch(journal, "retryTimeout" -> "5s")))
     val failure = intercept[Exception](Await.result(lost, 2.minutes))
-    assert(Iterator.iterate[Throwable](failure)(_.getCause).takeWhile(_ != null).exists(
-        _.getMessage.contains("Data loss")), failure)
+    assert(causeMessages(failure).exists(_.contains("Data loss")), failure)
 
     val skipped = Future(collect(batch(journal, "retryTimeout" -> "5s", "failOnDataLoss" -> "false")))
     val (_, metrics) = Await.result(skipped, 2.minutes)
