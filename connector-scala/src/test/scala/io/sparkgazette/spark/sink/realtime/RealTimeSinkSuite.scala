@@ -113,6 +113,31 @@ class RealTimeSinkSuite extends AnyFunSuite {
     assert(rows(1).isLeft, rows)
   }
 
+  test("rows an operator puts out of their messages' order are none of them dropped by readers") {
+    val emitted = new SequencedMessages()
+    Seq(10L, 11L, 12L).foreach(c => emitted.add("j", 1L, c, c))
+    def rows(clocks: Long*) = {
+      val u = new OriginUuids(1L)
+      clocks.map(c => u.next("j", origin(1, c), "", emitted))
+    }
+    // m10, m12, m11: m11's row would fall below m12's under the same producer.
+    val reordered = rows(10, 12, 11)
+    // m10's two rows split by m11's: the second would take the first's producer and clock.
+    val split = rows(10, 11, 10)
+    assert(Seq(reordered, split).map(r => droppedByReaders(r.map(_.toOption))) == Seq(Nil, Nil), (reordered, split))
+    // Those rows get no UUID from their origin (at least once); the others keep theirs.
+    assert(reordered.map(_.isRight) == Seq(true, true, false) && reordered(2) == Left(OriginUuids.OutOfOrder))
+    // A message's rows resumed after another's get none, the rest of them neither: which of its
+    // rows they are is not told.
+    assert(rows(10, 10, 11, 10, 10).map(_.isRight) == Seq(true, true, true, false, false))
+    // Rows of two producers' messages put in another order take producers of their own: they keep theirs.
+    val two = new SequencedMessages()
+    Seq((1L, 10L), (2L, 5L)).foreach { case (p, c) => two.add("j", p, c, c) }
+    val u = new OriginUuids(1L)
+    assert(Seq((2L, 5L), (1L, 10L)).map { case (p, c) => u.next("j", origin(p, c), "", two).map(Uuid.clock) } ==
+      Seq(Right(5L), Right(10L)))
+  }
+
   test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {
     val checkpoint = Files.createTempDirectory("gazette-rt-batches").toString
     val conf = new Configuration()

@@ -182,6 +182,27 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assertEachOnce(written(Seq(output)), expected)
   }
 
+  test("a query that puts rows out of their messages' order loses none of them") {
+    val input = "sink/rt-reorder-in/part-000"
+    val output = "sink/rt-reorder-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    try { (0 until 30).foreach(_ => w.commit(0)); w.sync() }
+    finally w.close()
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    // One producer's messages, each three rows in reverse.
+    val q = plain(
+      input,
+      s"name=$output",
+      Files.createTempDirectory("gazette-rt-reorder").toString,
+      "3 seconds",
+      df => df.mapPartitions(_.grouped(3).flatMap(_.reverse))(org.apache.spark.sql.Encoders.row(df.schema))
+    )
+    try await("every row")(written(Seq(output), committed = false).size >= expected.size)
+    finally q.stop()
+    assertEachOnce(written(Seq(output)), expected)
+  }
+
   test("rows held back past the messages a task holds, of messages committed twice, are none of them dropped") {
     val input = "sink/rt-passed-in/part-000"
     val output = "sink/rt-passed-out/part-000"
