@@ -138,23 +138,37 @@ class RealTimeSinkSuite extends AnyFunSuite {
       Seq(Right(5L), Right(10L)))
   }
 
-  test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {
+  test("a real-time batch run again, or after one a retry committed, maps rows over the journals and seed recorded " +
+    "when it (or the batch before) first started, relabelled journals too") {
     val checkpoint = Files.createTempDirectory("gazette-rt-batches").toString
     val conf = new Configuration()
     val listed = SinkTargets(IndexedSeq("a", "b"), Map("a" -> "", "b" -> ""), "rendezvous")
-    val (seed, first) = new RealTimeBatches(Some(checkpoint), conf).start(5, listed)
+    def batches = new RealTimeBatches(Some(checkpoint), conf)
+    def targets(js: String*) = SinkTargets(js.toIndexedSeq, js.map(_ -> "").toMap, "rendezvous")
+    // Looked up by name, of the journals the selector no longer matches: "b" exists still.
+    val existing = (names: Seq[String]) => targets(names.filter(_ == "b"): _*)
+    val (seed, first) = batches.start(5, listed, existing)
     val grown = listed.copy(journals = IndexedSeq("a", "b", "c"), contentTypes = listed.contentTypes + ("c" -> ""))
-    val (again, replayed) = new RealTimeBatches(Some(checkpoint), conf).start(5, grown)
+    val (again, replayed) = batches.start(5, grown, existing)
     assert(again == seed && replayed.journals == first.journals && replayed.contentTypes.contains("c"))
+    // "b" relabelled, "a" deleted: the rerun keeps "b", known by name.
+    assert(batches.start(5, targets("c"), existing)._2.journals == IndexedSeq("b"))
     // Spark plans each batch's write anew: the batch after the rerun, on an instance of its own,
     // maps rows over the journals the first run did, since the first run may have written some of
     // its rows; the batch after that over the journals listed.
-    val (next, later) = new RealTimeBatches(Some(checkpoint), conf).start(6, grown)
+    val (next, later) = batches.start(6, grown, existing)
     assert(next == seed && later.journals == IndexedSeq("a", "b"))
-    val (last, listedNow) = new RealTimeBatches(Some(checkpoint), conf).start(7, grown)
+    val (last, listedNow) = batches.start(7, grown, existing)
     assert(last == seed && listedNow.journals == IndexedSeq("a", "b", "c"))
+    // So does the batch after one that a task's retry committed; not the batch after one without.
+    val four = targets("a", "b", "c", "d")
+    batches.committed(7, retried = true)
+    assert(batches.start(8, four, existing)._2.journals == IndexedSeq("a", "b", "c"))
+    batches.committed(8, retried = false)
+    assert(batches.start(9, four, existing)._2.journals == four.journals)
     // Without a checkpoint nothing is recorded, and each batch has a seed of its own.
-    assert(new RealTimeBatches(None, conf).start(5, listed)._1 != new RealTimeBatches(None, conf).start(5, listed)._1)
+    assert(new RealTimeBatches(None, conf).start(5, listed, existing)._1 !=
+      new RealTimeBatches(None, conf).start(5, listed, existing)._1)
   }
 
   test("a real-time run takes the journals listed as the batch before committed, once; a listing that failed " +

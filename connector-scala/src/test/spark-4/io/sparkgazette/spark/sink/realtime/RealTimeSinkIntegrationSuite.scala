@@ -470,6 +470,28 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     finally second.stop()
   }
 
+  test("a batch run again after one of its journals stopped matching the selector places its rows as its first run did") {
+    val input = "sink/rt-relabel-in/part-000"
+    val outputs = Seq("sink/rt-relabel-out/part-000", "sink/rt-relabel-out/part-001")
+    val ndjson = "content-type" -> "application/x-ndjson"
+    Journals.create(client, Journals.spec(input) +: outputs.map(Journals.spec(_, Seq(ndjson, "app" -> "rt-relabel"))): _*)
+    Judge.publishEvents(cluster.broker, input, 300)
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    val checkpoint = Files.createTempDirectory("gazette-rt-relabel").toString
+    // The first run writes every row over both journals in its batch, stopped before it ends.
+    val first = plain(input, "app=rt-relabel", checkpoint, "20 seconds")
+    try await("the first run's rows")(written(outputs).size >= expected.size)
+    finally first.stop()
+    // Relabelled, not deleted: the selector matches one journal only.
+    Journals.create(client, Journals.spec(outputs(1), Seq(ndjson, "app" -> "elsewhere")))
+    await("the journal relabelled")(client.list("app=rt-relabel").size == 1)
+    val second = plain(input, "app=rt-relabel", checkpoint, "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+    assert(written(outputs, committed = false).size > expected.size, "no row was written again")
+    assertEachOnce(written(outputs), expected)
+  }
+
   test("attempts of a real-time task writing at once (a zombie, a rerun, a retry) drop none of each other's rows") {
     val output = "sink/rt-own-out/part-000"
     Journals.create(client, Journals.spec(output))
