@@ -16,8 +16,12 @@ private[sink] final case class SinkTargets(journals: IndexedSeq[String], content
 
   /** These, with what is known of the journals of `others` too (their journals not added). */
   def knowing(others: SinkTargets): SinkTargets =
-    copy(contentTypes = contentTypes ++ others.contentTypes, unwritable = unwritable ++ others.unwritable,
-      csvWidths = csvWidths ++ others.csvWidths, revisions = revisions ++ others.revisions)
+    copy(
+      contentTypes = contentTypes ++ others.contentTypes,
+      unwritable = unwritable ++ others.unwritable,
+      csvWidths = csvWidths ++ others.csvWidths,
+      revisions = revisions ++ others.revisions
+    )
 }
 
 /** Everything a writer needs: the sink's options, its input columns, (exactly-once) where

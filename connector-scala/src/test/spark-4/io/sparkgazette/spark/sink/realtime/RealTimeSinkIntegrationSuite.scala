@@ -470,11 +470,12 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     finally second.stop()
   }
 
-  test("a batch run again after one of its journals stopped matching the selector places its rows as its first run did") {
+  test("a batch run again after one of its journals was relabelled places its rows as its first run did") {
     val input = "sink/rt-relabel-in/part-000"
     val outputs = Seq("sink/rt-relabel-out/part-000", "sink/rt-relabel-out/part-001")
     val ndjson = "content-type" -> "application/x-ndjson"
-    Journals.create(client, Journals.spec(input) +: outputs.map(Journals.spec(_, Seq(ndjson, "app" -> "rt-relabel"))): _*)
+    Journals.create(
+      client, Journals.spec(input) +: outputs.map(Journals.spec(_, Seq(ndjson, "app" -> "rt-relabel"))): _*)
     Judge.publishEvents(cluster.broker, input, 300)
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     val checkpoint = Files.createTempDirectory("gazette-rt-relabel").toString
