@@ -59,7 +59,7 @@ private[sink] final class GazetteStreamingWrite(options: SinkOptions, columns: S
         if (options.exactlyOnce && options.mapping.isEmpty && columns.key < 0) listed.copy(mapping = "rendezvous")
         else listed
       val (seed, targets) = new RealTimeBatches(options.checkpointLocation, hadoopConf.value).start(batch, placed,
-        run.seed)
+        driver.existing, run.seed)
       run.seed = Some(seed)
       val (producers, clockFloor) = run.own(seed)
       new RealTimeWriterFactory(run.config(driver.config), targets, seed, producers, clockFloor)
@@ -78,7 +78,8 @@ private[sink] final class GazetteStreamingWrite(options: SinkOptions, columns: S
       val committed = messages.toSeq.collect { case m: GazetteCommitMessage => m }
       realTimeRun.committed(committed)
       realTimeRun.listAhead(() => GazetteErrors.brokerCalls(driver.targets()))
-      new RealTimeBatches(options.checkpointLocation, hadoopConf.value).committed(epochId)
+      new RealTimeBatches(options.checkpointLocation, hadoopConf.value)
+        .committed(epochId, retried = committed.exists(!_.firstAttempt))
       progress.committed(CommitCounts.of(committed.map(_.counts), SinkCounts.Zero).total)
     } else progress.committed(GazetteErrors.brokerCalls(driver.commit(epochId, messages)).total)
 

@@ -3,6 +3,7 @@ package sink
 
 import scala.util.control.NonFatal
 
+import io.sparkgazette.client.protocol.ListResponse
 import io.sparkgazette.message.{AckIntent, Framing, ProducerId}
 import io.sparkgazette.spark.clients.ClientCache
 import io.sparkgazette.spark.errors.GazetteErrors
@@ -85,6 +86,16 @@ private[sink] class SinkDriver(options: SinkOptions, columns: SinkColumns, hadoo
         if (listed.isEmpty) throw GazetteErrors.noJournals(s"selector '$s'")
         listed
     }
+    targetsOf(journals)
+  }
+
+  /** Those of `names` that exist, each looked up by name: a journal the selector no longer
+    * matches (relabelled) is still there for a batch that ran over it before.
+    */
+  def existing(names: Seq[String]): SinkTargets =
+    targetsOf(names.flatMap(j => client.list(s"name=$j").headOption))
+
+  private def targetsOf(journals: Seq[ListResponse.Journal]): SinkTargets = {
     val contentTypes = journals.map(_.getSpec).map(s =>
       s.name -> s.labels.toSeq.flatMap(_.labels).find(_.name == "content-type").map(_.value).getOrElse("")).toMap
     val mapping = options.mapping.getOrElse(if (columns.key >= 0) "rendezvous" else "random")

@@ -12,7 +12,17 @@ import org.apache.spark.broadcast.Broadcast
 private[sink] final case class SinkTargets(journals: IndexedSeq[String], contentTypes: Map[String, String],
     mapping: String,
     unwritable: Map[String, String] = Map.empty, csvWidths: Map[String, Int] = Map.empty,
-    revisions: Map[String, Long] = Map.empty)
+    revisions: Map[String, Long] = Map.empty) {
+
+  /** These, with what is known of the journals of `others` too (their journals not added). */
+  def knowing(others: SinkTargets): SinkTargets =
+    copy(
+      contentTypes = contentTypes ++ others.contentTypes,
+      unwritable = unwritable ++ others.unwritable,
+      csvWidths = csvWidths ++ others.csvWidths,
+      revisions = revisions ++ others.revisions
+    )
+}
 
 /** Everything a writer needs: the sink's options, its input columns, (exactly-once) where
   * epochs' ACK intents are recorded, and where large runs are staged (see [[WriteStaging]]).

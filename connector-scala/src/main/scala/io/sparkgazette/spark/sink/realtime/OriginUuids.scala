@@ -5,6 +5,8 @@ package realtime
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
+import scala.collection.mutable
+
 import io.sparkgazette.message.{Flags, ProducerId, Uuid}
 import io.sparkgazette.spark.handoff.SequencedMessages
 
@@ -32,6 +34,13 @@ import io.sparkgazette.spark.handoff.SequencedMessages
   * while the query keeps, for every input message, the same rows in the same order (a
   * deterministic, stateless query between source and sink, in one task, which the writer
   * checks).
+  *
+  * An operator that puts rows out of their messages' order would have a row written at or below
+  * a clock its producer already has in the journal, and readers drop it: a row of an earlier
+  * message after a later one's of the same input producer, or a message's rows resumed after
+  * another message's (whose k would start again at 0). Such rows get no UUID from their origin.
+  * The writer tracks each output producer's last clock, so rows reordered across input producers
+  * or journals, which take other producers, keep theirs.
   */
 private[realtime] final class OriginUuids(seed: Long) {
   // The number of the message the last row was made from, and how many rows it gave: rows of
@@ -41,6 +50,10 @@ private[realtime] final class OriginUuids(seed: Long) {
   // Whether rows come later than their message's emission (an operator between the source and
   // the sink holds rows back): then a row's message is not always the last one emitted.
   private var heldBack = false
+  // The last clock given under each output producer: a row must come above it.
+  private val lastClocks = mutable.LongMap[Long]()
+  // Whether the rows of the last row's message came out of order: so do the rest of them.
+  private var outOfOrder = false
 
   /** The UUID of the next row made from the message `origin` of `journal`, read by `source`,
     * whose source emitted the `messages`; Left with why the row gets none (its input is then
@@ -78,11 +91,17 @@ private[realtime] final class OriginUuids(seed: Long) {
         } else later.headOption.getOrElse(return Left(OriginUuids.Ambiguous))
     }
     if (at != newest) heldBack = true
-    val k = if (at == cursor) rows else 0
+    if (at != cursor) { rows = 0; outOfOrder = false }
+    val k = rows
     cursor = at
     rows = k + 1
-    Right(Uuid.build(OriginUuids.producer(seed, source, journal, producer, k), messages.sequenceClock(at),
-        Flags.OutsideTxn))
+    val (out, sequenceClock) = (OriginUuids.producer(seed, source, journal, producer, k), messages.sequenceClock(at))
+    if (outOfOrder || lastClocks.get(out.value).exists(_ >= sequenceClock)) {
+      outOfOrder = true
+      return Left(OriginUuids.OutOfOrder)
+    }
+    lastClocks(out.value) = sequenceClock
+    Right(Uuid.build(out, sequenceClock, Flags.OutsideTxn))
   }
 }
 
@@ -106,6 +125,11 @@ private[realtime] object OriginUuids {
     * after a rollback: an earlier copy, no longer held, may be the row's message.
     */
   case object CopyPassed extends Unsequenced
+
+  /** A row that would come at or below a clock its output producer has already: an operator put
+    * it after a later message's row, or resumed its message's rows after another message's.
+    */
+  case object OutOfOrder extends Unsequenced
 
   /** The output producer of the `k`-th row made from messages of `producer` in `journal`, as
     * read by `source` (a union of two sources reading one journal writes both's rows).

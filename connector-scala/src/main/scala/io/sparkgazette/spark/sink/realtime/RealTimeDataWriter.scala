@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory
   * [[OriginUuids]]): a batch run again after a failure writes the rows it writes again under the
   * same UUIDs, and readers drop them. Rows whose input Gazette delivers at least once (no UUID,
   * no clock, read uncommitted), rows an operator holds back whose message the writer cannot tell
-  * (see [[OriginUuids]]) and every row of an at-least-once write take a producer of this
+  * or puts out of their messages' order (see [[OriginUuids]]) and every row of an at-least-once write take a producer of this
   * writer's own. Nothing waits for the driver: `commit` returns once every row is appended, before Spark
   * records the batch's offsets.
   */
@@ -153,6 +153,9 @@ private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTa
               case OriginUuids.Ambiguous =>
                 s"an operator between the source and the sink holds rows back, and a message of $journal was " +
                   "committed more than once lately (after a rollback to an older ACK): rows of such messages"
+              case OriginUuids.OutOfOrder =>
+                s"an operator between the source and the sink puts rows of $journal out of their messages' order: " +
+                  "such rows"
               case OriginUuids.CopyPassed =>
                 s"an operator between the source and the sink holds rows back past the last " +
                   s"${read.sequenced.capacity} messages its source emitted, and a message of $journal was " +

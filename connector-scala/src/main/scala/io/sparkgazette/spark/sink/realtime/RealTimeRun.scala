@@ -26,8 +26,10 @@ import io.sparkgazette.spark.sink.intents.{GazetteCommitMessage, SinkProducers}
   *    Batch parity keeps a first attempt still finishing as the next batch starts apart from it.
   *  - A producer's clocks start above the last clock of every first attempt that committed, the
   *    only ones to publish under a producer used before.
-  *  - So readers track, per run, two producers per partition and one more per partition and batch
-  *    whose first attempt did not commit, plus one per attempt other than a first.
+  *  - So readers track, per run, two producers per partition, two more per partition and batch
+  *    committed by another than its first attempt (its next generation's, one per batch parity),
+  *    and one per attempt other than a first: three for each task Spark ran again whose retry
+  *    committed.
   *
   * It also keeps what would otherwise cost every batch boundary, while no task reads: the sink's
   * configuration, broadcast once for the run, and the journals, listed as the batch before commits

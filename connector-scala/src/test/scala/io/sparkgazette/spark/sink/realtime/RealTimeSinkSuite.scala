@@ -113,23 +113,62 @@ class RealTimeSinkSuite extends AnyFunSuite {
     assert(rows(1).isLeft, rows)
   }
 
-  test("a real-time batch run again maps rows over the journals and seed recorded when it first started") {
+  test("rows an operator puts out of their messages' order are none of them dropped by readers") {
+    val emitted = new SequencedMessages()
+    Seq(10L, 11L, 12L).foreach(c => emitted.add("j", 1L, c, c))
+    def rows(clocks: Long*) = {
+      val u = new OriginUuids(1L)
+      clocks.map(c => u.next("j", origin(1, c), "", emitted))
+    }
+    // m10, m12, m11: m11's row would fall below m12's under the same producer.
+    val reordered = rows(10, 12, 11)
+    // m10's two rows split by m11's: the second would take the first's producer and clock.
+    val split = rows(10, 11, 10)
+    assert(Seq(reordered, split).map(r => droppedByReaders(r.map(_.toOption))) == Seq(Nil, Nil), (reordered, split))
+    // Those rows get no UUID from their origin (at least once); the others keep theirs.
+    assert(reordered.map(_.isRight) == Seq(true, true, false) && reordered(2) == Left(OriginUuids.OutOfOrder))
+    // A message's rows resumed after another's get none, the rest of them neither: which of its
+    // rows they are is not told.
+    assert(rows(10, 10, 11, 10, 10).map(_.isRight) == Seq(true, true, true, false, false))
+    // Rows of two producers' messages put in another order take producers of their own: they keep theirs.
+    val two = new SequencedMessages()
+    Seq((1L, 10L), (2L, 5L)).foreach { case (p, c) => two.add("j", p, c, c) }
+    val u = new OriginUuids(1L)
+    assert(Seq((2L, 5L), (1L, 10L)).map { case (p, c) => u.next("j", origin(p, c), "", two).map(Uuid.clock) } ==
+      Seq(Right(5L), Right(10L)))
+  }
+
+  test("a real-time batch run again, or after one a retry committed, maps rows over the journals and seed recorded " +
+    "when it (or the batch before) first started, relabelled journals too") {
     val checkpoint = Files.createTempDirectory("gazette-rt-batches").toString
     val conf = new Configuration()
     val listed = SinkTargets(IndexedSeq("a", "b"), Map("a" -> "", "b" -> ""), "rendezvous")
-    val (seed, first) = new RealTimeBatches(Some(checkpoint), conf).start(5, listed)
+    def batches = new RealTimeBatches(Some(checkpoint), conf)
+    def targets(js: String*) = SinkTargets(js.toIndexedSeq, js.map(_ -> "").toMap, "rendezvous")
+    // Looked up by name, of the journals the selector no longer matches: "b" exists still.
+    val existing = (names: Seq[String]) => targets(names.filter(_ == "b"): _*)
+    val (seed, first) = batches.start(5, listed, existing)
     val grown = listed.copy(journals = IndexedSeq("a", "b", "c"), contentTypes = listed.contentTypes + ("c" -> ""))
-    val (again, replayed) = new RealTimeBatches(Some(checkpoint), conf).start(5, grown)
+    val (again, replayed) = batches.start(5, grown, existing)
     assert(again == seed && replayed.journals == first.journals && replayed.contentTypes.contains("c"))
+    // "b" relabelled, "a" deleted: the rerun keeps "b", known by name.
+    assert(batches.start(5, targets("c"), existing)._2.journals == IndexedSeq("b"))
     // Spark plans each batch's write anew: the batch after the rerun, on an instance of its own,
     // maps rows over the journals the first run did, since the first run may have written some of
     // its rows; the batch after that over the journals listed.
-    val (next, later) = new RealTimeBatches(Some(checkpoint), conf).start(6, grown)
+    val (next, later) = batches.start(6, grown, existing)
     assert(next == seed && later.journals == IndexedSeq("a", "b"))
-    val (last, listedNow) = new RealTimeBatches(Some(checkpoint), conf).start(7, grown)
+    val (last, listedNow) = batches.start(7, grown, existing)
     assert(last == seed && listedNow.journals == IndexedSeq("a", "b", "c"))
+    // So does the batch after one that a task's retry committed; not the batch after one without.
+    val four = targets("a", "b", "c", "d")
+    batches.committed(7, retried = true)
+    assert(batches.start(8, four, existing)._2.journals == IndexedSeq("a", "b", "c"))
+    batches.committed(8, retried = false)
+    assert(batches.start(9, four, existing)._2.journals == four.journals)
     // Without a checkpoint nothing is recorded, and each batch has a seed of its own.
-    assert(new RealTimeBatches(None, conf).start(5, listed)._1 != new RealTimeBatches(None, conf).start(5, listed)._1)
+    assert(new RealTimeBatches(None, conf).start(5, listed, existing)._1 !=
+      new RealTimeBatches(None, conf).start(5, listed, existing)._1)
   }
 
   test("a real-time run takes the journals listed as the batch before committed, once; a listing that failed " +

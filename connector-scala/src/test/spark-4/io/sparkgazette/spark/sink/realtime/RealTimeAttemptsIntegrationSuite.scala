@@ -37,15 +37,16 @@ class RealTimeAttemptsIntegrationSuite extends AnyFunSuite with RealTimeClusterS
   // The retry writes its rows over seconds, while the zombie appends what it held.
   private val slow = udf((b: Long) => { Thread.sleep(1); b })
 
-  private def start(input: String, output: String, guarantee: String): StreamingQuery =
+  private def start(input: String, output: String, guarantee: String, zombies: String = "task-zombie:0/1",
+      duration: String = "5 seconds", target: String = "journal"): StreamingQuery =
     spark.readStream.format("gazette").option("broker", cluster.broker).option("selector", s"name=$input")
       .option("startingOffsets", "earliest").option("realTimePartitions", "1").load()
       .select(to_json(struct(col("journal"), slow(col("begin")).as("begin"), lit(0).as("k"))).as("value"),
         struct(col("journal"), col("uuid")).as("origin"))
-      .writeStream.format("gazette").option("broker", cluster.broker).option("journal", output)
-      .option("deliveryGuarantee", guarantee).option("test.sinkFault", "task-zombie:0/1")
+      .writeStream.format("gazette").option("broker", cluster.broker).option(target, output)
+      .option("deliveryGuarantee", guarantee).option("test.sinkFault", zombies)
       .option("checkpointLocation", Files.createTempDirectory("gazette-rt-zombie").toString).outputMode("update")
-      .trigger(Trigger.RealTime("5 seconds")).start()
+      .trigger(Trigger.RealTime(duration)).start()
 
   private def zombieAndRetry(name: String, guarantee: String): (Seq[(String, Long)], Seq[JudgeRecord]) = {
     val (input, output) = (s"sink/rt-$name-in/part-000", s"sink/rt-$name-out/part-000")
@@ -83,5 +84,41 @@ class RealTimeAttemptsIntegrationSuite extends AnyFunSuite with RealTimeClusterS
 
   test("a zombie attempt of an at-least-once write loses no row beside its retry") {
     zombieAndRetry("zombie-alo", "at-least-once")
+  }
+
+  test("the batch after one that a task's retry committed places its rows over that batch's journals") {
+    // The zombie may have written rows past where its retry ended: the next batch writes them
+    // again under the same UUIDs, and must place them where the zombie did.
+    val input = "sink/rt-retried-in/part-000"
+    val outputs = Seq("sink/rt-retried-out/part-000", "sink/rt-retried-out/part-001")
+    val added = "sink/rt-retried-out/part-002"
+    Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
+    val w = Judge.script(cluster.broker, input)
+    try {
+      (0 until 200).foreach(_ => w.commit(0))
+      w.sync()
+      val q = start(input, "prefix=sink/rt-retried-out/", "exactly-once", zombies = "task-zombie:0",
+        duration = "10 seconds", target = "selector")
+      def batches = Option(q.lastProgress).map(_.batchId + 1).getOrElse(0L)
+      def await(what: String)(done: => Boolean): Unit = {
+        val deadline = System.currentTimeMillis() + 60000
+        while (!done) {
+          assert(q.exception.isEmpty, q.exception)
+          assert(System.currentTimeMillis() < deadline, s"timed out waiting for $what: ${q.lastProgress}")
+          Thread.sleep(50)
+        }
+      }
+      try {
+        await("batch 0's rows")(outputs.map(written(_)).map(_.size).sum >= 200)
+        assert(batches == 0, "batch 0 ended before the journal was added")
+        Journals.create(client, Journals.spec(added))
+        await("batch 0's end")(batches >= 1)
+        (0 until 100).foreach(_ => w.commit(0))
+        w.sync()
+        await("batch 1's rows")((outputs :+ added).map(written(_)).map(_.size).sum >= 300)
+        assert(batches == 1, "batch 1 ended before its rows were written")
+      } finally q.stop()
+    } finally w.close()
+    assert(written(added, committed = false).isEmpty, "batch 1 placed rows on a journal listed after batch 0")
   }
 }

@@ -182,6 +182,27 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     assertEachOnce(written(Seq(output)), expected)
   }
 
+  test("a query that puts rows out of their messages' order loses none of them") {
+    val input = "sink/rt-reorder-in/part-000"
+    val output = "sink/rt-reorder-out/part-000"
+    Journals.create(client, Journals.spec(input), Journals.spec(output))
+    val w = Judge.script(cluster.broker, input)
+    try { (0 until 30).foreach(_ => w.commit(0)); w.sync() }
+    finally w.close()
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    // One producer's messages, each three rows in reverse.
+    val q = plain(
+      input,
+      s"name=$output",
+      Files.createTempDirectory("gazette-rt-reorder").toString,
+      "3 seconds",
+      df => df.mapPartitions(_.grouped(3).flatMap(_.reverse))(org.apache.spark.sql.Encoders.row(df.schema))
+    )
+    try await("every row")(written(Seq(output), committed = false).size >= expected.size)
+    finally q.stop()
+    assertEachOnce(written(Seq(output)), expected)
+  }
+
   test("rows held back past the messages a task holds, of messages committed twice, are none of them dropped") {
     val input = "sink/rt-passed-in/part-000"
     val output = "sink/rt-passed-out/part-000"
@@ -447,6 +468,29 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     val second = plain(input, "prefix=sink/rt-del-out/", checkpoint, "2 seconds")
     try await("a batch end")(batchesDone(second) >= 1)
     finally second.stop()
+  }
+
+  test("a batch run again after one of its journals was relabelled places its rows as its first run did") {
+    val input = "sink/rt-relabel-in/part-000"
+    val outputs = Seq("sink/rt-relabel-out/part-000", "sink/rt-relabel-out/part-001")
+    val ndjson = "content-type" -> "application/x-ndjson"
+    Journals.create(
+      client, Journals.spec(input) +: outputs.map(Journals.spec(_, Seq(ndjson, "app" -> "rt-relabel"))): _*)
+    Judge.publishEvents(cluster.broker, input, 300)
+    val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
+    val checkpoint = Files.createTempDirectory("gazette-rt-relabel").toString
+    // The first run writes every row over both journals in its batch, stopped before it ends.
+    val first = plain(input, "app=rt-relabel", checkpoint, "20 seconds")
+    try await("the first run's rows")(written(outputs).size >= expected.size)
+    finally first.stop()
+    // Relabelled, not deleted: the selector matches one journal only.
+    Journals.create(client, Journals.spec(outputs(1), Seq(ndjson, "app" -> "elsewhere")))
+    await("the journal relabelled")(client.list("app=rt-relabel").size == 1)
+    val second = plain(input, "app=rt-relabel", checkpoint, "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+    assert(written(outputs, committed = false).size > expected.size, "no row was written again")
+    assertEachOnce(written(outputs), expected)
   }
 
   test("attempts of a real-time task writing at once (a zombie, a rerun, a retry) drop none of each other's rows") {
