@@ -38,6 +38,12 @@ private[sink] final class RealTimeBatches(checkpointLocation: Option[String], co
     case None => (seed.getOrElse(RealTimeBatches.random.nextLong()), listed)
     case Some(l) =>
       lazy val epochs = AckIntentLog.epochs(checkpointLocation.get, conf)
+      // Relabelled journals are the batch's still; deleted ones are gone, with their rows.
+      def existingOf(journals: Seq[String]): (SinkTargets, IndexedSeq[String]) = {
+        val missing = journals.filterNot(listed.contentTypes.contains)
+        val known = if (missing.isEmpty) listed else listed.knowing(existing(missing))
+        (known, journals.filter(known.contentTypes.contains).toIndexedSeq)
+      }
       val recorded = l.read(batch.toString) match {
         case Some(r) =>
           l.mark(batch.toString, RealTimeBatches.Again)
@@ -49,17 +55,15 @@ private[sink] final class RealTimeBatches(checkpointLocation: Option[String], co
             l.latest().orElse(epochs.latest()).flatMap(_.producers).fold(RealTimeBatches.random.nextLong())(_.seed))
           // The batch before ran again, maybe to an earlier end than its first run, or a retry
           // committed a task whose first attempt may have read on: this one places the rows that
-          // run or attempt wrote past that end as it did.
+          // run or attempt wrote past that end as it did; where every one of those journals was
+          // deleted since, those rows went with them, and this batch takes the journals listed now.
           val previous = (batch - 1).toString
           val journals =
             (if (batch > 0 && RealTimeBatches.Marks.exists(l.marked(previous, _))) l.read(previous).map(_.journals)
-             else None).getOrElse(listed.journals)
+             else None).filter(existingOf(_)._2.nonEmpty).getOrElse(listed.journals)
           l.record(batch.toString, IntentRecord(Nil, Some(SinkProducers(s, Map.empty)), journals = journals))
       }
-      // Relabelled journals are the batch's still; deleted ones are gone, with their rows.
-      val missing = recorded.journals.filterNot(listed.contentTypes.contains)
-      val known = if (missing.isEmpty) listed else listed.knowing(existing(missing))
-      val journals = recorded.journals.filter(known.contentTypes.contains).toIndexedSeq
+      val (known, journals) = existingOf(recorded.journals)
       if (journals.isEmpty) throw GazetteErrors.noJournals(s"the journals batch $batch first wrote (${recorded.journals
           .mkString(", ")}), all deleted since")
       (recorded.producers.get.seed, known.copy(journals = journals))

@@ -46,7 +46,8 @@ private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTa
     s"gazette-sink-append-$epoch-$partitionId")
   private val out = new ByteArrayOutputStream(1024)
   private val checked = scala.collection.mutable.Map[String, RealTimeReads.Read]()
-  private var unsequenced = 0L
+  // The reasons already logged: each once a task, whichever comes first.
+  private val warned = scala.collection.mutable.Set[OriginUuids.Unsequenced]()
   private var rows = 0L
   private val counts = new WriterCounts
 
@@ -148,7 +149,7 @@ private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTa
         case Right(u) => Some(u)
         case Left(OriginUuids.NoClock) => None
         case Left(why) =>
-          if (unsequenced == 0) log.warn(s"partition $partitionId of batch $epoch: " +
+          if (warned.add(why)) log.warn(s"partition $partitionId of batch $epoch: " +
             (why match {
               case OriginUuids.Ambiguous =>
                 s"an operator between the source and the sink holds rows back, and a message of $journal was " +
@@ -164,7 +165,6 @@ private[sink] final class RealTimeDataWriter(config: SinkConfig, targets: SinkTa
                 s"an operator between the source and the sink holds rows back past the last " +
                   s"${read.sequenced.capacity} messages its source emitted, in $journal: such rows"
             }) + " are written at least once")
-          unsequenced += 1
           None
       }
     }

@@ -166,6 +166,13 @@ class RealTimeSinkSuite extends AnyFunSuite {
     assert(batches.start(8, four, existing)._2.journals == IndexedSeq("a", "b", "c"))
     batches.committed(8, retried = false)
     assert(batches.start(9, four, existing)._2.journals == four.journals)
+    // Where every journal of the retried batch was deleted since, the next batch takes the
+    // journals listed, on every start of it: those rows went with their journals.
+    batches.committed(9, retried = true)
+    val moved = targets("e")
+    val none = (_: Seq[String]) => targets()
+    assert(batches.start(10, moved, none)._2.journals == IndexedSeq("e"))
+    assert(batches.start(10, moved, none)._2.journals == IndexedSeq("e"))
     // Without a checkpoint nothing is recorded, and each batch has a seed of its own.
     assert(new RealTimeBatches(None, conf).start(5, listed, existing)._1 !=
       new RealTimeBatches(None, conf).start(5, listed, existing)._1)
