@@ -170,16 +170,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     rolledBackToAnOlderAck(input, output)
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     // Rows go on in fours: the source reads ahead of the rows the sink is given.
-    val q = plain(
-      input,
-      s"name=$output",
-      Files.createTempDirectory("gazette-rt-held").toString,
-      "3 seconds",
-      df => df.mapPartitions(_.grouped(4).flatten)(org.apache.spark.sql.Encoders.row(df.schema))
-    )
-    try await("every row")(written(Seq(output), committed = false).size >= expected.size)
-    finally q.stop()
-    assertEachOnce(written(Seq(output)), expected)
+    assertEachOnceThrough(input, output, expected, _.grouped(4).flatten)
   }
 
   test("a query that puts rows out of their messages' order loses none of them") {
@@ -191,12 +182,20 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     finally w.close()
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     // One producer's messages, each three rows in reverse.
+    assertEachOnceThrough(input, output, expected, _.grouped(3).flatMap(_.reverse))
+  }
+
+  /** Runs `input` to `output` through a `mapPartitions` of `rows` until every row is written, and
+    * asserts that readers read each of `expected` once.
+    */
+  private def assertEachOnceThrough(input: String, output: String, expected: Seq[(String, Long, Int)],
+      rows: Iterator[org.apache.spark.sql.Row] => Iterator[org.apache.spark.sql.Row]): Unit = {
     val q = plain(
       input,
       s"name=$output",
-      Files.createTempDirectory("gazette-rt-reorder").toString,
+      Files.createTempDirectory("gazette-rt-operator").toString,
       "3 seconds",
-      df => df.mapPartitions(_.grouped(3).flatMap(_.reverse))(org.apache.spark.sql.Encoders.row(df.schema))
+      df => df.mapPartitions(rows)(org.apache.spark.sql.Encoders.row(df.schema))
     )
     try await("every row")(written(Seq(output), committed = false).size >= expected.size)
     finally q.stop()
