@@ -8,6 +8,7 @@ import scala.collection.mutable
 
 import com.google.protobuf.ByteString
 import io.sparkgazette.client.GazetteClient
+import io.sparkgazette.spark.clients.TaskThreads
 import io.sparkgazette.spark.sink.metrics.WriterCounts
 
 /** Appends a real-time writer's messages as they come, on a thread of its own: whatever is
@@ -30,9 +31,7 @@ private[realtime] final class RealTimeAppender(client: GazetteClient, limit: Lon
   private var appends = 0L
   private var waitNanos = 0L
 
-  private val thread = new Thread(() => run(), name)
-  thread.setDaemon(true)
-  thread.start()
+  private val thread = TaskThreads.start(name)(run())
 
   /** Queues `bytes` (whole messages) for `journal`; rethrows an earlier append's failure. */
   def add(journal: String, bytes: Array[Byte], offset: Int, length: Int): Unit = lock.synchronized {

@@ -11,7 +11,7 @@ import io.sparkgazette.client.protocol.Status
 import io.sparkgazette.client.{Backoff, BrokerStatusException, BrokerUnavailableException, JournalReader}
 import io.sparkgazette.client.{GazetteException => ClientException}
 import io.sparkgazette.message._
-import io.sparkgazette.spark.clients.ClientCache
+import io.sparkgazette.spark.clients.{ClientCache, TaskThreads}
 import io.sparkgazette.spark.errors.GazetteErrors
 import io.sparkgazette.spark.handoff.{RealTimeReads, SequencedMessages}
 import io.sparkgazette.spark.source.offsets.{JournalPosition, JournalRange, SourceOptions}
@@ -71,7 +71,7 @@ private[source] final class RealTimeJournalReader(task: RealTimeTask, config: Re
   /** Whether a row is ready within `timeoutMs` of `startTimeMs`. */
   def nextWithin(startTimeMs: Long, timeoutMs: Long): Boolean =
     try {
-      if (!started) { started = true; tails.foreach(_.feed.start()) }
+      if (!started) { started = true; tails.foreach(_.startFeed()) }
       advance(startTimeMs + timeoutMs)
     } catch {
       case e: MalformedMessageException =>
@@ -205,11 +205,9 @@ private[source] final class RealTimeJournalReader(task: RealTimeTask, config: Re
     private var acking: Option[ProducerState] = None
     var stepped: Envelope[RawMessage] = _
 
-    val feed: Thread = {
-      val t = new Thread(() => read(), s"gazette-real-time-$journal")
-      t.setDaemon(true)
-      t
-    }
+    // Started with the task's first row asked for, on a pooled thread.
+    @volatile private var feed_ : TaskThreads.Running = _
+    def startFeed(): Unit = feed_ = TaskThreads.start(s"gazette-real-time-$journal")(read())
 
     def emit(env: Envelope[RawMessage]): Boolean = {
       clock = env.clock
@@ -291,7 +289,8 @@ private[source] final class RealTimeJournalReader(task: RealTimeTask, config: Re
     }
 
     def stop(): Unit = {
-      feed.interrupt()
+      val f = feed_
+      if (f != null) f.interrupt()
       val r = reader
       if (r != null) closeQuietly(r)
       replays.foreach(closeQuietly)
