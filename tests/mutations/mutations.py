@@ -384,8 +384,8 @@ MUTATIONS = (
     Mutation(
         "real-time-row-takes-its-origins-clock",
         "spark/sink/realtime/OriginUuids.scala",
-        "messages.sequenceClock(at),",
-        "clock,",
+        "messages.sequenceClock(at))",
+        "clock)",
         "a real-time row takes its origin's clock, not its sequence clock: after a rollback to an older ACK, rows "
         "below clocks already written are dropped",
         (suite("RealTimeSinkSuite"), suite("RealTimeSinkIntegrationSuite", "rollback to an older ACK")),
