@@ -401,7 +401,7 @@ MUTATIONS = (
     Mutation(
         "real-time-rows-of-a-message-share-a-producer",
         "spark/sink/realtime/OriginUuids.scala",
-        "val k = if (at == cursor) rows else 0",
+        "val k = rows",
         "val k = 0",
         "rows made from one message (explode) share a producer and a clock: readers keep the first, drop the rest",
         (suite("RealTimeSinkSuite"),),
