@@ -339,6 +339,19 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
       .writeStream.format("gazette").option("broker", cluster.broker).option("selector", output)
       .option("checkpointLocation", checkpoint).outputMode("update").trigger(Trigger.RealTime(duration)).start()
 
+  // A batch run again: the first run, stopped in its first batch once `firstRun` holds, then
+  // `between`, then a run from the checkpoint (at `rerunFrom`, where moved) until a batch ends.
+  private def runFirstBatchAgain(input: String, output: String, checkpoint: String, firstRun: => Boolean,
+      firstBatch: String = "20 seconds", rerunFrom: Option[String] = None)(between: => Unit): Unit = {
+    val first = plain(input, output, checkpoint, firstBatch)
+    try await("the first run's rows")(firstRun)
+    finally first.stop()
+    between
+    val second = plain(input, output, rerunFrom.getOrElse(checkpoint), "2 seconds")
+    try await("a batch end after the restart")(batchesDone(second) >= 1)
+    finally second.stop()
+  }
+
   test("rows without a key are placed by their origin: a batch run again puts each where its first run did") {
     val input = "sink/rt-nokey-in/part-000"
     val outputs = Seq("sink/rt-nokey-out/part-000", "sink/rt-nokey-out/part-001")
@@ -346,12 +359,7 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     Judge.publishEvents(cluster.broker, input, 300)
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     val checkpoint = Files.createTempDirectory("gazette-rt-nokey").toString
-    val first = plain(input, "prefix=sink/rt-nokey-out/", checkpoint, "20 seconds")
-    try await("the first run's rows")(written(outputs).size >= expected.size)
-    finally first.stop()
-    val second = plain(input, "prefix=sink/rt-nokey-out/", checkpoint, "2 seconds")
-    try await("a batch end after the restart")(batchesDone(second) >= 1)
-    finally second.stop()
+    runFirstBatchAgain(input, "prefix=sink/rt-nokey-out/", checkpoint, written(outputs).size >= expected.size)(())
     assert(outputs.forall(j => Judge.read(cluster.broker, j).nonEmpty), "rows were not spread")
     assertEachOnce(written(outputs), expected)
   }
@@ -441,14 +449,8 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     val parent = Files.createTempDirectory("gazette-rt-moved")
     val (before, after) = (parent.resolve("before"), parent.resolve("after"))
-    // The first batch is stopped before it ends: the restart from the moved checkpoint runs it again.
-    val first = plain(input, s"name=$output", before.toString, "60 seconds")
-    try await("the first run's rows")(written(Seq(output)).size >= expected.size)
-    finally first.stop()
-    Files.move(before, after)
-    val second = plain(input, s"name=$output", after.toString, "2 seconds")
-    try await("a batch end after the restart")(batchesDone(second) >= 1)
-    finally second.stop()
+    runFirstBatchAgain(input, s"name=$output", before.toString, written(Seq(output)).size >= expected.size,
+      firstBatch = "60 seconds", rerunFrom = Some(after.toString))(Files.move(before, after))
     assert(written(Seq(output), committed = false).size > expected.size, "no row was written again")
     assertEachOnce(written(Seq(output)), expected)
   }
@@ -459,14 +461,11 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     Journals.create(client, (input +: outputs).map(Journals.spec(_)): _*)
     Judge.publishEvents(cluster.broker, input, 100)
     val checkpoint = Files.createTempDirectory("gazette-rt-del").toString
-    val first = plain(input, "prefix=sink/rt-del-out/", checkpoint, "20 seconds")
-    try await("rows")(written(outputs).size >= 90)
-    finally first.stop()
-    client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1, delete = outputs(1))))
-    await("the journal gone")(client.list(s"name=${outputs(1)}").isEmpty)
-    val second = plain(input, "prefix=sink/rt-del-out/", checkpoint, "2 seconds")
-    try await("a batch end")(batchesDone(second) >= 1)
-    finally second.stop()
+    runFirstBatchAgain(input, "prefix=sink/rt-del-out/", checkpoint, written(outputs).size >= 90) {
+      client.apply(Seq(io.sparkgazette.client.protocol.ApplyRequest.Change(expectModRevision = -1,
+            delete = outputs(1))))
+      await("the journal gone")(client.list(s"name=${outputs(1)}").isEmpty)
+    }
   }
 
   test("a batch run again after one of its journals was relabelled places its rows as its first run did") {
@@ -478,16 +477,12 @@ class RealTimeSinkIntegrationSuite extends AnyFunSuite with RealTimeClusterSuite
     Judge.publishEvents(cluster.broker, input, 300)
     val expected = Judge.read(cluster.broker, input).map(r => (r.journal, r.begin, 0))
     val checkpoint = Files.createTempDirectory("gazette-rt-relabel").toString
-    // The first run writes every row over both journals in its batch, stopped before it ends.
-    val first = plain(input, "app=rt-relabel", checkpoint, "20 seconds")
-    try await("the first run's rows")(written(outputs).size >= expected.size)
-    finally first.stop()
-    // Relabelled, not deleted: the selector matches one journal only.
-    Journals.create(client, Journals.spec(outputs(1), Seq(ndjson, "app" -> "elsewhere")))
-    await("the journal relabelled")(client.list("app=rt-relabel").size == 1)
-    val second = plain(input, "app=rt-relabel", checkpoint, "2 seconds")
-    try await("a batch end after the restart")(batchesDone(second) >= 1)
-    finally second.stop()
+    // The first run writes every row over both journals in its batch; relabelled, not deleted,
+    // the selector then matches one journal only.
+    runFirstBatchAgain(input, "app=rt-relabel", checkpoint, written(outputs).size >= expected.size) {
+      Journals.create(client, Journals.spec(outputs(1), Seq(ndjson, "app" -> "elsewhere")))
+      await("the journal relabelled")(client.list("app=rt-relabel").size == 1)
+    }
     assert(written(outputs, committed = false).size > expected.size, "no row was written again")
     assertEachOnce(written(outputs), expected)
   }
