@@ -214,4 +214,21 @@ class RealTimeSinkSuite extends AnyFunSuite {
     assert(ms < 1000, s"planning ended $ms ms after its interrupt, with $ended")
     assert(ended.isInstanceOf[InterruptedException], ended)
   }
+
+  test("an appender closed as soon as it is made closes at once, and takes no more rows") {
+    // A writer closed as its task starts (a query stopped as a batch begins) closes its appender
+    // before the appender's thread has run: the close must not wait out its timeout for it.
+    val client = io.sparkgazette.client.GazetteClient("http://127.0.0.1:1")
+    try {
+      (1 to 500).foreach { i =>
+        val appender = new RealTimeAppender(client, 1 << 20, s"gazette-sink-append-test-$i")
+        val t0 = System.nanoTime()
+        appender.close()
+        val ms = (System.nanoTime() - t0) / 1000000
+        assert(ms < 500, s"round $i: close took $ms ms")
+        val e = intercept[IllegalStateException](appender.add("j", Array[Byte](1), 0, 1))
+        assert(e.getMessage.contains("is closed"))
+      }
+    } finally client.close()
+  }
 }
