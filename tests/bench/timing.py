@@ -48,6 +48,11 @@ def profiled(jvm, directory: str | None, name: str, fn):
         recording = jvm.jdk.jfr.Recording(jvm.jdk.jfr.Configuration.getConfiguration("profile"))
         # The profile's 10 ms period leaves a few seconds' read with too few samples.
         recording.enable("jdk.ExecutionSample").withPeriod(jvm.java.time.Duration.ofMillis(1))
+        # What the JIT compiles, undoes and loads while the run goes on (the profile keeps only
+        # compilations over 100 ms, and no class loads): a batch end competes with them for CPU.
+        recording.enable("jdk.Compilation").withThreshold(jvm.java.time.Duration.ZERO)
+        for event in ("jdk.Deoptimization", "jdk.ClassLoad", "jdk.ClassDefine"):
+            recording.enable(event)
         recording.start()
         try:
             return fn(*args, **kwargs)
