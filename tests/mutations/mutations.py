@@ -474,4 +474,22 @@ MUTATIONS = (
         "holds a whole message, or judges a line with the bytes after it",
         (suite("FramingSuite", "keeps its own reason"),),
     ),
+    Mutation(
+        "pooled-body-interrupted-before-start-is-waited-for",
+        "spark/clients/TaskThreads.scala",
+        "if (taken.compareAndSet(false, true)) done.countDown()",
+        "()",
+        "a task's thread body interrupted before a pooled thread took it is waited for to the end of join's "
+        "timeout: a real-time appender closed as soon as it is made takes a second to close",
+        (suite("TaskThreadsSuite", "interrupted before it started"),),
+    ),
+    Mutation(
+        "pooled-body-runs-under-another-tasks-loader",
+        "spark/clients/TaskThreads.scala",
+        "thread.setContextClassLoader(loader)",
+        "()",
+        "a real-time task's Reads and appends run under the class loader of whichever task made their pooled "
+        "thread (another session's, in Spark Connect), not their own task's",
+        (suite("TaskThreadsSuite", "context class loader"),),
+    ),
 )
