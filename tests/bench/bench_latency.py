@@ -38,6 +38,7 @@ end to end p99 <= 250 ms. Numbers are printed, never asserted: the machine decid
 import argparse
 import bisect
 import contextlib
+import functools
 import http.client
 import io
 import json
@@ -194,7 +195,7 @@ def main() -> None:
         "--warm-up-run",
         type=float,
         default=60.0,
-        help="seconds each real-time pipeline runs unmeasured right before each measured run of it (0: none)",
+        help="seconds each real-time pipeline runs unmeasured, first and before each measured run (0: none)",
     )
     parser.add_argument(
         "--jfr", metavar="DIR", help="a Flight Recorder profile of Spark's JVM for each end-to-end run, into DIR"
@@ -298,9 +299,9 @@ def micro_batch(cluster, journals: int, args, tmp: Path) -> list:
 def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list, list]:
     """Real-time mode, at each batch duration: append -> foreach, then Gazette -> Spark -> Gazette
     end to end, and (with `kafka`) Kafka -> Spark -> Kafka with as many partitions as journals,
-    in the same Spark session, each right after a warm-up of its own; ours first at the first
-    duration, Kafka's at the second, and so on. Spark's Kafka source runs a task per partition,
-    all at once, so the master has a slot for each."""
+    in the same Spark session: both warmed up first, then each measured right after a warm-up of
+    its own; ours first at the first duration, Kafka's at the second, and so on. Spark's Kafka
+    source runs a task per partition, all at once, so the master has a slot for each."""
     import pyspark
 
     from kafka_pipeline import spark_kafka_jars
@@ -312,7 +313,13 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
     spark = session(master, real_time=True, jars=spark_kafka_jars() if kafka is not None else None)
     rows, pairs = [], []
     batches = [b.strip() for b in args.batch.split(",")]
+    shortest = min(batches, key=millis)
+    order = [who for who, on in (("ours", not args.only_kafka), ("kafka", kafka is not None)) if on]
     try:
+        # Both first, so that no measured run is the first to take Spark's shared code through
+        # the other pipeline's classes.
+        for who in order:
+            warm_up(spark, cluster, journals, args, tmp, kafka, shortest, who, "")
         for i, batch in enumerate(batches):
             print(
                 f"real-time mode, {journals} journals, {args.rate:.0f} messages a second for {args.seconds:.0f} s, "
@@ -321,14 +328,15 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
             )
             # Each goes first at every other batch duration: what drifts along a run (the JIT, the
             # heap, the machine) is not always on the same side.
-            order = [who for who, on in (("ours", not args.only_kafka), ("kafka", kafka is not None)) if on]
             measured = {}
             for who in order if i % 2 == 0 else order[::-1]:
-                warm_up(spark, cluster, journals, args, tmp, kafka, batch, who)
+                # And each again right before its measured run (after ours' foreach run), at the
+                # shortest duration: a minute of the longest may hold no batch end at all.
+                warm = functools.partial(warm_up, spark, cluster, journals, args, tmp, kafka, shortest, who, f"-{i}")
                 if who == "ours":
-                    measured[who] = ours_real_time(spark, cluster, journals, args, tmp, batch, rows)
+                    measured[who] = ours_real_time(spark, cluster, journals, args, tmp, batch, rows, warm)
                 else:
-                    measured[who] = kafka_real_time(spark, kafka, journals, args, tmp, batch, rows)
+                    measured[who] = kafka_real_time(spark, kafka, journals, args, tmp, batch, rows, warm)
             if kafka is not None:
                 (o, g), (k, d) = measured.get("ours") or (None, None), measured["kafka"]
                 pairs.append((journals, batch, o, k, g, d))
@@ -337,9 +345,9 @@ def real_time_runs(cluster, journals: int, args, tmp: Path, kafka) -> tuple[list
     return rows, pairs
 
 
-def ours_real_time(spark, cluster, journals: int, args, tmp: Path, batch: str, rows: list):
-    """Ours at one batch duration: append -> foreach (unless --no-foreach), then end to end; adds
-    their rows to `rows` and returns (end to end, Gazette's append -> read), or None."""
+def ours_real_time(spark, cluster, journals: int, args, tmp: Path, batch: str, rows: list, warm=lambda: None):
+    """Ours at one batch duration: append -> foreach (unless --no-foreach), then `warm()` and end to
+    end; adds their rows to `rows` and returns (end to end, Gazette's append -> read), or None."""
     tag = f"real-time {batch}"
     if not args.no_foreach:
         foreach_lat, python_lat = real_time_foreach(spark, cluster, journals, args, tmp, batch)
@@ -347,6 +355,7 @@ def ours_real_time(spark, cluster, journals: int, args, tmp: Path, batch: str, r
             (journals, f"{tag}: append -> foreach", foreach_lat),
             (journals, f"{tag}: Python foreach sees it", python_lat),
         ]
+    warm()
     measured = profiled(spark._jvm, args.jfr, f"gazette-{journals}-{runs(batch)}", real_time_end_to_end)(
         spark, cluster, journals, args, tmp, batch
     )
@@ -358,9 +367,9 @@ def ours_real_time(spark, cluster, journals: int, args, tmp: Path, batch: str, r
     return measured
 
 
-def kafka_real_time(spark, kafka, journals: int, args, tmp: Path, batch: str, rows: list):
-    """Kafka -> Spark -> Kafka at one batch duration; adds its rows to `rows` and returns (end to
-    end, Kafka's produce -> consume)."""
+def kafka_real_time(spark, kafka, journals: int, args, tmp: Path, batch: str, rows: list, warm=lambda: None):
+    """`warm()`, then Kafka -> Spark -> Kafka at one batch duration; adds its rows to `rows` and
+    returns (end to end, Kafka's produce -> consume)."""
     from kafka_pipeline import kafka_end_to_end
 
     def report(progress, appended):
@@ -368,6 +377,7 @@ def kafka_real_time(spark, kafka, journals: int, args, tmp: Path, batch: str, ro
         by_batch(appended, progress)
 
     tag = f"real-time {batch}"
+    warm()
     measured = profiled(spark._jvm, args.jfr, f"kafka-{journals}-{runs(batch)}", kafka_end_to_end)(
         spark, kafka, journals, args, batch, tmp, percentile, report
     )
@@ -378,30 +388,32 @@ def kafka_real_time(spark, kafka, journals: int, args, tmp: Path, batch: str, ro
     return measured
 
 
-def warm_up(spark, cluster, journals: int, args, tmp: Path, kafka, batch: str, who: str) -> None:
-    """Runs the pipeline `who` ("ours" or "kafka") once at `batch`, unmeasured, right before it is
-    measured, in the session the measured runs share. A batch's end runs Spark's and the
-    pipeline's code a few times a minute, so the JVM compiles it only over many batches, and
-    still compiles a minute on (a profile of a 10 s run: 13 s of compiling in its first 10 s, 1-3
-    s in each 10 s after): without this, whichever pipeline runs first is measured on code the
-    JVM still interprets, and after the other's run, on code that pipeline left half compiled."""
+def warm_up(spark, cluster, journals: int, args, tmp: Path, kafka, batch: str, who: str, name: str) -> None:
+    """Runs the pipeline `who` ("ours" or "kafka") once at `batch`, unmeasured, in the session the
+    measured runs share, and prints a line of how it went. A batch's end runs Spark's and the
+    pipeline's code a few times a minute, so the JVM compiles it only over many batches, and still
+    compiles minutes on (a profile of a 10 s run: 13 s of compiling in its first 10 s, 1-3 s in
+    each 10 s after): without warm-ups, whichever pipeline runs first is measured on code the JVM
+    still interprets, and after the other's run, on code that run left half compiled."""
     if args.warm_up_run <= 0:
         return
     from kafka_pipeline import kafka_end_to_end
 
     short = argparse.Namespace(**{**vars(args), "seconds": args.warm_up_run})
-    print(
-        f"warm-up: {who} {args.warm_up_run:.0f} s at batches of {batch}, in the same session, not measured", flush=True
-    )
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        if who == "ours":
-            real_time_end_to_end(spark, cluster, journals, short, tmp, batch, name="-warm-up")
-        else:
-            kafka_end_to_end(spark, kafka, journals, short, batch, tmp, percentile, lambda *_: None)
-    for line in out.getvalue().splitlines():
-        if "failed" in line or "not measured" in line:
-            print(f"  warm-up: {line.strip()}")
+    try:
+        with contextlib.redirect_stdout(out):
+            if who == "ours":
+                real_time_end_to_end(spark, cluster, journals, short, tmp, batch, name=f"-warm-up{name}")
+            else:
+                kafka_end_to_end(spark, kafka, journals, short, batch, tmp, percentile, lambda *_: None)
+    finally:
+        lines = out.getvalue().splitlines()
+        told = [line.strip() for line in lines if "failed" in line or "not measured" in line or "batches ended" in line]
+        print(
+            f"warm-up: {who} {args.warm_up_run:.0f} s at batches of {batch}, not measured: "
+            + "; ".join(told or lines[-3:])
+        )
 
 
 def against_kafka(pairs: list) -> None:
